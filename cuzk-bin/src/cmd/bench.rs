@@ -6,9 +6,10 @@ use anyhow::Result;
 use cuzk_core::arith::msm;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::ntt::Domain;
-use cuzk_core::{cs, groth16, Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use cuzk_core::arith::MsmAffine;
+use cuzk_core::{cs, groth16, Fr, G1Affine, G2Affine};
 use ff::Field;
-use group::{Curve, Group};
+use group::Group;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -120,10 +121,10 @@ pub fn run(b: Bench) -> Result<()> {
             let scalars = random_scalars(size, ones);
             let label = format!("{size} ({:.0}% ones)", ones * 100.0);
             if g2 {
-                let points = random_points::<G2Projective, G2Affine>(size);
+                let points = random_points::<G2Affine>(size);
                 row("msm g2", &label, time_runs(runs, || { std::hint::black_box(msm::msm(&points, &scalars)); Ok(()) })?);
             } else {
-                let points = random_points::<G1Projective, G1Affine>(size);
+                let points = random_points::<G1Affine>(size);
                 row("msm g1", &label, time_runs(runs, || { std::hint::black_box(msm::msm(&points, &scalars)); Ok(()) })?);
             }
         }
@@ -144,16 +145,16 @@ fn random_scalars(n: usize, ones: f64) -> Vec<Fr> {
 
 /// Random points cheaply: a random base, then successive additions of a
 /// second random point (independent enough for timing).
-fn random_points<P: Group + Curve<AffineRepr = A> + Send + Sync, A: Copy + Default + Send + Sync>(n: usize) -> Vec<A> {
-    let step = P::random(&mut rand_core::OsRng);
+fn random_points<A: MsmAffine + Default>(n: usize) -> Vec<A> {
+    let step = A::Proj::random(&mut rand_core::OsRng);
     let chunks = cuzk_core::par::map_ranges(n, 1 << 12, |r| {
-        let mut p = P::random(&mut rand_core::OsRng);
-        let proj: Vec<P> = r.map(|_| {
+        let mut p = A::Proj::random(&mut rand_core::OsRng);
+        let proj: Vec<A::Proj> = r.map(|_| {
             p += step;
             p
         }).collect();
         let mut out = vec![A::default(); proj.len()];
-        P::batch_normalize(&proj, &mut out);
+        A::batch_normalize(&proj, &mut out);
         out
     });
     chunks.concat()
