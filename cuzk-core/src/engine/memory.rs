@@ -25,8 +25,8 @@ pub struct MemoryUsage {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ReserveError {
-    #[error("needs {} but the whole memory budget is {} (raise memory.total_budget)", format_size(*need), format_size(*budget))]
-    TooLarge { need: u64, budget: u64 },
+    #[error("needs {}{} but the whole memory budget is {} (raise memory.total_budget)", format_size(*need), if *pinned > 0 { format!(" next to {} it cannot free", format_size(*pinned)) } else { String::new() }, format_size(*budget))]
+    TooLarge { need: u64, pinned: u64, budget: u64 },
     #[error("no longer needed")]
     Abandoned,
 }
@@ -88,18 +88,22 @@ impl MemoryBudget {
         Some(Reservation { budget: self.clone(), bytes, purpose })
     }
 
-    /// Blocks until `bytes` fit. `on_pressure(missing)` may free memory
-    /// (it runs without the budget's lock); `abandon()` true gives up.
+    /// Blocks until `bytes` fit. `pinned` is memory the caller itself keeps
+    /// held while waiting (its SRS): if `bytes + pinned` exceed the budget
+    /// the wait could never end, so that is an error at once.
+    /// `on_pressure(missing)` may free memory (it runs without the
+    /// budget's lock); `abandon()` true gives up.
     pub fn reserve(
         self: &Arc<Self>,
         bytes: u64,
+        pinned: u64,
         purpose: Purpose,
         mut on_pressure: impl FnMut(u64),
         abandon: impl Fn() -> bool,
     ) -> Result<Reservation, ReserveError> {
         let budget = self.usage.lock().unwrap().budget_bytes;
-        if bytes > budget {
-            return Err(ReserveError::TooLarge { need: bytes, budget });
+        if bytes + pinned > budget {
+            return Err(ReserveError::TooLarge { need: bytes, pinned, budget });
         }
         loop {
             if let Some(r) = self.try_reserve(bytes, purpose) {
@@ -173,16 +177,16 @@ mod tests {
         assert_eq!(b.usage(), MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40 });
         drop(r2);
         assert_eq!(b.usage().used_bytes, 0);
-        assert!(matches!(b.reserve(101, Purpose::Partition, |_| {}, || false), Err(ReserveError::TooLarge { .. })));
+        assert!(matches!(b.reserve(101, 0, Purpose::Partition, |_| {}, || false), Err(ReserveError::TooLarge { .. })));
     }
 
     #[test]
     fn blocked_reservation_waits_for_release_or_abandons() {
         let b = MemoryBudget::new(10);
         let held = b.try_reserve(10, Purpose::Partition).unwrap();
-        assert_eq!(b.reserve(5, Purpose::Partition, |_| {}, || true).err(), Some(ReserveError::Abandoned));
+        assert_eq!(b.reserve(5, 0, Purpose::Partition, |_| {}, || true).err(), Some(ReserveError::Abandoned));
         let b2 = b.clone();
-        let t = std::thread::spawn(move || b2.reserve(5, Purpose::Partition, |_| {}, || false).map(|r| r.bytes()));
+        let t = std::thread::spawn(move || b2.reserve(5, 0, Purpose::Partition, |_| {}, || false).map(|r| r.bytes()));
         std::thread::sleep(Duration::from_millis(30));
         drop(held);
         assert_eq!(t.join().unwrap(), Ok(5));

@@ -43,6 +43,8 @@ pub struct SrsLease {
     manager: Arc<SrsManager>,
     circuit_id: String,
     pub params: Arc<Parameters>,
+    /// Host bytes the entry holds.
+    pub bytes: u64,
 }
 
 impl Drop for SrsLease {
@@ -71,7 +73,7 @@ impl SrsManager {
         let e = entries.get_mut(circuit_id)?;
         e.refs += 1;
         e.last_used = Instant::now();
-        Some(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params: e.params.clone() })
+        Some(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params: e.params.clone(), bytes: e.bytes })
     }
 
     /// A lease on the parameters, loading them first if needed. The bool
@@ -90,7 +92,7 @@ impl SrsManager {
             return Ok((l, false));
         }
         let reserve = |bytes: u64| {
-            self.memory.reserve(bytes, Purpose::Srs, |need| { self.evict_idle(need); }, abandon).map_err(|e| match e {
+            self.memory.reserve(bytes, 0, Purpose::Srs, |need| { self.evict_idle(need); }, abandon).map_err(|e| match e {
                 ReserveError::TooLarge { .. } => format!("cannot load SRS {circuit_id}: it {e}"),
                 ReserveError::Abandoned => "no job needs it any more".to_string(),
             })
@@ -105,9 +107,10 @@ impl SrsManager {
         };
         log::info!("srs loaded circuit_id={circuit_id} size_bytes={bytes} load_ms={}", t.elapsed().as_millis());
         let params = Arc::new(params);
-        let entry = Entry { params: params.clone(), bytes: memory.bytes(), _memory: memory, refs: 1, last_used: Instant::now() };
+        let bytes = memory.bytes();
+        let entry = Entry { params: params.clone(), bytes, _memory: memory, refs: 1, last_used: Instant::now() };
         self.entries.lock().unwrap().insert(circuit_id.to_string(), entry);
-        Ok((SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params }, true))
+        Ok((SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params, bytes }, true))
     }
 
     /// Evicts unused entries idle at least `eviction_min_idle`, least

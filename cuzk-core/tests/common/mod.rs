@@ -100,7 +100,8 @@ impl TestBackend {
     fn check(&self, a: &[ProvingAssignment]) -> Result<(), String> {
         for pa in a {
             let inputs = &pa.input_assignment[1..];
-            if let Some((_, f)) = self.faults.lock().unwrap().iter().find(|(i, _)| i == inputs) {
+            let fault = self.faults.lock().unwrap().iter().find(|(i, _)| i == inputs).map(|(_, f)| *f);
+            if let Some(f) = fault {
                 match f {
                     Fault::Error => return Err("injected prover error".into()),
                     Fault::Panic => panic!("injected prover panic"),
