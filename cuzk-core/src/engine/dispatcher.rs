@@ -58,10 +58,12 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
         jobs.iter().map(|j| j.id.to_string()).collect::<Vec<_>>().join(",")
     );
     let t = Instant::now();
+    let abandon = || jobs.iter().all(|j| j.is_finished());
+    wait_for_room_beside_other_circuits(sh, &circuit_id, &abandon);
+    let inflight = sh.inflight.enter(&circuit_id);
     let param_cache = sh.config.srs.param_cache.clone();
     let load_circuit = circuit.clone();
     let loader = SrsLoader { size_hint: None, load: Box::new(move || load_circuit.load_params(&param_cache)) };
-    let abandon = || jobs.iter().all(|j| j.is_finished());
     let lease = match sh.srs.acquire(&circuit_id, loader, &abandon) {
         Ok((lease, _)) => lease,
         Err(e) => {
@@ -72,7 +74,7 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
     jobs.iter().for_each(|j| j.add_srs_wait(t.elapsed()));
     let partition_bytes = partition_bytes_estimate(&lease.params);
     let units = jobs.iter().map(|j| j.partitions).max().unwrap_or(0);
-    let batch = BatchCtx::new(lease, partition_bytes, units, permit, sh.config.pipeline.enabled);
+    let batch = BatchCtx::new(lease, inflight, partition_bytes, units, permit, sh.config.pipeline.enabled);
     let lead = &jobs[0];
     for p in 0..units {
         let members = jobs
@@ -84,5 +86,28 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
         // The synthesis queue is unbounded and closes only after this
         // thread has stopped, so the push cannot fail.
         let _ = sh.synth_queue.push(unit);
+    }
+}
+
+/// Waits until a batch of `circuit_id` can run beside the batches in
+/// flight: at once if they are all of the same circuit or there are none;
+/// otherwise only if its SRS is resident and it plus one partition fit
+/// next to the SRS entries those batches pin. Loading a new SRS waits
+/// for the other circuits' batches to finish: two pinned SRS entries can
+/// starve each other's partitions of memory for good.
+fn wait_for_room_beside_other_circuits(sh: &Shared, circuit_id: &str, abandon: &dyn Fn() -> bool) {
+    let budget = sh.memory.usage().budget_bytes;
+    let mut logged = false;
+    while sh.inflight.others(circuit_id) > 0 && !abandon() {
+        if let Some((bytes, params)) = sh.srs.resident(circuit_id) {
+            if sh.srs.in_use_bytes_except(circuit_id) + bytes + partition_bytes_estimate(&params) <= budget {
+                return;
+            }
+        }
+        if !logged {
+            log::info!("batch waits for other circuits' batches to finish circuit_id={circuit_id} reason=memory_budget");
+            logged = true;
+        }
+        sh.inflight.wait(std::time::Duration::from_millis(50));
     }
 }

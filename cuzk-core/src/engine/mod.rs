@@ -12,6 +12,7 @@ pub mod backend;
 pub mod batch;
 pub mod circuit_source;
 mod dispatcher;
+mod inflight;
 pub mod interlock;
 pub mod job;
 mod job_table;

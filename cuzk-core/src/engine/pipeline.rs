@@ -8,6 +8,7 @@
 //! done for the batch, which releases the batch's synthesis permit.
 
 use super::circuit_source::PartitionedCircuit;
+use super::inflight::InflightGuard;
 use super::job::Job;
 use super::memory::Reservation;
 use super::request::Priority;
@@ -55,6 +56,7 @@ impl Permits {
 /// batch's units are synthesized (pipelining on) or proved (off).
 pub struct BatchCtx {
     pub srs: SrsLease,
+    _inflight: InflightGuard,
     /// Estimated host bytes of one synthesized partition.
     pub partition_bytes: u64,
     synth_left: AtomicUsize,
@@ -64,9 +66,10 @@ pub struct BatchCtx {
 }
 
 impl BatchCtx {
-    pub fn new(srs: SrsLease, partition_bytes: u64, units: usize, permit: Permit, pipelined: bool) -> Arc<Self> {
+    pub fn new(srs: SrsLease, inflight: InflightGuard, partition_bytes: u64, units: usize, permit: Permit, pipelined: bool) -> Arc<Self> {
         Arc::new(Self {
             srs,
+            _inflight: inflight,
             partition_bytes,
             synth_left: AtomicUsize::new(units),
             prove_left: AtomicUsize::new(units),

@@ -28,6 +28,7 @@ pub struct Shared {
     pub gpu_queue: super::work_queue::WorkQueue<ProveUnit>,
     pub memory: Arc<MemoryBudget>,
     pub srs: Arc<SrsManager>,
+    pub inflight: Arc<super::inflight::InflightBatches>,
     pub backend: Arc<dyn ProverBackend>,
     pub devices: Vec<Arc<DeviceLocks>>,
     pub timeline: Timeline,

@@ -92,7 +92,7 @@ impl SrsManager {
             return Ok((l, false));
         }
         let reserve = |bytes: u64| {
-            self.memory.reserve(bytes, 0, Purpose::Srs, |need| { self.evict_idle(need); }, abandon).map_err(|e| match e {
+            self.memory.reserve(bytes, 0, Purpose::Srs, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
                 ReserveError::TooLarge { .. } => format!("cannot load SRS {circuit_id}: it {e}"),
                 ReserveError::Abandoned => "no job needs it any more".to_string(),
             })
@@ -113,13 +113,26 @@ impl SrsManager {
         Ok((SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params, bytes }, true))
     }
 
-    /// Evicts unused entries idle at least `eviction_min_idle`, least
-    /// recently used first, until `need` bytes are freed. Returns the bytes freed.
-    pub fn evict_idle(&self, need: u64) -> u64 {
+    /// Frees memory under pressure: unused entries idle at least
+    /// `eviction_min_idle` first; if that is not enough and no synthesized
+    /// partition holds memory (so nothing else will ever free any), unused
+    /// entries regardless of idle time, since waiting could not end.
+    pub fn make_room(&self, need: u64) -> u64 {
+        let freed = self.evict_idle(need, true);
+        if freed < need && self.memory.usage().partition_bytes == 0 {
+            return freed + self.evict_idle(need - freed, false);
+        }
+        freed
+    }
+
+    /// Evicts unused entries (idle at least `eviction_min_idle` if
+    /// `respect_min_idle`), least recently used first, until `need` bytes
+    /// are freed. Returns the bytes freed.
+    fn evict_idle(&self, need: u64, respect_min_idle: bool) -> u64 {
         let mut entries = self.entries.lock().unwrap();
         let mut idle: Vec<(Instant, String)> = entries
             .iter()
-            .filter(|(_, e)| e.refs == 0 && e.last_used.elapsed() >= self.min_idle)
+            .filter(|(_, e)| e.refs == 0 && (!respect_min_idle || e.last_used.elapsed() >= self.min_idle))
             .map(|(k, e)| (e.last_used, k.clone()))
             .collect();
         idle.sort();
@@ -129,7 +142,8 @@ impl SrsManager {
                 break;
             }
             let e = entries.remove(&id).unwrap();
-            log::info!("srs evicted circuit_id={id} size_bytes={} reason=memory_pressure", e.bytes);
+            let reason = if respect_min_idle { "memory_pressure" } else { "memory_pressure_nothing_else_to_free" };
+            log::info!("srs evicted circuit_id={id} size_bytes={} reason={reason}", e.bytes);
             freed += e.bytes;
         }
         freed
@@ -148,6 +162,16 @@ impl SrsManager {
                 Ok(Some(e.bytes))
             }
         }
+    }
+
+    /// Size and parameters of a resident entry.
+    pub fn resident(&self, circuit_id: &str) -> Option<(u64, Arc<Parameters>)> {
+        self.entries.lock().unwrap().get(circuit_id).map(|e| (e.bytes, e.params.clone()))
+    }
+
+    /// Bytes of entries in use by batches, other than `circuit_id`.
+    pub fn in_use_bytes_except(&self, circuit_id: &str) -> u64 {
+        self.entries.lock().unwrap().iter().filter(|(k, e)| e.refs > 0 && *k != circuit_id).map(|(_, e)| e.bytes).sum()
     }
 
     pub fn entries(&self) -> Vec<SrsEntryStatus> {

@@ -67,6 +67,7 @@ impl Engine {
             synth_queue: WorkQueue::new(0),
             gpu_queue: WorkQueue::new(config.gpu_queue_capacity()),
             srs: SrsManager::new(memory.clone(), config.memory.eviction_min_idle.0),
+            inflight: Arc::default(),
             memory,
             backend,
             devices: devices.clone(),

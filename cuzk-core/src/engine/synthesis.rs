@@ -37,7 +37,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     let bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
     let abandon = || members.iter().all(|m| m.job.is_finished());
     let pinned = synth_ticket.batch.srs.bytes;
-    let memory = match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.evict_idle(need); }, abandon) {
+    let memory = match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.make_room(need); }, abandon) {
         Ok(r) => r,
         Err(ReserveError::Abandoned) => return,
         Err(e @ ReserveError::TooLarge { .. }) => {
