@@ -3,8 +3,9 @@
 
 use blst::{
     blst_p1, blst_p1_affine, blst_p1s_add, blst_p1s_mult_pippenger,
-    blst_p1s_mult_pippenger_scratch_sizeof, blst_p2, blst_p2_affine, blst_p2s_add,
-    blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, limb_t,
+    blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_to_affine, blst_p2, blst_p2_affine,
+    blst_p2s_add, blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof,
+    blst_p2s_to_affine, limb_t,
 };
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::prime::{PrimeCurve, PrimeCurveAffine};
@@ -30,6 +31,10 @@ pub trait MsmAffine:
 
     /// Σ points[i] with blst's batch-inversion affine additions.
     fn sum(points: &[*const Self]) -> Self::Proj;
+
+    /// Projective → affine with one shared inversion (blstrs' own
+    /// `batch_normalize` inverts once per point).
+    fn batch_normalize(points: &[Self::Proj], out: &mut [Self]);
 }
 
 /// Pippenger in blst reads one entry past a one-element array; below this
@@ -48,7 +53,7 @@ fn small_msm<A: MsmAffine>(points: &[*const A], scalars: &[[u8; 32]]) -> A::Proj
 
 macro_rules! impl_msm_affine {
     ($affine:ty, $proj:ty, $raw:ty, $raw_aff:ty, $bytes:expr,
-     $pippenger:ident, $scratch:ident, $sum:ident) => {
+     $pippenger:ident, $scratch:ident, $sum:ident, $to_affine:ident) => {
         impl MsmAffine for $affine {
             type Proj = $proj;
             const UNCOMPRESSED_BYTES: usize = $bytes;
@@ -94,15 +99,28 @@ macro_rules! impl_msm_affine {
                     std::mem::transmute::<$raw, $proj>(out)
                 }
             }
+
+            fn batch_normalize(points: &[$proj], out: &mut [Self]) {
+                assert_eq!(points.len(), out.len());
+                if points.is_empty() {
+                    return;
+                }
+                // [first, NULL] means "contiguous from first" to blst.
+                let ptrs = [points.as_ptr() as *const $raw, std::ptr::null()];
+                // SAFETY: see the trait docs; `out` holds points.len() slots.
+                unsafe { $to_affine(out.as_mut_ptr() as *mut $raw_aff, ptrs.as_ptr(), points.len()) }
+            }
         }
     };
 }
 
 impl_msm_affine!(
     G1Affine, G1Projective, blst_p1, blst_p1_affine, 96,
-    blst_p1s_mult_pippenger, blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_add
+    blst_p1s_mult_pippenger, blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_add,
+    blst_p1s_to_affine
 );
 impl_msm_affine!(
     G2Affine, G2Projective, blst_p2, blst_p2_affine, 192,
-    blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_p2s_add
+    blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_p2s_add,
+    blst_p2s_to_affine
 );

@@ -7,7 +7,8 @@
 //!
 //! Each constraint defines one new aux variable w from earlier ones:
 //! - NOT  (≈65 %): (1 − b)·1 = w, b the latest boolean
-//! - AND  (≈25 %): b·y = w, y a boolean from the "B pool" (every 4th var)
+//! - AND  (≈25 %): b·y = w, y the oldest unused boolean of the "B pool"
+//!   (every third variable), so about a quarter of the variables reach B
 //! - FULL (≈9 %):  (f + b + k)·s = w, f the latest full element, s a seed
 //! - BIT  (≈1 %):  w·w = w, a fresh random bit (witness entropy)
 //!
@@ -82,7 +83,7 @@ impl Circuit<Fr> for Synthetic {
         cs.enforce(|| "b0 bit", |lc| lc + b0, |lc| lc + b0, |lc| lc + b0);
         let s_val = super::field_from_seed(seed ^ 0x5EED);
         let s = cs.alloc(|| "s", || if witness { Ok(s_val) } else { Err(missing()) })?;
-        cs.enforce(|| "s", |lc| lc + s, |lc| lc + one, |lc| lc + s);
+        cs.enforce(|| "s seed", |lc| lc + s, |lc| lc + one, |lc| lc + s);
         if witness {
             vals.push(Fr::from(b0_val as u64));
             vals.push(s_val);
@@ -92,7 +93,10 @@ impl Circuit<Fr> for Synthetic {
 
         let mut latest_bool = 0usize; // index into vars
         let mut latest_full = 1usize;
-        let mut pool: Vec<usize> = vec![0]; // booleans that may appear in B
+        // Booleans waiting to appear in B, oldest first; `last_pooled` is
+        // reused when the queue runs dry.
+        let mut pool: std::collections::VecDeque<usize> = std::collections::VecDeque::from([0]);
+        let mut last_pooled = 0usize;
         for i in 0..body {
             let h = super::splitmix(i as u64 ^ 0xB0D1);
             let kind = kind_of(i);
@@ -101,7 +105,7 @@ impl Circuit<Fr> for Synthetic {
             let (value, a, bq, c): (Option<Fr>, LinearCombination<Fr>, LinearCombination<Fr>, bool) = match kind {
                 Kind::Not => (bv.map(|x| Fr::ONE - x), LinearCombination::zero() + one - b, LinearCombination::zero() + one, true),
                 Kind::And => {
-                    let y = pool[(h as usize >> 8) % pool.len().min(64) + pool.len().saturating_sub(64)];
+                    let y = pool.pop_front().unwrap_or(last_pooled);
                     (
                         bv.zip(val(&vals, y)).map(|(x, yv)| x * yv),
                         LinearCombination::zero() + b,
@@ -127,11 +131,11 @@ impl Circuit<Fr> for Synthetic {
                 ),
             };
             let value = if witness { value } else { None };
-            let w = cs.alloc(|| "w", || value.ok_or_else(missing))?;
+            let w = cs.alloc(|| format!("w{i}"), || value.ok_or_else(missing))?;
             if c {
-                cs.enforce(|| "w", |_| a, |_| bq, |lc| lc + w);
+                cs.enforce(|| format!("c{i}"), |_| a, |_| bq, |lc| lc + w);
             } else {
-                cs.enforce(|| "bit", |lc| lc + w, |lc| lc + w, |lc| lc + w);
+                cs.enforce(|| format!("c{i}"), |lc| lc + w, |lc| lc + w, |lc| lc + w);
             }
             let idx = vars.len();
             vars.push(w);
@@ -142,8 +146,9 @@ impl Circuit<Fr> for Synthetic {
                 latest_full = idx;
             } else {
                 latest_bool = idx;
-                if idx % 4 == 0 {
-                    pool.push(idx);
+                if idx % 3 == 0 {
+                    pool.push_back(idx);
+                    last_pooled = idx;
                 }
             }
         }
@@ -152,8 +157,8 @@ impl Circuit<Fr> for Synthetic {
         for j in 0..self.inputs {
             let idx = 2 + (j * body) / self.inputs.max(1);
             let v = val(&vals, idx);
-            let x = cs.alloc_input(|| "x", || v.ok_or_else(missing))?;
-            cs.enforce(|| "expose", |lc| lc + x, |lc| lc + one, |lc| lc + vars[idx]);
+            let x = cs.alloc_input(|| format!("x{j}"), || v.ok_or_else(missing))?;
+            cs.enforce(|| format!("expose {j}"), |lc| lc + x, |lc| lc + one, |lc| lc + vars[idx]);
         }
         Ok(())
     }

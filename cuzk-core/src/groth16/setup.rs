@@ -125,8 +125,8 @@ pub fn generate_parameters<C: Circuit<Fr>>(
             p(d, total);
         }
     };
-    let g1 = FixedBase::<G1Affine>::new(G1Projective::generator());
-    let g2 = FixedBase::<G2Affine>::new(G2Projective::generator());
+    let g1 = FixedBase::<G1Affine>::new(G1Projective::generator(), g1_total);
+    let g2 = FixedBase::<G2Affine>::new(G2Projective::generator(), b_scalars.len());
     let run_g1 = |v: &[Fr]| -> Vec<G1Affine> { mul_in_slabs(&g1, v, &tick) };
     let h = run_g1(&h_scalars);
     let ic = run_g1(&ic_scalars);
