@@ -1,5 +1,5 @@
 //! `cuzk`: parameter setup, proving, verification, benchmarks and the demo
-//! on built-in circuits and params files.
+//! on built-in circuits and params files; client of a running cuzk-daemon.
 
 mod cmd;
 mod files;
@@ -35,6 +35,16 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Busy fraction and gap statistics per prover worker and GPU from an engine timeline.
     Timeline(cmd::timeline::Args),
+    /// Daemon client: one proof through a running cuzk-daemon.
+    Single(cmd::single::Args),
+    /// Daemon client: N proofs, J at a time; throughput and latency.
+    Batch(cmd::batch::Args),
+    /// Daemon client: queues, devices, SRS entries, counters.
+    Status(cmd::daemon_info::StatusArgs),
+    /// Daemon client: load an SRS before proofs need it.
+    Preload(cmd::daemon_info::PreloadArgs),
+    /// Daemon client: Prometheus metrics text.
+    Metrics(cmd::daemon_info::StatusArgs),
 }
 
 fn main() {
@@ -52,6 +62,11 @@ fn main() {
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Timeline(a) => cmd::timeline::run(a),
+        Command::Single(a) => cmd::single::run(a),
+        Command::Batch(a) => cmd::batch::run(a),
+        Command::Status(a) => cmd::daemon_info::status(a),
+        Command::Preload(a) => cmd::daemon_info::preload(a),
+        Command::Metrics(a) => cmd::daemon_info::metrics(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -1,6 +1,10 @@
+pub mod batch;
 pub mod bench;
+pub mod daemon_info;
 pub mod demo;
+pub mod proof_request;
 pub mod prove;
 pub mod setup;
+pub mod single;
 pub mod timeline;
 pub mod verify;
