@@ -127,10 +127,11 @@ fn bad_requests_get_clear_errors_over_tcp() {
     assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION);
     assert!(msg.contains("unknown circuit id"), "{msg}");
 
-    // Over the 256 MiB message limit.
+    // Over the daemon's 256 MiB message limit (this client would send it).
     let big = pb::SubmitProofRequest { proof_kind: 1, vanilla_proof: vec![b' '; (256 << 20) + 1024], ..Default::default() };
-    let (code, msg) = rpc_error(c.submit_proof(&big));
+    let (code, msg) = rpc_error(d.client_with_send_limit(512 << 20).submit_proof(&big));
     assert_eq!(code, RpcStatusCode::RESOURCE_EXHAUSTED, "{msg}");
+    assert!(msg.contains("larger than max"), "{msg}");
     drop(big);
 
     // A well-formed Filecoin request is accepted; the job reports why it fails.
@@ -255,8 +256,9 @@ fn sigterm_during_load_drains() {
                 s.spawn(move || {
                     let c = cuzk_bin::client::connect(&addr).unwrap();
                     let mut out = Vec::new();
-                    for k in 0..6u64 {
-                        let seed = 5000 + i * 100 + k;
+                    // Prove until the daemon refuses (it will: SIGTERM).
+                    for k in 0..1000u64 {
+                        let seed = 5000 + i * 1000 + k;
                         match c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 4, seed)) }) {
                             Ok(r) => out.push((seed, Ok(r.result.unwrap()))),
                             Err(e) => {

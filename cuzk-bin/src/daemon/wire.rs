@@ -140,6 +140,8 @@ pub fn engine_error(e: &EngineError) -> RpcStatus {
 }
 
 pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
+    // The CPU backend's one "device" has no VRAM (its budget is unlimited).
+    let vram = |v: u64| if v == u64::MAX { 0 } else { v };
     let gpus = s
         .devices
         .iter()
@@ -148,8 +150,8 @@ pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
             pb::GpuStatus {
                 ordinal: d.ordinal,
                 name: d.name.clone(),
-                vram_total_bytes: d.vram.total_bytes,
-                vram_free_bytes: d.vram.total_bytes.saturating_sub(d.vram.used_bytes),
+                vram_total_bytes: vram(d.vram.total_bytes),
+                vram_free_bytes: vram(d.vram.total_bytes).saturating_sub(d.vram.used_bytes),
                 current_job_id: busy.and_then(|w| w.job).map(|j| j.to_string()).unwrap_or_default(),
                 current_proof_kind: busy.and_then(|w| w.kind).map(|k| k.to_string()).unwrap_or_default(),
             }

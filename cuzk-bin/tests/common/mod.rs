@@ -106,6 +106,14 @@ impl DaemonProc {
         cuzk_bin::client::connect(&self.addr).unwrap()
     }
 
+    /// A client allowed to send `limit` bytes (to reach the daemon's own limit).
+    pub fn client_with_send_limit(&self, limit: usize) -> pb::ProvingEngineClient {
+        let env = std::sync::Arc::new(grpcio::EnvBuilder::new().cq_count(1).build());
+        let target = cuzk_bin::client::target(&self.addr).unwrap();
+        let ch = grpcio::ChannelBuilder::new(env).max_send_message_len(limit as i32).max_receive_message_len(64 << 20).connect(&target);
+        pb::ProvingEngineClient::new(ch)
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
