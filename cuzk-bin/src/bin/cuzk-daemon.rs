@@ -53,11 +53,14 @@ fn run(args: Args) -> Result<(), String> {
     // Register before starting so an early signal is not lost.
     let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let daemon = Arc::new(Daemon::start(config)?);
-    println!("cuzk-daemon listening on {}", daemon.address());
+    // Best effort: nobody may be reading stdout (a closed pipe is no error).
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "cuzk-daemon listening on {}", daemon.address());
     if let Some(a) = daemon.status_addr() {
-        println!("cuzk-daemon status on http://{a}");
+        let _ = writeln!(out, "cuzk-daemon status on http://{a}");
     }
-    let _ = std::io::stdout().flush();
+    let _ = out.flush();
+    drop(out);
 
     let first = signals.forever().next().unwrap_or(SIGTERM);
     log::info!("signal {} received: shutting down ({mode:?}); a second signal cancels all jobs", signal_name(first));
