@@ -26,10 +26,16 @@ pub struct Args {
     /// Folder for the generated params (the daemon's param cache; reused across runs).
     #[arg(long, default_value = "target/cuzk-demo")]
     pub workdir: PathBuf,
+    /// Show the daemon's info logs (by default only warnings, so the table stays readable).
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
     ensure!(a.proofs > 0, "--proofs must be at least 1");
+    if !a.verbose {
+        log::set_max_level(log::LevelFilter::Warn.min(log::max_level()));
+    }
     std::fs::create_dir_all(&a.workdir)?;
     let circuit_id = BuiltinJob::circuit_id_of(&a.circuit);
     let params_path = a.workdir.join(format!("{circuit_id}.params"));
@@ -81,7 +87,7 @@ fn prove_through(daemon: &Daemon, a: &Args, circuit_id: &str, vk: &Path, rows: &
     let pre = client
         .preload_srs(&pb::PreloadSrsRequest { circuit_id: circuit_id.into() })
         .map_err(|e| anyhow::anyhow!("PreloadSRS: {}", describe(&e)))?;
-    rows.push((format!("PreloadSRS {circuit_id} (daemon {} ms)", pre.load_time_ms), t.elapsed().as_secs_f64()));
+    rows.push((format!("PreloadSRS (read + validate {} ms)", pre.load_time_ms), t.elapsed().as_secs_f64()));
 
     let args = proof_args(a, vk);
     let t = Instant::now();
