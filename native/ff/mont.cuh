@@ -88,51 +88,89 @@ struct mont_t {
     __device__ __forceinline__ mont_t &operator-=(const mont_t &b) { return *this = *this - b; }
     __device__ __forceinline__ mont_t &operator*=(const mont_t &b) { return *this = *this * b; }
 
-    // a * b * R^-1 mod m: CIOS (coarsely integrated operand scanning), one
-    // row of a * b[i] then one row of q * m per limb, shifting a limb out.
-    __device__ __forceinline__ friend mont_t operator*(const mont_t &a, const mont_t &b) {
-        uint32_t t[N + 2];
+    // a * b * R^-1 mod m: CIOS (one row of a * b[i], one row of q * m, shift
+    // out a limb, per limb of b) with the accumulator split in two arrays,
+    // the products of even limbs of a (and m) in `even` (word j has weight
+    // 2^32j) and of odd limbs in `odd` (word j has weight 2^32(j+1)). Then the
+    // low and high halves of each product are adjacent words of one carry
+    // chain, which ptxas turns into wide multiply-adds instead of a
+    // multiply plus an add for every half. After each row the arrays swap
+    // roles (the shift by one limb). Needs m < 2^(32N - 1), so the total
+    // stays below 2^(32(N+1)) and neither array's chain carries out of its
+    // top word (no carry is lost where a chain ends).
+    __device__ __forceinline__ static void mul_pairs(uint32_t *acc, const uint32_t *a, uint32_t bi) {
 #pragma unroll
-        for (int i = 0; i < N + 2; i++) t[i] = 0;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i];
-            // t += a * bi: low halves into t[0..N-1], high halves into t[1..N]
-            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(a.v[0]), "r"(bi));
-#pragma unroll
-            for (int j = 1; j < N; j++)
-                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(a.v[j]), "r"(bi));
-            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(a.v[0]), "r"(bi));
-#pragma unroll
-            for (int j = 1; j < N; j++)
-                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(a.v[j]), "r"(bi));
-            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        for (int j = 0; j < N; j += 2)
+            asm volatile("mul.lo.u32 %0, %2, %3; mul.hi.u32 %1, %2, %3;"
+                         : "=r"(acc[j]), "=r"(acc[j + 1])
+                         : "r"(a[j]), "r"(bi));
+    }
 
-            // t += q * m with q chosen so that t[0] becomes 0
-            const uint32_t q = t[0] * P::m0;
-            asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[0]) : "r"(q), "r"(P::mod(0)));
+    // acc += (a[0], a[2], ...) * bi as adjacent lo/hi pairs; leaves the carry
+    // out of acc[N-1] in the carry flag.
+    __device__ __forceinline__ static void mad_pairs(uint32_t *acc, const uint32_t *a, uint32_t bi) {
+        asm volatile("mad.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;"
+                     : "+r"(acc[0]), "+r"(acc[1])
+                     : "r"(a[0]), "r"(bi));
 #pragma unroll
-            for (int j = 1; j < N; j++)
-                asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(t[j]) : "r"(q), "r"(P::mod(j)));
-            asm volatile("addc.cc.u32 %0, %0, 0;" : "+r"(t[N]));
-            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
-            asm volatile("mad.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[1]) : "r"(q), "r"(P::mod(0)));
-#pragma unroll
-            for (int j = 1; j < N; j++)
-                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(t[j + 1]) : "r"(q), "r"(P::mod(j)));
-            asm volatile("addc.u32 %0, %0, 0;" : "+r"(t[N + 1]));
+        for (int j = 2; j < N; j += 2)
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;"
+                         : "+r"(acc[j]), "+r"(acc[j + 1])
+                         : "r"(a[j]), "r"(bi));
+    }
 
-            // divide by 2^32: t[0] is 0
+    // acc = (acc >> 2 words) + (a[0], a[2], ...) * bi + carry flag.
+    __device__ __forceinline__ static void mad_pairs_shift(uint32_t *acc, const uint32_t *a, uint32_t bi) {
 #pragma unroll
-            for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
-            t[N + 1] = 0;
+        for (int j = 0; j < N - 2; j += 2)
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, %4; madc.hi.cc.u32 %1, %2, %3, %5;"
+                         : "=r"(acc[j]), "=r"(acc[j + 1])
+                         : "r"(a[j]), "r"(bi), "r"(acc[j + 2]), "r"(acc[j + 3]));
+        asm volatile("madc.lo.cc.u32 %0, %2, %3, 0; madc.hi.u32 %1, %2, %3, 0;"
+                     : "=r"(acc[N - 2]), "=r"(acc[N - 1])
+                     : "r"(a[N - 2]), "r"(bi));
+    }
+
+    // One row: (even, odd) += a * bi, then += q * m with q zeroing even[0].
+    // `even` is the aligned array of this row; `odd` the offset one.
+    __device__ __forceinline__ static void row(uint32_t *even, uint32_t *odd, const uint32_t *a, uint32_t bi,
+                                               const uint32_t *m, bool first) {
+        if (first) {
+            mul_pairs(odd, a + 1, bi);
+            mul_pairs(even, a, bi);
+        } else {
+            // odd held the previous row's aligned words shifted by one limb:
+            // its word 1 now has weight 0.
+            asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(even[0]) : "r"(odd[1]));
+            mad_pairs_shift(odd, a + 1, bi);
+            mad_pairs(even, a, bi);
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
         }
-        // t < 2m < 2^(32N), so t[N] == 0 here.
-        mont_t r;
+        const uint32_t q = even[0] * P::m0;
+        mad_pairs(odd, m + 1, q);
+        mad_pairs(even, m, q);
+        asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
+    }
+
+    __device__ __forceinline__ friend mont_t operator*(const mont_t &a, const mont_t &b) {
+        static_assert(N % 2 == 0, "even limb count");
+        uint32_t m[N];
 #pragma unroll
-        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        for (int i = 0; i < N; i++) m[i] = P::mod(i);
+        uint32_t even[N], odd[N];
+#pragma unroll
+        for (int i = 0; i < N; i += 2) {
+            row(even, odd, a.v, b.v[i], m, i == 0);
+            row(odd, even, a.v, b.v[i + 1], m, false);
+        }
+        // After the last row `odd` is aligned with odd[0] == 0: the result is
+        // odd / 2^32 + even, i.e. even[j] + odd[j + 1].
+        mont_t r;
+        asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(even[0]), "r"(odd[1]));
+#pragma unroll
+        for (int i = 1; i < N - 1; i++)
+            asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(even[i]), "r"(odd[i + 1]));
+        asm volatile("addc.u32 %0, %1, 0;" : "=r"(r.v[N - 1]) : "r"(even[N - 1]));
         reduce_once(r.v);
         return r;
     }

@@ -96,7 +96,7 @@ __device__ __forceinline__ bool outer_factor(const pass_args &p, uint32_t r, uin
 }
 
 template <bool DIT>
-__global__ void __launch_bounds__(TILE / 2) ntt_pass_kernel(const pass_args p) {
+__global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p) {
     __shared__ uint32_t sm[8][TILE];
     const int k = p.k, logc = p.logc;
     const uint32_t tile = 1u << (k + logc), cmask = (1u << logc) - 1;
