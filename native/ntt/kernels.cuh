@@ -152,7 +152,8 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
     }
 }
 
-// In-place bit-reversal permutation of 2^log_n elements.
+// In-place bit-reversal permutation of 2^log_n elements, element by element
+// (small sizes).
 __global__ void bitrev_permute_kernel(fr_t *x, int log_n) {
     const uint32_t n = 1u << log_n;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -162,6 +163,43 @@ __global__ void bitrev_permute_kernel(fr_t *x, int log_n) {
             store_fr(x + i, b);
             store_fr(x + j, a);
         }
+    }
+}
+
+// In-place bit-reversal permutation in tiles, for log_n >= 2 BITREV_B: an
+// index is (h, m, l) with h and l of BITREV_B bits each; its image is
+// (rev l, rev m, rev h). A block takes the 2^(2B)-element tiles of m and
+// rev m (every h, l), reading and writing runs of 2^B adjacent elements,
+// and swaps them with the permutation inside each tile done in shared
+// memory. Blocks with m > rev m have nothing to do.
+constexpr int BITREV_B = 4;
+constexpr uint32_t BITREV_SIDE = 1u << BITREV_B, BITREV_TILE = BITREV_SIDE * BITREV_SIDE;
+
+__global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int log_n) {
+    __shared__ uint32_t sm[2][8][BITREV_TILE];
+    const int mid = log_n - 2 * BITREV_B;
+    const uint32_t m1 = blockIdx.x, m2 = mid ? bitrev(m1, mid) : 0;
+    if (m1 > m2) return;
+    const uint32_t t = threadIdx.x, hi = t >> BITREV_B, lo = t & (BITREV_SIDE - 1);
+    const int hs = log_n - BITREV_B;
+    const int tiles = (m1 == m2) ? 1 : 2;
+    for (int k = 0; k < tiles; k++) {
+        const uint32_t mk = k ? m2 : m1;
+        fr_t v = load_fr(x + (((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo));
+#pragma unroll
+        for (int w = 0; w < 8; w++) sm[k][w][t] = v.v[w];
+    }
+    __syncthreads();
+    // Output (H = hi, M = m[k], Lo = lo) takes input (rev Lo, rev M, rev H),
+    // which sits in the tile of rev M = the other m.
+    const uint32_t src = (bitrev(lo, BITREV_B) << BITREV_B) | bitrev(hi, BITREV_B);
+    for (int k = 0; k < tiles; k++) {
+        const int from = (tiles == 2) ? 1 - k : 0;
+        fr_t v;
+#pragma unroll
+        for (int w = 0; w < 8; w++) v.v[w] = sm[from][w][src];
+        const uint32_t mk = k ? m2 : m1;
+        store_fr(x + (((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo), v);
     }
 }
 

@@ -61,6 +61,11 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
 }
 
 int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err) {
+    if (log_n >= 2 * BITREV_B + 4) {
+        bitrev_tiles_kernel<<<1u << (log_n - 2 * BITREV_B), BITREV_TILE, 0, stream>>>(x, log_n);
+        CUZK_LAUNCHED();
+        return CUZK_OK;
+    }
     const uint32_t n = 1u << log_n;
     const uint32_t threads = n < 256 ? n : 256;
     const uint32_t blocks = (n + threads - 1) / threads;
