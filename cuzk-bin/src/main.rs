@@ -1,1 +1,60 @@
-fn main() {}
+//! `cuzk`: parameter setup, proving, verification, benchmarks and the demo
+//! on built-in circuits and params files.
+
+mod cmd;
+mod files;
+mod progress;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cuzk", version, about = "Groth16 prover for BLS12-381 (Filecoin)")]
+struct Cli {
+    /// Log level (error, warn, info, debug, trace); RUST_LOG overrides.
+    #[arg(long, global = true, default_value = "info")]
+    log_level: String,
+    /// Worker threads for CPU work (default: all CPUs).
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate parameters (.params and .vk) for a built-in circuit from random toxic waste.
+    Setup(cmd::setup::Args),
+    /// Prove instances of a built-in circuit with a params file.
+    Prove(cmd::prove::Args),
+    /// Verify proofs against a .vk (or .params) file and public inputs.
+    Verify(cmd::verify::Args),
+    /// Measure setup, proving, NTT and MSM speed.
+    #[command(subcommand)]
+    Bench(cmd::bench::Bench),
+    /// End to end on an embedded circuit: setup, prove, verify, timing table.
+    Demo(cmd::demo::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(&cli.log_level))
+        .format_timestamp_millis()
+        .init();
+    if let Some(t) = cli.threads {
+        cuzk_core::par::set_threads(t);
+    }
+    let result = match cli.command {
+        Command::Setup(a) => cmd::setup::run(a),
+        Command::Prove(a) => cmd::prove::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
+        Command::Bench(b) => cmd::bench::run(b),
+        Command::Demo(a) => cmd::demo::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(match e.downcast_ref::<cmd::verify::Invalid>() {
+            Some(_) => 1,
+            None => 2,
+        });
+    }
+}

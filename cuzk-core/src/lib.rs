@@ -1,1 +1,20 @@
-pub fn _placeholder() {}
+//! cuzk-core: a Groth16 proving engine for BLS12-381, byte-compatible with
+//! bellperson 0.27 and the Filecoin parameter files.
+//!
+//! Data flows top to bottom through the modules:
+//! - [`cs`]: synthesize a bellpepper circuit into a [`cs::ProvingAssignment`]
+//!   (a, b, c evaluations, assignments, density bitmaps);
+//! - [`srs`]: the parameters (`.params` / `.vk` files) a proof is made with;
+//! - [`groth16`]: setup, the prover (H term via [`ntt`], MSMs via
+//!   [`arith::msm`]), proofs and the verifier;
+//! - [`circuits`]: built-in circuits for tests, demos and benchmarks.
+
+pub mod arith;
+pub mod circuits;
+pub mod cs;
+pub mod groth16;
+pub mod ntt;
+pub mod par;
+pub mod srs;
+
+pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};

@@ -1,0 +1,5 @@
+pub mod bench;
+pub mod demo;
+pub mod prove;
+pub mod setup;
+pub mod verify;

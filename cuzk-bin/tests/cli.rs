@@ -1,0 +1,81 @@
+//! The `cuzk` binary end to end: setup → prove → verify, and the exit
+//! status and message of each kind of bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cuzk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuzk")).args(args).output().expect("run cuzk")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn p(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string()
+}
+
+#[test]
+fn setup_prove_verify_and_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (params, vk, proof) = (p(d, "c.params"), p(d, "c.vk"), p(d, "c.proof"));
+    let spec = "synthetic:1500:4";
+
+    let o = cuzk(&["setup", "--circuit", spec, "--params", &params]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = cuzk(&["prove", "--circuit", spec, "--params", &params, "--count", "2", "--proof", &proof]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::metadata(&proof).unwrap().len(), 384);
+    let o = cuzk(&["verify", "--vk", &vk, "--proof", &proof]);
+    assert!(o.status.success(), "{}", text(&o));
+    // The params file works as a key too.
+    let o = cuzk(&["verify", "--vk", &params, "--proof", &proof]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // Wrong public inputs: invalid, exit 1.
+    let inputs = format!("{proof}.inputs");
+    let good = std::fs::read_to_string(&inputs).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    std::fs::write(&inputs, format!("{}\n{}\n", lines[1], lines[0])).unwrap();
+    let o = cuzk(&["verify", "--vk", &vk, "--proof", &proof]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("INVALID"));
+    std::fs::write(&inputs, &good).unwrap();
+
+    // Truncated proof file: bad input, exit 2, says what is wrong.
+    let bytes = std::fs::read(&proof).unwrap();
+    std::fs::write(&proof, &bytes[..200]).unwrap();
+    let o = cuzk(&["verify", "--vk", &vk, "--proof", &proof]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("192 bytes"), "{}", text(&o));
+
+    // Params of another circuit.
+    let o = cuzk(&["prove", "--circuit", "synthetic:1501:4", "--params", &params, "--proof", &proof]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("different circuit"), "{}", text(&o));
+
+    // Truncated params name the section.
+    let pb = std::fs::read(&params).unwrap();
+    let cut = p(d, "cut.params");
+    std::fs::write(&cut, &pb[..pb.len() / 2]).unwrap();
+    let o = cuzk(&["prove", "--circuit", spec, "--params", &cut, "--proof", &proof]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("truncated in section"), "{}", text(&o));
+
+    // A missing file and a bad circuit spec.
+    let o = cuzk(&["prove", "--circuit", spec, "--params", &p(d, "nope.params"), "--proof", &proof]);
+    assert!(text(&o).contains("nope.params"), "{}", text(&o));
+    let o = cuzk(&["setup", "--circuit", "synthetic:banana", "--params", &params]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("not a number"), "{}", text(&o));
+}
+
+#[test]
+fn demo_runs_on_a_small_circuit() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cuzk(&["demo", "--circuit", "sha256:1", "--proofs", "2", "--workdir", &dir.path().display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("all 2 proofs valid"), "{}", text(&o));
+}

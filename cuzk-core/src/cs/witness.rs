@@ -1,0 +1,104 @@
+//! Witness-only synthesis: allocation closures run, constraints are not
+//! evaluated. Fast witness generation for callers that only need values.
+
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar as Fr;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WitnessOnly {
+    /// Public inputs, the constant one first.
+    pub input_assignment: Vec<Fr>,
+    /// Private (auxiliary) variables.
+    pub aux_assignment: Vec<Fr>,
+}
+
+impl ConstraintSystem<Fr> for WitnessOnly {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux_assignment.push(f()?);
+        Ok(Variable::new_unchecked(Index::Aux(self.aux_assignment.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.input_assignment.push(f()?);
+        Ok(Variable::new_unchecked(Index::Input(self.input_assignment.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Fr]) {
+        self.input_assignment.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Fr]) {
+        self.aux_assignment.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Fr], &mut [Fr]) {
+        let a0 = self.aux_assignment.len();
+        self.aux_assignment.resize(a0 + aux_n, Fr::default());
+        let i0 = self.input_assignment.len();
+        self.input_assignment.resize(i0 + inputs_n, Fr::default());
+        (&mut self.aux_assignment[a0..], &mut self.input_assignment[i0..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Fr] {
+        let i0 = self.input_assignment.len();
+        self.input_assignment.resize(i0 + n, Fr::default());
+        &mut self.input_assignment[i0..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Fr] {
+        let a0 = self.aux_assignment.len();
+        self.aux_assignment.resize(a0 + n, Fr::default());
+        &mut self.aux_assignment[a0..]
+    }
+
+    fn inputs_slice(&self) -> &[Fr] {
+        &self.input_assignment
+    }
+
+    fn aux_slice(&self) -> &[Fr] {
+        &self.aux_assignment
+    }
+}

@@ -1,0 +1,19 @@
+//! Groth16 over BLS12-381, laid out as in ark-groth16:
+//! [`qap`] (R1CS → QAP evaluated at τ), [`setup`] (parameters from toxic
+//! waste), [`h_term`] (the quotient polynomial), [`prover`], [`proof`],
+//! [`verifier`].
+
+pub mod h_term;
+pub mod proof;
+pub mod prover;
+pub mod qap;
+pub mod setup;
+pub mod verifier;
+
+pub use proof::{Proof, ProofError};
+pub use prover::{
+    prove, prove_batch, prove_batch_deterministic, prove_deterministic, prove_synthesized,
+    prove_synthesized_deterministic, ProveError,
+};
+pub use setup::{generate_parameters, generate_random_parameters, SetupError, ToxicWaste};
+pub use verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

@@ -1,0 +1,232 @@
+//! Reading `.params` and `.vk` files: memory-mapped, points decoded and
+//! validated in parallel, every failure reported with section and offset.
+
+use super::{Parameters, ParamsError, PointFault, VerifyingKey};
+use crate::arith::MsmAffine;
+use blst::{
+    blst_p1_affine, blst_p1_affine_in_g1, blst_p1_deserialize, blst_p2_affine,
+    blst_p2_affine_in_g2, blst_p2_deserialize, BLST_ERROR,
+};
+use blstrs::{G1Affine, G2Affine};
+use group::prime::PrimeCurveAffine;
+use std::path::Path;
+
+/// How much to check while reading.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    /// Check that every point is in the prime-order subgroup (the costly
+    /// part of validation). Only turn off for files you trust, such as
+    /// ones this program wrote and verified before.
+    pub subgroup_check: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self { subgroup_check: true }
+    }
+}
+
+impl ReadOptions {
+    /// Skip subgroup checks (the on-curve check always runs).
+    pub fn trusted() -> Self {
+        Self { subgroup_check: false }
+    }
+}
+
+/// A point type as it is stored in params files.
+pub(crate) trait FilePoint: MsmAffine {
+    /// Decodes an uncompressed point, checking encoding and curve equation.
+    fn decode(bytes: &[u8]) -> Result<Self, PointFault>;
+    fn in_subgroup(&self) -> bool;
+}
+
+fn fault(e: BLST_ERROR) -> Result<(), PointFault> {
+    match e {
+        BLST_ERROR::BLST_SUCCESS => Ok(()),
+        BLST_ERROR::BLST_POINT_NOT_ON_CURVE => Err(PointFault::NotOnCurve),
+        BLST_ERROR::BLST_POINT_NOT_IN_GROUP => Err(PointFault::NotInSubgroup),
+        _ => Err(PointFault::BadEncoding),
+    }
+}
+
+macro_rules! impl_file_point {
+    ($affine:ty, $raw:ty, $deserialize:ident, $in_group:ident) => {
+        impl FilePoint for $affine {
+            fn decode(bytes: &[u8]) -> Result<Self, PointFault> {
+                debug_assert_eq!(bytes.len(), Self::UNCOMPRESSED_BYTES);
+                // blst would read a compressed point here; the files hold
+                // uncompressed ones only.
+                if bytes[0] & 0x80 != 0 {
+                    return Err(PointFault::BadEncoding);
+                }
+                let mut raw = <$raw>::default();
+                // SAFETY: `bytes` holds a full uncompressed encoding.
+                fault(unsafe { $deserialize(&mut raw, bytes.as_ptr()) })?;
+                // SAFETY: the blstrs affine type is repr(transparent) over raw.
+                let p: $affine = unsafe { std::mem::transmute::<$raw, $affine>(raw) };
+                if bool::from(p.is_identity()) {
+                    return Err(PointFault::Infinity);
+                }
+                Ok(p)
+            }
+
+            fn in_subgroup(&self) -> bool {
+                // SAFETY: repr(transparent), see above.
+                unsafe { $in_group(self as *const $affine as *const $raw) }
+            }
+        }
+    };
+}
+
+impl_file_point!(G1Affine, blst_p1_affine, blst_p1_deserialize, blst_p1_affine_in_g1);
+impl_file_point!(G2Affine, blst_p2_affine, blst_p2_deserialize, blst_p2_affine_in_g2);
+
+/// A read position in a file's bytes.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, section: &'static str, n: usize) -> Result<&'a [u8], ParamsError> {
+        let available = self.bytes.len() - self.pos;
+        if n > available {
+            return Err(ParamsError::Truncated { section, offset: self.pos, needed: n, available });
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn u32_be(&mut self, section: &'static str) -> Result<usize, ParamsError> {
+        let b = self.take(section, 4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+
+    fn point<A: FilePoint>(&mut self, section: &'static str, opts: ReadOptions) -> Result<A, ParamsError> {
+        let offset = self.pos;
+        let p = self.take(section, A::UNCOMPRESSED_BYTES)?;
+        let invalid = |fault| ParamsError::InvalidPoint { section, index: 0, offset, fault };
+        let p = A::decode(p).map_err(invalid)?;
+        if opts.subgroup_check && !p.in_subgroup() {
+            return Err(invalid(PointFault::NotInSubgroup));
+        }
+        Ok(p)
+    }
+
+    /// A u32 big-endian count followed by that many points.
+    fn points<A: FilePoint>(&mut self, section: &'static str, opts: ReadOptions) -> Result<Vec<A>, ParamsError> {
+        let count = self.u32_be(section)?;
+        let base = self.pos;
+        let bytes = self.take(section, count * A::UNCOMPRESSED_BYTES)?;
+        decode_points(section, bytes, base, opts)
+    }
+}
+
+/// Decodes and validates `bytes.len() / size` points in parallel; on
+/// failure reports the first bad point.
+fn decode_points<A: FilePoint>(
+    section: &'static str,
+    bytes: &[u8],
+    base: usize,
+    opts: ReadOptions,
+) -> Result<Vec<A>, ParamsError> {
+    let size = A::UNCOMPRESSED_BYTES;
+    let count = bytes.len() / size;
+    let mut out = vec![A::identity(); count];
+    let errors = std::sync::Mutex::new(Vec::<(usize, PointFault)>::new());
+    crate::par::for_each_chunk_mut(&mut out, 1024, |start, chunk| {
+        for (k, slot) in chunk.iter_mut().enumerate() {
+            let i = start + k;
+            let decoded = A::decode(&bytes[i * size..(i + 1) * size]).and_then(|p| {
+                if opts.subgroup_check && !p.in_subgroup() {
+                    Err(PointFault::NotInSubgroup)
+                } else {
+                    Ok(p)
+                }
+            });
+            match decoded {
+                Ok(p) => *slot = p,
+                Err(f) => {
+                    errors.lock().unwrap().push((i, f));
+                    return;
+                }
+            }
+        }
+    });
+    if let Some(&(index, fault)) = errors.into_inner().unwrap().iter().min_by_key(|(i, _)| *i) {
+        return Err(ParamsError::InvalidPoint { section, index, offset: base + index * size, fault });
+    }
+    Ok(out)
+}
+
+fn read_vk(cur: &mut Cursor, opts: ReadOptions) -> Result<VerifyingKey, ParamsError> {
+    Ok(VerifyingKey {
+        alpha_g1: cur.point("vk.alpha_g1", opts)?,
+        beta_g1: cur.point("vk.beta_g1", opts)?,
+        beta_g2: cur.point("vk.beta_g2", opts)?,
+        gamma_g2: cur.point("vk.gamma_g2", opts)?,
+        delta_g1: cur.point("vk.delta_g1", opts)?,
+        delta_g2: cur.point("vk.delta_g2", opts)?,
+        ic: cur.points("vk.ic", opts)?,
+    })
+}
+
+fn expect_end(cur: &Cursor) -> Result<(), ParamsError> {
+    let extra = cur.bytes.len() - cur.pos;
+    if extra != 0 {
+        return Err(ParamsError::TrailingBytes { offset: cur.pos, extra });
+    }
+    Ok(())
+}
+
+impl VerifyingKey {
+    /// Parses a `.vk` file's bytes.
+    pub fn from_bytes(bytes: &[u8], opts: ReadOptions) -> Result<Self, ParamsError> {
+        let mut cur = Cursor { bytes, pos: 0 };
+        let vk = read_vk(&mut cur, opts)?;
+        expect_end(&cur)?;
+        Ok(vk)
+    }
+
+    /// Reads a `.vk` file.
+    pub fn read_file(path: &Path, opts: ReadOptions) -> Result<Self, ParamsError> {
+        let bytes = std::fs::read(path).map_err(|e| ParamsError::io(path, e))?;
+        Self::from_bytes(&bytes, opts)
+    }
+}
+
+impl Parameters {
+    /// Parses a `.params` file's bytes.
+    pub fn from_bytes(bytes: &[u8], opts: ReadOptions) -> Result<Self, ParamsError> {
+        let mut cur = Cursor { bytes, pos: 0 };
+        let params = Parameters {
+            vk: read_vk(&mut cur, opts)?,
+            h: cur.points("h", opts)?,
+            l: cur.points("l", opts)?,
+            a: cur.points("a", opts)?,
+            b_g1: cur.points("b_g1", opts)?,
+            b_g2: cur.points("b_g2", opts)?,
+        };
+        expect_end(&cur)?;
+        if params.b_g1.len() != params.b_g2.len() {
+            return Err(ParamsError::Inconsistent {
+                section: "b_g2",
+                offset: bytes.len() - params.b_g2.len() * 192 - 4,
+                message: format!("{} B_G2 points but {} B_G1 points", params.b_g2.len(), params.b_g1.len()),
+            });
+        }
+        Ok(params)
+    }
+
+    /// Reads a `.params` file through a memory map (multi-GB files are not
+    /// copied into a buffer first).
+    pub fn read_file(path: &Path, opts: ReadOptions) -> Result<Self, ParamsError> {
+        let file = std::fs::File::open(path).map_err(|e| ParamsError::io(path, e))?;
+        // SAFETY: the map is read-only and dropped before returning; a file
+        // truncated underneath us by another process is outside our control,
+        // as with any reader of mapped files.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ParamsError::io(path, e))?;
+        Self::from_bytes(&map, opts)
+    }
+}

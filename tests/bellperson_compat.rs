@@ -1,0 +1,139 @@
+//! Byte-for-byte agreement with bellperson 0.27: same params, witness, r
+//! and s give the same proof bytes; params files cross both ways; each
+//! side's verifier accepts the other's proofs.
+
+use bellperson::groth16 as bp;
+use blstrs::Scalar as Fr;
+use cuzk_core::circuits::{BuiltinCircuit, CircuitSpec};
+use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, verify_proofs_batch, Proof};
+use cuzk_tests::*;
+use ff::Field;
+use rand::RngCore;
+
+/// Our setup → bellperson reads it → identical proofs both ways, mutual
+/// verification.
+fn check_against_bellperson(spec: CircuitSpec, seeds: &[u64], tag: &str) {
+    let mut rng = rng(tag);
+    let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
+    let bp_params = to_bellperson(&params);
+    let pvk = prepare_verifying_key(&params.vk);
+    let bp_pvk = bp::prepare_verifying_key(&bp_params.vk);
+    for &seed in seeds {
+        let circuit = spec.instance(seed);
+        let inputs = circuit.public_inputs().unwrap();
+        let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+        let ours = groth16::prove_deterministic(&params, circuit.clone(), r, s).unwrap();
+        let theirs = bp::create_proof(circuit, &bp_params, r, s).unwrap();
+        assert_eq!(ours.to_bytes().to_vec(), bp_proof_bytes(&theirs), "{tag} seed {seed}: proof bytes differ");
+        assert!(verify_proof(&pvk, &ours, &inputs).unwrap(), "{tag}: our verifier rejects our proof");
+        assert!(bp::verify_proof(&bp_pvk, &bp_proof_from(&ours), &inputs).unwrap(), "{tag}: bellperson rejects our proof");
+        let mut wrong = inputs.clone();
+        if let Some(x) = wrong.first_mut() {
+            *x += Fr::ONE;
+            assert!(!verify_proof(&pvk, &ours, &wrong).unwrap(), "{tag}: wrong input accepted");
+        }
+    }
+}
+
+#[test]
+fn synthetic_non_power_of_two() {
+    check_against_bellperson(CircuitSpec::Synthetic { constraints: 1000, inputs: 8 }, &[1, 2], "synthetic:1000:8");
+}
+
+#[test]
+fn synthetic_exact_power_of_two_and_odd_sizes() {
+    for constraints in [64, 4096, 4097, 6143] {
+        let spec = CircuitSpec::Synthetic { constraints, inputs: 3 };
+        check_against_bellperson(spec, &[7], &spec.to_string());
+    }
+}
+
+#[test]
+fn many_public_inputs() {
+    check_against_bellperson(CircuitSpec::Synthetic { constraints: 3001, inputs: 200 }, &[3], "synthetic:3001:200");
+}
+
+#[test]
+fn sha256_preimage() {
+    check_against_bellperson(CircuitSpec::Sha256 { blocks: 1 }, &[4], "sha256:1");
+}
+
+#[test]
+fn mimc_chain() {
+    check_against_bellperson(CircuitSpec::Mimc { hashes: 2 }, &[5, 6], "mimc:2");
+}
+
+#[test]
+fn zero_aux_variables() {
+    let mut rng = rng("zero-aux");
+    let params = groth16::generate_random_parameters(SquareNoAux { x: None }, &mut rng).unwrap();
+    assert!(params.l.is_empty());
+    let bp_params = to_bellperson(&params);
+    let x = Fr::random(&mut rng);
+    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+    let ours = groth16::prove_deterministic(&params, SquareNoAux { x: Some(x) }, r, s).unwrap();
+    let theirs = bp::create_proof(SquareNoAux { x: Some(x) }, &bp_params, r, s).unwrap();
+    assert_eq!(ours.to_bytes().to_vec(), bp_proof_bytes(&theirs));
+    let pvk = prepare_verifying_key(&params.vk);
+    assert!(verify_proof(&pvk, &ours, &[x, x * x]).unwrap());
+    assert!(!verify_proof(&pvk, &ours, &[x, x]).unwrap());
+}
+
+/// Bellperson's setup → we read it (and write identical bytes back) →
+/// identical proofs; bellperson's own random proofs pass our verifier.
+#[test]
+fn bellperson_params_and_proofs() {
+    let mut rng = rng("bp-params");
+    let spec = CircuitSpec::Synthetic { constraints: 777, inputs: 5 };
+    let bp_params = bp::generate_random_parameters::<blstrs::Bls12, _, _>(spec.blank(), &mut rng).unwrap();
+    let (params, bytes) = from_bellperson(&bp_params);
+    let mut rewritten = Vec::new();
+    params.write(&mut rewritten).unwrap();
+    assert!(rewritten == bytes, "params round trip changed bytes");
+    let pvk = prepare_verifying_key(&params.vk);
+    for seed in [11, 12] {
+        let c: BuiltinCircuit = spec.instance(seed);
+        let inputs = c.public_inputs().unwrap();
+        let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+        let ours = groth16::prove_deterministic(&params, c.clone(), r, s).unwrap();
+        let theirs = bp::create_proof(c.clone(), &bp_params, r, s).unwrap();
+        assert_eq!(ours.to_bytes().to_vec(), bp_proof_bytes(&theirs));
+        let random = bp::create_random_proof(c, &bp_params, &mut rng).unwrap();
+        let parsed = Proof::from_bytes(&bp_proof_bytes(&random)).unwrap();
+        assert!(verify_proof(&pvk, &parsed, &inputs).unwrap());
+    }
+}
+
+/// A batch sharing one SRS equals bellperson's batch, and batch
+/// verification accepts it and rejects it with one bad proof inside.
+#[test]
+fn batch_proving_and_batch_verification() {
+    let mut rng = rng("batch");
+    let spec = CircuitSpec::Synthetic { constraints: 2500, inputs: 4 };
+    let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
+    let bp_params = to_bellperson(&params);
+    let circuits: Vec<BuiltinCircuit> = (0..4).map(|i| spec.instance(100 + i)).collect();
+    let inputs: Vec<Vec<Fr>> = circuits.iter().map(|c| c.public_inputs().unwrap()).collect();
+    let rs: Vec<(Fr, Fr)> = (0..4).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
+    let ours = groth16::prove_batch_deterministic(&params, circuits.clone(), &rs).unwrap();
+    let theirs = bp::create_proof_batch(
+        circuits,
+        &bp_params,
+        rs.iter().map(|x| x.0).collect(),
+        rs.iter().map(|x| x.1).collect(),
+    )
+    .unwrap();
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert_eq!(o.to_bytes().to_vec(), bp_proof_bytes(t));
+    }
+    let pvk = prepare_verifying_key(&params.vk);
+    assert!(verify_proofs_batch(&pvk, &ours, &inputs, &mut rng).unwrap());
+    let mut bad = ours.clone();
+    bad.swap(0, 1);
+    assert!(!verify_proofs_batch(&pvk, &bad, &inputs, &mut rng).unwrap());
+    // Random r, s: proofs differ from run to run but verify.
+    let fresh = groth16::prove_batch(&params, (0..2).map(|i| spec.instance(100 + i)).collect()).unwrap();
+    assert_ne!(fresh[0].to_bytes(), ours[0].to_bytes());
+    assert!(verify_proofs_batch(&pvk, &fresh, &inputs[..2], &mut rng).unwrap());
+    let _ = rng.next_u32();
+}

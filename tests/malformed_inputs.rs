@@ -1,0 +1,215 @@
+//! Bad inputs get named errors, never panics: tampered proofs, wrong
+//! inputs or keys fail verification; truncated, oversized or corrupted
+//! params files are rejected with the section and byte offset.
+
+use blstrs::{Fp, G1Affine, Scalar as Fr};
+use cuzk_core::circuits::CircuitSpec;
+use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof, ProofError};
+use cuzk_core::srs::{Parameters, ParamsError, PointFault, ReadOptions, VerifyingKey};
+use cuzk_tests::rng;
+use ff::Field;
+use rand::{Rng, RngCore};
+
+const SPEC: CircuitSpec = CircuitSpec::Synthetic { constraints: 300, inputs: 3 };
+
+fn fixture() -> (Parameters, Vec<u8>) {
+    let mut rng = rng("fixture");
+    let params = groth16::generate_random_parameters(SPEC.blank(), &mut rng).unwrap();
+    let mut bytes = Vec::new();
+    params.write(&mut bytes).unwrap();
+    (params, bytes)
+}
+
+/// Byte offset of the count of section `k` (0 = IC, 1 = H, … 5 = B_G2).
+fn section_offset(p: &Parameters, k: usize) -> usize {
+    let vk = 96 * 3 + 192 * 3;
+    let sizes = [p.vk.ic.len() * 96, p.h.len() * 96, p.l.len() * 96, p.a.len() * 96, p.b_g1.len() * 96];
+    vk + sizes[..k].iter().map(|s| s + 4).sum::<usize>()
+}
+
+#[test]
+fn tampered_proofs_wrong_inputs_and_wrong_keys_fail() {
+    let mut rng = rng("tamper");
+    let (params, _) = fixture();
+    let other = groth16::generate_random_parameters(SPEC.blank(), &mut rng).unwrap();
+    let c = SPEC.instance(9);
+    let inputs = c.public_inputs().unwrap();
+    let proof = groth16::prove(&params, c).unwrap();
+    let pvk = prepare_verifying_key(&params.vk);
+    assert!(verify_proof(&pvk, &proof, &inputs).unwrap());
+    // Wrong VK.
+    assert!(!verify_proof(&prepare_verifying_key(&other.vk), &proof, &inputs).unwrap());
+    // Wrong input count is an error, not a false.
+    assert!(verify_proof(&pvk, &proof, &inputs[1..]).is_err());
+    // Wrong input value.
+    let mut wrong = inputs.clone();
+    wrong[2] += Fr::ONE;
+    assert!(!verify_proof(&pvk, &proof, &wrong).unwrap());
+    // Every single-bit flip either fails to parse or fails to verify.
+    let bytes = proof.to_bytes();
+    for _ in 0..64 {
+        let mut t = bytes;
+        let bit = rng.gen_range(0..192 * 8);
+        t[bit / 8] ^= 1 << (bit % 8);
+        match Proof::from_bytes(&t) {
+            Ok(p) => assert!(!verify_proof(&pvk, &p, &inputs).unwrap(), "flipped bit {bit} verified"),
+            Err(ProofError::InvalidPoint(_)) | Err(ProofError::Infinity(_)) => {}
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    assert_eq!(Proof::from_bytes(&bytes[..191]), Err(ProofError::Length(191)));
+    // Swapped A and C points are still valid points but do not verify.
+    let swapped = Proof { a: proof.c, b: proof.b, c: proof.a };
+    assert!(!verify_proof(&pvk, &swapped, &inputs).unwrap());
+}
+
+#[test]
+fn truncated_params_name_the_section_and_offset() {
+    let (params, bytes) = fixture();
+    assert_eq!(Parameters::from_bytes(&bytes, ReadOptions::default()).unwrap(), params);
+    let cases = [
+        (10, "vk.alpha_g1"),
+        (96 + 5, "vk.beta_g1"),
+        (section_offset(&params, 0) + 2, "vk.ic"),
+        (section_offset(&params, 1) + 100, "h"),
+        (section_offset(&params, 2) + 4, "l"),
+        (section_offset(&params, 3) + 3, "a"),
+        (section_offset(&params, 4) + 99, "b_g1"),
+        (bytes.len() - 1, "b_g2"),
+    ];
+    for (cut, section) in cases {
+        match Parameters::from_bytes(&bytes[..cut], ReadOptions::default()) {
+            Err(ParamsError::Truncated { section: s, offset, .. }) => {
+                assert_eq!(s, section, "cut at {cut}");
+                assert!(offset <= cut);
+            }
+            other => panic!("cut at {cut}: expected Truncated in {section}, got {other:?}"),
+        }
+    }
+    let mut long = bytes.clone();
+    long.extend_from_slice(&[0u8; 7]);
+    assert!(matches!(
+        Parameters::from_bytes(&long, ReadOptions::default()),
+        Err(ParamsError::TrailingBytes { offset, extra: 7 }) if offset == bytes.len()
+    ));
+    // The .vk prefix alone is a valid .vk file, and not a valid .params.
+    let vk_len = section_offset(&params, 1);
+    assert_eq!(VerifyingKey::from_bytes(&bytes[..vk_len], ReadOptions::default()).unwrap(), params.vk);
+    assert!(matches!(VerifyingKey::from_bytes(&bytes, ReadOptions::default()), Err(ParamsError::TrailingBytes { .. })));
+}
+
+#[test]
+fn wrong_counts_are_rejected() {
+    let (params, bytes) = fixture();
+    for k in 1..6 {
+        let at = section_offset(&params, k);
+        for delta in [1i64, -1, 1 << 20] {
+            let mut b = bytes.clone();
+            let count = u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as i64 + delta;
+            b[at..at + 4].copy_from_slice(&(count as u32).to_be_bytes());
+            let r = Parameters::from_bytes(&b, ReadOptions::default());
+            assert!(r.is_err(), "section {k} count {delta:+}: accepted");
+        }
+    }
+}
+
+/// A point on E(Fp) (y² = x³ + 4) that is not in the prime-order subgroup.
+fn point_outside_subgroup() -> [u8; 96] {
+    let mut x = Fp::ONE;
+    loop {
+        x += Fp::ONE;
+        let rhs = x.square() * x + Fp::from(4u64);
+        if let Some(y) = Option::<Fp>::from(rhs.sqrt()) {
+            let mut out = [0u8; 96];
+            out[..48].copy_from_slice(&x.to_bytes_be());
+            out[48..].copy_from_slice(&y.to_bytes_be());
+            if let Some(p) = Option::<G1Affine>::from(G1Affine::from_uncompressed_unchecked(&out)) {
+                if !bool::from(p.is_torsion_free()) {
+                    return out;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_points_are_named_with_offset() {
+    let (params, bytes) = fixture();
+    let l_first = section_offset(&params, 2) + 4;
+    let l_third = l_first + 2 * 96;
+
+    // Off the curve: perturb y.
+    let mut b = bytes.clone();
+    b[l_third + 95] ^= 1;
+    match Parameters::from_bytes(&b, ReadOptions::default()) {
+        Err(ParamsError::InvalidPoint { section: "l", index: 2, offset, fault: PointFault::NotOnCurve }) => {
+            assert_eq!(offset, l_third)
+        }
+        other => panic!("expected NotOnCurve in l, got {other:?}"),
+    }
+
+    // On the curve, outside the subgroup: caught unless checks are off.
+    let mut b = bytes.clone();
+    b[l_first..l_first + 96].copy_from_slice(&point_outside_subgroup());
+    assert!(matches!(
+        Parameters::from_bytes(&b, ReadOptions::default()),
+        Err(ParamsError::InvalidPoint { section: "l", index: 0, fault: PointFault::NotInSubgroup, .. })
+    ));
+    assert!(Parameters::from_bytes(&b, ReadOptions::trusted()).is_ok());
+
+    // Compressed-flag and infinity encodings are not valid here.
+    let h_first = section_offset(&params, 1) + 4;
+    let mut b = bytes.clone();
+    b[h_first] |= 0x80;
+    assert!(matches!(
+        Parameters::from_bytes(&b, ReadOptions::default()),
+        Err(ParamsError::InvalidPoint { section: "h", index: 0, fault: PointFault::BadEncoding, .. })
+    ));
+    let mut b = bytes.clone();
+    b[h_first..h_first + 96].fill(0);
+    b[h_first] = 0x40;
+    assert!(matches!(
+        Parameters::from_bytes(&b, ReadOptions::default()),
+        Err(ParamsError::InvalidPoint { section: "h", fault: PointFault::Infinity, .. })
+    ));
+    // A coordinate ≥ p.
+    let mut b = bytes.clone();
+    b[h_first..h_first + 48].fill(0x1f);
+    assert!(Parameters::from_bytes(&b, ReadOptions::default()).is_err());
+}
+
+#[test]
+fn random_corruption_never_panics() {
+    let mut rng = rng("fuzz");
+    let (_, bytes) = fixture();
+    for _ in 0..300 {
+        let mut b = bytes.clone();
+        match rng.gen_range(0..3) {
+            0 => {
+                let n = rng.gen_range(1..8);
+                for _ in 0..n {
+                    let i = rng.gen_range(0..b.len());
+                    b[i] = rng.gen();
+                }
+            }
+            1 => b.truncate(rng.gen_range(0..b.len())),
+            _ => {
+                let i = rng.gen_range(0..b.len());
+                let mut junk = vec![0u8; rng.gen_range(1..200)];
+                rng.fill_bytes(&mut junk);
+                b.splice(i..i, junk);
+            }
+        }
+        let _ = Parameters::from_bytes(&b, ReadOptions::default());
+        let _ = VerifyingKey::from_bytes(&b, ReadOptions::default());
+        let _ = Proof::from_bytes(&b[..192.min(b.len())]);
+    }
+}
+
+#[test]
+fn params_for_another_circuit_are_a_named_error() {
+    let (params, _) = fixture();
+    let other = CircuitSpec::Synthetic { constraints: 301, inputs: 3 }.instance(1);
+    let err = groth16::prove(&params, other).unwrap_err().to_string();
+    assert!(err.contains("different circuit"), "{err}");
+}
