@@ -5,7 +5,8 @@
 //! build/install-nvcc.sh installs) or on PATH. Without nvcc the crate builds
 //! its documented CPU-only configuration: native/no_cuda.c answers every call
 //! with CUZK_ERR_NO_CUDA and `cuzk_sys::AVAILABLE` is false; set
-//! CUZK_REQUIRE_CUDA=1 to make a missing nvcc an error instead (CI does).
+//! CUZK_REQUIRE_CUDA=1 to make a missing nvcc an error instead, or
+//! CUZK_NO_CUDA=1 to build the CPU-only configuration even with nvcc.
 //!
 //! Device code is always optimised (never `-G`, whatever the profile) and
 //! built for sm_80, sm_86, sm_89, sm_90 and sm_120 plus compute_120 PTX;
@@ -24,14 +25,15 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
 
     println!("cargo:rerun-if-changed={}", native.display());
-    for var in ["NVCC", "CUDA_HOME", "CUZK_CUDA_ARCHS", "CUZK_REQUIRE_CUDA"] {
+    for var in ["NVCC", "CUDA_HOME", "CUZK_CUDA_ARCHS", "CUZK_REQUIRE_CUDA", "CUZK_NO_CUDA"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo::rustc-check-cfg=cfg(cuzk_cuda)");
 
     generate_bindings(&native, &out);
 
-    match find_nvcc(&root) {
+    let no_cuda = env::var_os("CUZK_NO_CUDA").is_some_and(|v| v != "0");
+    match find_nvcc(&root).filter(|_| !no_cuda) {
         Some(nvcc) => {
             compile_cuda(&native, &nvcc);
             println!("cargo:rustc-cfg=cuzk_cuda");
