@@ -24,7 +24,13 @@ if ! ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so*
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev >/dev/null
 fi
 
-if [ ! -x "$VENV/bin/python" ]; then
+# Debian's python3 lacks ensurepip unless python3-venv is installed.
+if [ ! -x "$VENV/bin/python" ] && ! python3 -m venv "$VENV" 2>/dev/null; then
+    rm -rf "$VENV"
+    echo "install-nvcc: installing python3-venv"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
     python3 -m venv "$VENV"
 fi
 SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
