@@ -131,6 +131,21 @@ struct mont_t {
                      : "r"(a[N - 2]), "r"(bi));
     }
 
+    // acc += (a[2], a[4], ...) * bi as pairs into acc[2..], continuing the
+    // carry chain already started on acc[0..1].
+    __device__ __forceinline__ static void madc_pairs_from_2(uint32_t *acc, const uint32_t *a, uint32_t bi) {
+#pragma unroll
+        for (int j = 2; j < N; j += 2)
+            asm volatile("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;"
+                         : "+r"(acc[j]), "+r"(acc[j + 1])
+                         : "r"(a[j]), "r"(bi));
+    }
+
+    // Moduli whose limbs 0 and 1 are 1 and 2^32 - 1 (Fr's r) need no
+    // multiplications for them: q * 1 = q, and q * (2^32 - 1) has low word
+    // -q and high word q - (q != 0).
+    static constexpr bool low_limbs_cheap = P::mod(0) == 1 && P::mod(1) == 0xffffffffu;
+
     // One row: (even, odd) += a * bi, then += q * m with q zeroing even[0].
     // `even` is the aligned array of this row; `odd` the offset one.
     __device__ __forceinline__ static void row(uint32_t *even, uint32_t *odd, const uint32_t *a, uint32_t bi,
@@ -147,8 +162,21 @@ struct mont_t {
             asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
         }
         const uint32_t q = even[0] * P::m0;
-        mad_pairs(odd, m + 1, q);
-        mad_pairs(even, m, q);
+        if constexpr (low_limbs_cheap) {
+            uint32_t neg_q, q_hi;
+            asm volatile("sub.cc.u32 %0, %2, %3; subc.u32 %1, %3, %2;" : "=r"(neg_q), "=r"(q_hi) : "r"(0u), "r"(q));
+            asm volatile("add.cc.u32 %0, %0, %2; addc.cc.u32 %1, %1, %3;"
+                         : "+r"(odd[0]), "+r"(odd[1])
+                         : "r"(neg_q), "r"(q_hi));
+            madc_pairs_from_2(odd, m + 1, q);
+            asm volatile("add.cc.u32 %0, %0, %2; addc.cc.u32 %1, %1, %3;"
+                         : "+r"(even[0]), "+r"(even[1])
+                         : "r"(q), "r"(0u));
+            madc_pairs_from_2(even, m, q);
+        } else {
+            mad_pairs(odd, m + 1, q);
+            mad_pairs(even, m, q);
+        }
         asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
     }
 
