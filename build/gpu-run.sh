@@ -4,6 +4,7 @@
 # a short table is printed last.
 #
 #   bash .gpu-bundle/run.sh [--quick] [--no-bench] [--only-bench]
+#   ONLY="h_term api" bash .gpu-bundle/run.sh      (just these test binaries)
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,6 +27,7 @@ summary=()
 if [ "$TESTS" = 1 ]; then
     for t in "$HERE"/tests/*; do
         name="$(basename "$t")"
+        if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
         start=$(date +%s)
         "$t" --test-threads=1 --nocapture >"$OUT/test-$name.log" 2>&1
         rc=$?

@@ -137,6 +137,17 @@ int32_t cuzk_ntt(const cuzk_ntt_context *ctx, cuzk_stream *stream, void *data, u
 int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const void *b, const void *c,
                     uint64_t n, uint32_t log_n, void *d_a, void *d_b, void *d_c, cuzk_error *err);
 
+/* The same H term in two steps, for pre-staging: cuzk_h_stage enqueues the
+ * uploads (and zero padding) of a, b, c into d_a, d_b, d_c on `stream`
+ * (host memory must stay valid until the stream reaches that point;
+ * pageable memory makes the call itself wait); cuzk_h_compute enqueues the
+ * whole computation on `stream`, leaving h in d_a as cuzk_h_term does.
+ * Neither synchronizes the device or allocates. */
+int32_t cuzk_h_stage(const cuzk_ntt_context *ctx, cuzk_stream *stream, const void *a, const void *b,
+                     const void *c, uint64_t n, uint32_t log_n, void *d_a, void *d_b, void *d_c, cuzk_error *err);
+int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_a, void *d_b,
+                       void *d_c, cuzk_error *err);
+
 /* ---- MSM over G1 and G2 (native/ec/, native/msm/) ------------------------ */
 
 /* out = sum_i scalars[i] * points[i], Pippenger with signed windows.

@@ -63,6 +63,16 @@ int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const void *b, c
     (void)ctx, (void)a, (void)b, (void)c, (void)n, (void)l, (void)da, (void)db, (void)dc;
     return no_cuda(err);
 }
+int32_t cuzk_h_stage(const cuzk_ntt_context *ctx, cuzk_stream *s, const void *a, const void *b, const void *c,
+                     uint64_t n, uint32_t l, void *da, void *db, void *dc, cuzk_error *err) {
+    (void)ctx, (void)s, (void)a, (void)b, (void)c, (void)n, (void)l, (void)da, (void)db, (void)dc;
+    return no_cuda(err);
+}
+int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *s, uint32_t l, void *da, void *db, void *dc,
+                       cuzk_error *err) {
+    (void)ctx, (void)s, (void)l, (void)da, (void)db, (void)dc;
+    return no_cuda(err);
+}
 int32_t cuzk_test_field_op(int32_t o, cuzk_test_field f, cuzk_test_op op, const void *a, const void *b, void *out,
                            uint64_t n, cuzk_error *err) {
     (void)o, (void)f, (void)op, (void)a, (void)b, (void)out, (void)n;

@@ -164,7 +164,7 @@ impl<T: Copy> DeviceBuffer<T> {
         if stream.device != self.device {
             return Err(Error::invalid("stream and buffer on different devices"));
         }
-        if at.checked_add(n).map_or(true, |end| end > self.len) {
+        if !matches!(at.checked_add(n), Some(end) if end <= self.len) {
             return Err(Error::invalid(format!("range {at}+{n} outside a buffer of {}", self.len)));
         }
         Ok(())

@@ -21,10 +21,11 @@ pub fn element_bytes(field: Field) -> usize {
 /// out[i] = op(a[i], b[i]) computed on `device`; arrays of u64 limbs.
 pub fn field_op(device: i32, field: Field, op: Op, a: &[u64], b: &[u64], out: &mut [u64]) -> Result<()> {
     let limbs = element_bytes(field) / 8;
-    if a.len() != b.len() || a.len() != out.len() || a.len() % limbs != 0 {
+    let n = a.len() / limbs;
+    if a.len() != b.len() || a.len() != out.len() || n * limbs != a.len() {
         return Err(Error::invalid("field_op: mismatched buffers"));
     }
-    let n = (a.len() / limbs) as u64;
+    let n = n as u64;
     call(|e| unsafe {
         ffi::cuzk_test_field_op(
             device,

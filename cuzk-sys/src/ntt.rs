@@ -69,13 +69,8 @@ impl NttContext {
     /// 2^log_n elements each, zero-padded): leaves the coefficients of h in
     /// `bufs.a` (the first 2^log_n - 1 of them count). Returns when done.
     pub fn h_term(&self, a: &[FrRepr], b: &[FrRepr], c: &[FrRepr], log_n: u32, bufs: &mut HTermBuffers) -> Result<()> {
+        self.check_h(a, b, c, log_n, bufs)?;
         let n = a.len();
-        if b.len() != n || c.len() != n {
-            return Err(Error::invalid(format!("a, b, c lengths differ: {}, {}, {}", n, b.len(), c.len())));
-        }
-        if bufs.log_n < log_n || bufs.a.device() != self.device {
-            return Err(Error::invalid("H buffers too small or on another device"));
-        }
         call(|e| unsafe {
             ffi::cuzk_h_term(
                 self.raw,
@@ -83,6 +78,68 @@ impl NttContext {
                 b.as_ptr() as *const c_void,
                 c.as_ptr() as *const c_void,
                 n as u64,
+                log_n,
+                bufs.a.as_mut_ptr(),
+                bufs.b.as_mut_ptr(),
+                bufs.c.as_mut_ptr(),
+                e,
+            )
+        })
+    }
+}
+
+impl NttContext {
+    fn check_h(&self, a: &[FrRepr], b: &[FrRepr], c: &[FrRepr], log_n: u32, bufs: &HTermBuffers) -> Result<()> {
+        if b.len() != a.len() || c.len() != a.len() {
+            return Err(Error::invalid(format!("a, b, c lengths differ: {}, {}, {}", a.len(), b.len(), c.len())));
+        }
+        if bufs.log_n < log_n || bufs.a.device() != self.device {
+            return Err(Error::invalid("H buffers too small or on another device"));
+        }
+        Ok(())
+    }
+
+    /// Pre-staging, step 1 of [`NttContext::h_term`] split in two: uploads
+    /// a, b, c (zero-padded to 2^log_n) into `bufs` on `stream` and waits
+    /// for the copies (the host slices are borrowed only for this call).
+    pub fn h_stage(
+        &self,
+        stream: &Stream,
+        a: &[FrRepr],
+        b: &[FrRepr],
+        c: &[FrRepr],
+        log_n: u32,
+        bufs: &mut HTermBuffers,
+    ) -> Result<()> {
+        self.check_h(a, b, c, log_n, bufs)?;
+        call(|e| unsafe {
+            ffi::cuzk_h_stage(
+                self.raw,
+                stream.raw(),
+                a.as_ptr() as *const c_void,
+                b.as_ptr() as *const c_void,
+                c.as_ptr() as *const c_void,
+                a.len() as u64,
+                log_n,
+                bufs.a.as_mut_ptr(),
+                bufs.b.as_mut_ptr(),
+                bufs.c.as_mut_ptr(),
+                e,
+            )
+        })?;
+        stream.synchronize()
+    }
+
+    /// Step 2: enqueues the H computation on the staged `bufs` on `stream`;
+    /// h is in `bufs.a` once the stream gets there.
+    pub fn h_compute(&self, stream: &Stream, log_n: u32, bufs: &mut HTermBuffers) -> Result<()> {
+        if bufs.log_n < log_n || bufs.a.device() != self.device {
+            return Err(Error::invalid("H buffers too small or on another device"));
+        }
+        call(|e| unsafe {
+            ffi::cuzk_h_compute(
+                self.raw,
+                stream.raw(),
                 log_n,
                 bufs.a.as_mut_ptr(),
                 bufs.b.as_mut_ptr(),

@@ -2,4 +2,5 @@ pub mod bench;
 pub mod demo;
 pub mod prove;
 pub mod setup;
+pub mod timeline;
 pub mod verify;
