@@ -21,7 +21,7 @@ export CUZK_REQUIRE_CUDA=1
 cd "$ROOT"
 json="$(mktemp)"
 cargo build --release -p cuzk-sys --tests --benches --message-format=json-render-diagnostics >"$json"
-cargo build --release -p cuzk-tests --test gpu_vs_cpu --message-format=json-render-diagnostics >>"$json"
+cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --message-format=json-render-diagnostics >>"$json"
 
 rm -rf "$DEST"
 mkdir -p "$DEST/tests" "$DEST/benches"

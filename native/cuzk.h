@@ -148,6 +148,48 @@ int32_t cuzk_h_stage(const cuzk_ntt_context *ctx, cuzk_stream *stream, const voi
 int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_a, void *d_b,
                        void *d_c, cuzk_error *err);
 
+/* ---- MSM over G1 and G2 (native/ec/, native/msm/) ------------------------ */
+
+/* out = sum_i scalars[i] * points[i], Pippenger with signed windows.
+ * points: n affine points in blst's layout (blst_p1_affine, 96 bytes, for
+ *   G1; blst_p2_affine, 192 bytes, for G2: x then y, Montgomery Fp / Fp2);
+ *   the point at infinity is all zero bytes, as blst stores it.
+ * scalars: n Fr in blst's Montgomery form (blstrs::Scalar, 32 bytes); the
+ *   device converts them to canonical integers.
+ * Either array may be host memory (pinned or pageable, uploaded chunk by
+ * chunk) or device memory (flags). n < 2^31.
+ * out: blst_p1 (144 bytes, Jacobian) or blst_p2 (288 bytes); the identity
+ *   has Z = 0. Returns when the result is on the host.
+ * opts may be NULL: automatic window size, chunks of up to 2^29 sort
+ * entries. Results do not depend on the options. stats may be NULL. */
+typedef enum cuzk_msm_flags {
+    CUZK_MSM_POINTS_ON_DEVICE = 1,
+    CUZK_MSM_SCALARS_ON_DEVICE = 2
+} cuzk_msm_flags;
+
+typedef struct cuzk_msm_options {
+    uint32_t window_bits;      /* 0 = chosen from n; else 2..24 */
+    uint64_t max_chunk_points; /* 0 = automatic; else points per chunk */
+} cuzk_msm_options;
+
+typedef struct cuzk_msm_stats {
+    float device_ms;      /* device time from the first upload to the result */
+    uint32_t window_bits; /* the window size used */
+    uint32_t chunks;      /* how many chunks the points were taken in */
+} cuzk_msm_stats;
+
+int32_t cuzk_msm_g1(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,
+                    const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats, cuzk_error *err);
+int32_t cuzk_msm_g2(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,
+                    const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats, cuzk_error *err);
+
+/* Tests and benches only (native/msm/test_inputs.cu): fills device buffers
+ * with n valid points (multiples k_i * generator of `distinct` pseudo-random
+ * k_i, repeated cyclically) and n pseudo-random scalars. generator: a host
+ * affine point of G1 (g2 = 0) or G2 (g2 = 1). Synchronizes the device. */
+int32_t cuzk_test_msm_inputs(int32_t ordinal, int32_t g2, const void *generator, uint64_t seed, uint64_t n,
+                             uint64_t distinct, void *d_points, void *d_scalars, cuzk_error *err);
+
 /* ---- tests only (native/ff/field_test.cu) -------------------------------- */
 
 typedef enum cuzk_test_field { CUZK_TEST_FR = 0, CUZK_TEST_FP = 1, CUZK_TEST_FP2 = 2 } cuzk_test_field;

@@ -78,3 +78,18 @@ int32_t cuzk_test_field_op(int32_t o, cuzk_test_field f, cuzk_test_op op, const 
     (void)o, (void)f, (void)op, (void)a, (void)b, (void)out, (void)n;
     return no_cuda(err);
 }
+int32_t cuzk_msm_g1(int32_t o, const void *p, const void *s, uint64_t n, uint32_t f, const cuzk_msm_options *op,
+                    void *out, cuzk_msm_stats *st, cuzk_error *err) {
+    (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;
+    return no_cuda(err);
+}
+int32_t cuzk_msm_g2(int32_t o, const void *p, const void *s, uint64_t n, uint32_t f, const cuzk_msm_options *op,
+                    void *out, cuzk_msm_stats *st, cuzk_error *err) {
+    (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;
+    return no_cuda(err);
+}
+int32_t cuzk_test_msm_inputs(int32_t o, int32_t g2, const void *g, uint64_t seed, uint64_t n, uint64_t d,
+                             void *p, void *s, cuzk_error *err) {
+    (void)o, (void)g2, (void)g, (void)seed, (void)n, (void)d, (void)p, (void)s;
+    return no_cuda(err);
+}

@@ -1,6 +1,7 @@
 //! Bindings to cuzk's CUDA code in `native/` (the C ABI of `native/cuzk.h`),
 //! plus thin safe wrappers: devices, streams, events, device and pinned
-//! memory, VRAM accounting, the per-GPU locks, the NTT and the H term.
+//! memory, VRAM accounting, the per-GPU locks, the NTT and the H term, and
+//! the G1/G2 MSMs.
 //!
 //! Built without nvcc, the crate is its CPU-only configuration: [`AVAILABLE`]
 //! is false, [`device::device_count`] is 0 and every other call returns an
@@ -11,6 +12,7 @@ mod error;
 #[doc(hidden)]
 pub mod field_test;
 pub mod gpu_locks;
+pub mod msm;
 pub mod ntt;
 pub mod vram;
 

@@ -3,6 +3,8 @@
 //! waste), [`h_term`] (the quotient polynomial), [`prover`], [`proof`],
 //! [`verifier`].
 
+#[cfg(feature = "cuda")]
+pub mod gpu_prover;
 pub mod h_term;
 pub mod proof;
 pub mod prover;
@@ -13,7 +15,7 @@ pub mod verifier;
 pub use proof::{Proof, ProofError};
 pub use prover::{
     prove, prove_batch, prove_batch_deterministic, prove_deterministic, prove_synthesized,
-    prove_synthesized_deterministic, ProveError,
+    prove_synthesized_deterministic, assemble, MsmResults, ProveError,
 };
 pub use setup::{generate_parameters, generate_random_parameters, SetupError, ToxicWaste};
 pub use verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

@@ -116,7 +116,7 @@ fn synthesize_all<C: Circuit<Fr> + Send>(circuits: Vec<C>) -> Result<Vec<Proving
     Ok(all)
 }
 
-fn check_same_shape(a: &ProvingAssignment, b: &ProvingAssignment, index: usize) -> Result<(), ProveError> {
+pub(crate) fn check_same_shape(a: &ProvingAssignment, b: &ProvingAssignment, index: usize) -> Result<(), ProveError> {
     let what = if a.num_constraints() != b.num_constraints() {
         "constraint count"
     } else if a.input_assignment.len() != b.input_assignment.len() {
@@ -134,7 +134,7 @@ fn check_same_shape(a: &ProvingAssignment, b: &ProvingAssignment, index: usize) 
     Err(ProveError::BatchShape { index, what })
 }
 
-fn check_params(params: &Parameters, pa: &ProvingAssignment) -> Result<(), ProveError> {
+pub(crate) fn check_params(params: &Parameters, pa: &ProvingAssignment) -> Result<(), ProveError> {
     let n = crate::ntt::Domain::for_len(pa.num_constraints())?.size();
     let checks = [
         ("IC", params.vk.ic.len(), pa.input_assignment.len()),
@@ -176,17 +176,30 @@ fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr) -> Resul
     let b2_acc = msm_with_density(&params.b_g2[..b_in], Some(&pa.b_input_density), inputs)
         + msm_with_density(&params.b_g2[b_in..], Some(&pa.b_aux_density), aux);
     let t_msm = t.elapsed();
+    debug!("proof: h term {t_h:?}, msms {t_msm:?}");
+    Ok(assemble(&params.vk, MsmResults { h: h_acc, l: l_acc, a: a_acc, b_g1: b1_acc, b_g2: b2_acc }, r, s))
+}
 
-    let vk = &params.vk;
-    let g_a: G1Projective = vk.alpha_g1.to_curve() + a_acc + vk.delta_g1 * r;
-    let g_b: G2Projective = vk.beta_g2.to_curve() + b2_acc + vk.delta_g2 * s;
-    let g_c: G1Projective = h_acc
-        + l_acc
-        + a_acc * s
-        + b1_acc * r
+/// The five MSM results of one circuit (any backend).
+pub struct MsmResults {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+    pub b_g2: G2Projective,
+}
+
+/// The epilogue shared by every backend: the proof from the MSM results
+/// and r, s. Equal MSM results give byte-identical proofs.
+pub fn assemble(vk: &crate::srs::VerifyingKey, m: MsmResults, r: Fr, s: Fr) -> Proof {
+    let g_a: G1Projective = vk.alpha_g1.to_curve() + m.a + vk.delta_g1 * r;
+    let g_b: G2Projective = vk.beta_g2.to_curve() + m.b_g2 + vk.delta_g2 * s;
+    let g_c: G1Projective = m.h
+        + m.l
+        + m.a * s
+        + m.b_g1 * r
         + vk.alpha_g1 * s
         + vk.beta_g1 * r
         + vk.delta_g1 * (r * s);
-    debug!("proof: h term {t_h:?}, msms {t_msm:?}");
-    Ok(Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() })
+    Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
 }

@@ -1,0 +1,102 @@
+//! GPU MSM benchmark (plain binary): G1 at 2^20, 2^24, 2^26 and G2 at 2^20,
+//! 2^24 with pseudo-random scalars and valid points made on the device
+//! (2^20 distinct multiples of the generator, repeated), inputs resident in
+//! device memory. Times are device events around one whole MSM (sort,
+//! accumulation, reduction; no uploads), median of several runs after one
+//! warm-up. Also checks at 2^24 that other window sizes and chunkings give
+//! the same point. Prints a table last. Args: `--quick` for fewer runs.
+
+use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
+use cuzk_sys::{DeviceBuffer, DeviceInfo, FrRepr};
+use group::prime::PrimeCurveAffine;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+struct Row {
+    what: String,
+    median_ms: f64,
+    min_ms: f64,
+    window: u32,
+}
+
+/// The same group element (blst Jacobian coordinates are not unique: compare
+/// through blstrs, whose projective types are #[repr(transparent)] over them).
+fn same_point<G: Group>(a: &G::Proj, b: &G::Proj) -> bool {
+    unsafe {
+        if std::mem::size_of::<G::Proj>() == std::mem::size_of::<blstrs::G1Projective>() {
+            std::mem::transmute_copy::<G::Proj, blstrs::G1Projective>(a)
+                == std::mem::transmute_copy::<G::Proj, blstrs::G1Projective>(b)
+        } else {
+            std::mem::transmute_copy::<G::Proj, blstrs::G2Projective>(a)
+                == std::mem::transmute_copy::<G::Proj, blstrs::G2Projective>(b)
+        }
+    }
+}
+
+fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, runs: usize, rows: &mut Vec<Row>) -> G::Proj {
+    let n = 1usize << log_n;
+    let mut points = DeviceBuffer::<G::Affine>::new(dev, n).unwrap();
+    let mut scalars = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+    let t = std::time::Instant::now();
+    msm::test_inputs::<G>(&gen, 0x5eed + log_n as u64, 1 << 20, &mut points, &mut scalars).unwrap();
+    eprintln!("{} 2^{log_n}: inputs made in {:?}", G::NAME, t.elapsed());
+    let run = |o: Option<MsmOptions>| {
+        msm::msm::<G>(
+            dev,
+            Input::Device { buf: &points, offset: 0, len: n },
+            Input::Device { buf: &scalars, offset: 0, len: n },
+            o,
+        )
+        .unwrap()
+    };
+    let (first, st) = run(None); // warm-up
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let (r, st) = run(None);
+        assert!(same_point::<G>(&r, &first), "{} 2^{log_n}: result changed between runs", G::NAME);
+        times.push(st.device_ms as f64);
+    }
+    let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
+    let med = median(times);
+    eprintln!("{} MSM 2^{log_n}: median {med:.2} ms (c = {}, {} chunk(s))", G::NAME, st.window_bits, st.chunks);
+    rows.push(Row { what: format!("{} MSM 2^{log_n}", G::NAME), median_ms: med, min_ms: min, window: st.window_bits });
+    if log_n == 24 {
+        for o in [
+            MsmOptions { window_bits: 13, max_chunk_points: 0 },
+            MsmOptions { window_bits: 0, max_chunk_points: 3_000_001 },
+        ] {
+            let (r, _) = run(Some(o));
+            let same = same_point::<G>(&r, &first);
+            println!("self-check {} 2^24 with {o:?}: {}", G::NAME, if same { "same point" } else { "DIFFERS" });
+            assert!(same);
+        }
+    }
+    first
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let Some(dev) = cuzk_sys::test_device("gpu_msm bench") else { return };
+    let info = DeviceInfo::query(dev).unwrap();
+    println!("device: {} ({} SMs, {} GiB)", info.name, info.sm_count, info.total_mem_bytes >> 30);
+    let runs = if quick { 3 } else { 7 };
+    // blstrs' affine points are #[repr(transparent)] over blst's.
+    let g1: [u64; 12] = unsafe { std::mem::transmute(blstrs::G1Affine::generator()) };
+    let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
+    let mut rows = Vec::new();
+    for log_n in [20, 24, 26] {
+        bench::<G1>(dev, g1, log_n, runs, &mut rows);
+    }
+    for log_n in [20, 24] {
+        bench::<G2>(dev, g2, log_n, runs, &mut rows);
+    }
+    println!();
+    println!("| what | median ms | min ms | window bits | runs |");
+    println!("| --- | --- | --- | --- | --- |");
+    for r in rows {
+        println!("| {} | {:.2} | {:.2} | {} | {runs} |", r.what, r.median_ms, r.min_ms, r.window);
+    }
+}

@@ -1,0 +1,213 @@
+//! Multi-scalar multiplication on the device (native/msm/): Σ sᵢ·Pᵢ in G1
+//! or G2 with Pippenger over signed windows.
+//!
+//! Points and results are raw blst structs so this crate needs no blstrs:
+//! blstrs' `G1Affine`/`G2Affine`/`G1Projective`/`G2Projective` are
+//! `#[repr(transparent)]` over `blst_p1_affine`/`blst_p2_affine`/`blst_p1`/
+//! `blst_p2`, so callers cast slices of them to [`G1AffineRepr`] etc. (same
+//! size and alignment, checked by the tests) and transmute the result back.
+//! Scalars are [`FrRepr`] (blstrs::Scalar's Montgomery limbs); the device
+//! converts them to canonical integers.
+
+use std::ffi::c_void;
+
+use crate::device::DeviceBuffer;
+use crate::error::{call, Error, Result};
+use crate::{ffi, FrRepr};
+
+/// blst_p1_affine: x then y, 6 Montgomery limbs each; infinity = all zero.
+pub type G1AffineRepr = [u64; 12];
+/// blst_p2_affine: x (c0, c1) then y (c0, c1).
+pub type G2AffineRepr = [u64; 24];
+/// blst_p1 (Jacobian X, Y, Z); the identity has Z = 0.
+pub type G1ProjRepr = [u64; 18];
+/// blst_p2 (Jacobian over Fp2).
+pub type G2ProjRepr = [u64; 36];
+
+/// Which group an MSM runs in.
+pub trait Group {
+    type Affine: Copy;
+    type Proj: Copy;
+    const NAME: &'static str;
+    #[doc(hidden)]
+    const ZERO: Self::Proj;
+    #[doc(hidden)]
+    unsafe fn raw(
+        ordinal: i32,
+        points: *const c_void,
+        scalars: *const c_void,
+        n: u64,
+        flags: u32,
+        opts: *const ffi::cuzk_msm_options,
+        out: *mut c_void,
+        stats: *mut ffi::cuzk_msm_stats,
+        err: *mut ffi::cuzk_error,
+    ) -> i32;
+}
+
+pub enum G1 {}
+pub enum G2 {}
+
+impl Group for G1 {
+    type Affine = G1AffineRepr;
+    type Proj = G1ProjRepr;
+    const NAME: &'static str = "G1";
+    const ZERO: G1ProjRepr = [0; 18];
+    unsafe fn raw(
+        o: i32,
+        p: *const c_void,
+        s: *const c_void,
+        n: u64,
+        f: u32,
+        opts: *const ffi::cuzk_msm_options,
+        out: *mut c_void,
+        st: *mut ffi::cuzk_msm_stats,
+        e: *mut ffi::cuzk_error,
+    ) -> i32 {
+        ffi::cuzk_msm_g1(o, p, s, n, f, opts, out, st, e)
+    }
+}
+
+impl Group for G2 {
+    type Affine = G2AffineRepr;
+    type Proj = G2ProjRepr;
+    const NAME: &'static str = "G2";
+    const ZERO: G2ProjRepr = [0; 36];
+    unsafe fn raw(
+        o: i32,
+        p: *const c_void,
+        s: *const c_void,
+        n: u64,
+        f: u32,
+        opts: *const ffi::cuzk_msm_options,
+        out: *mut c_void,
+        st: *mut ffi::cuzk_msm_stats,
+        e: *mut ffi::cuzk_error,
+    ) -> i32 {
+        ffi::cuzk_msm_g2(o, p, s, n, f, opts, out, st, e)
+    }
+}
+
+/// Tuning that never changes the result (tests use it to cover window
+/// sizes and chunking).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MsmOptions {
+    /// 0: chosen from n; else 2..=24.
+    pub window_bits: u32,
+    /// 0: automatic; else at most this many points per chunk (bounds VRAM).
+    pub max_chunk_points: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MsmStats {
+    /// Device time (events) from the first upload to the result.
+    pub device_ms: f32,
+    pub window_bits: u32,
+    pub chunks: u32,
+}
+
+/// Where an MSM input lives.
+pub enum Input<'a, T: Copy> {
+    Host(&'a [T]),
+    /// The first `len` elements of a device buffer, from `offset`.
+    Device { buf: &'a DeviceBuffer<T>, offset: usize, len: usize },
+}
+
+impl<T: Copy> Input<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Input::Host(s) => s.len(),
+            Input::Device { len, .. } => *len,
+        }
+    }
+    fn check(&self, device: i32) -> Result<()> {
+        if let Input::Device { buf, offset, len } = self {
+            if offset.checked_add(*len).map_or(true, |end| end > buf.len()) {
+                return Err(Error::invalid("device input range outside its buffer"));
+            }
+            if buf.device() != device {
+                return Err(Error::invalid("device input on another device"));
+            }
+        }
+        Ok(())
+    }
+    fn ptr(&self) -> (*const c_void, bool) {
+        match self {
+            Input::Host(s) => (s.as_ptr() as *const c_void, false),
+            Input::Device { buf, offset, .. } => {
+                (unsafe { (buf.as_ptr() as *const T).add(*offset) } as *const c_void, true)
+            }
+        }
+    }
+}
+
+/// Σ scalars[i]·points[i] in group `G` on `device`. Returns when done.
+pub fn msm<G: Group>(
+    device: i32,
+    points: Input<'_, G::Affine>,
+    scalars: Input<'_, FrRepr>,
+    opts: Option<MsmOptions>,
+) -> Result<(G::Proj, MsmStats)> {
+    if points.len() != scalars.len() {
+        return Err(Error::invalid(format!(
+            "{} MSM: {} points but {} scalars",
+            G::NAME,
+            points.len(),
+            scalars.len()
+        )));
+    }
+    points.check(device)?;
+    scalars.check(device)?;
+    let (p, p_dev) = points.ptr();
+    let (s, s_dev) = scalars.ptr();
+    let flags = (if p_dev { ffi::cuzk_msm_flags::CUZK_MSM_POINTS_ON_DEVICE as u32 } else { 0 })
+        | (if s_dev { ffi::cuzk_msm_flags::CUZK_MSM_SCALARS_ON_DEVICE as u32 } else { 0 });
+    let raw_opts = opts.map(|o| ffi::cuzk_msm_options { window_bits: o.window_bits, max_chunk_points: o.max_chunk_points });
+    let opts_ptr = raw_opts.as_ref().map_or(std::ptr::null(), |o| o as *const _);
+    let mut out = G::ZERO;
+    let mut stats = ffi::cuzk_msm_stats::default();
+    call(|e| unsafe {
+        G::raw(device, p, s, points.len() as u64, flags, opts_ptr, &mut out as *mut _ as *mut c_void, &mut stats, e)
+    })?;
+    Ok((out, MsmStats { device_ms: stats.device_ms, window_bits: stats.window_bits, chunks: stats.chunks }))
+}
+
+/// G1 MSM of host slices.
+pub fn msm_g1(device: i32, points: &[G1AffineRepr], scalars: &[FrRepr]) -> Result<G1ProjRepr> {
+    Ok(msm::<G1>(device, Input::Host(points), Input::Host(scalars), None)?.0)
+}
+
+/// G2 MSM of host slices.
+pub fn msm_g2(device: i32, points: &[G2AffineRepr], scalars: &[FrRepr]) -> Result<G2ProjRepr> {
+    Ok(msm::<G2>(device, Input::Host(points), Input::Host(scalars), None)?.0)
+}
+
+/// Tests and benches: fills `points` with valid points (multiples of
+/// `generator` by `distinct` pseudo-random integers, repeated) and `scalars`
+/// with pseudo-random scalars, on the device.
+pub fn test_inputs<G: Group>(
+    generator: &G::Affine,
+    seed: u64,
+    distinct: usize,
+    points: &mut DeviceBuffer<G::Affine>,
+    scalars: &mut DeviceBuffer<FrRepr>,
+) -> Result<()> {
+    let n = points.len();
+    if scalars.len() != n || points.device() != scalars.device() {
+        return Err(Error::invalid("points and scalars differ in length or device"));
+    }
+    let g2 = (std::mem::size_of::<G::Affine>() == std::mem::size_of::<G2AffineRepr>()) as i32;
+    call(|e| unsafe {
+        ffi::cuzk_test_msm_inputs(
+            points.device(),
+            g2,
+            generator as *const _ as *const c_void,
+            seed,
+            n as u64,
+            distinct.min(n) as u64,
+            points.as_mut_ptr(),
+            scalars.as_mut_ptr(),
+            e,
+        )
+    })
+}

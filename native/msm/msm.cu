@@ -1,0 +1,29 @@
+// The MSM entry points of cuzk.h (G1 and G2 share native/msm/pippenger.cuh).
+#include "../ec/curves.cuh"
+#include "pippenger.cuh"
+
+using namespace cuzk;
+
+template <class F>
+static int32_t msm_entry(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,
+                         const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE((flags & ~(uint32_t)(CUZK_MSM_POINTS_ON_DEVICE | CUZK_MSM_SCALARS_ON_DEVICE)) == 0,
+                 "unknown MSM flags 0x%x", flags);
+    return pippenger<F>(ordinal, static_cast<const affine_t<F> *>(points), flags & CUZK_MSM_POINTS_ON_DEVICE,
+                        static_cast<const fr_t *>(scalars), flags & CUZK_MSM_SCALARS_ON_DEVICE, n, opts,
+                        static_cast<jacobian_t<F> *>(out), stats, err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_msm_g1(int32_t ordinal, const void *points, const void *scalars, uint64_t n,
+                               uint32_t flags, const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats,
+                               cuzk_error *err) {
+    return msm_entry<fp_t>(ordinal, points, scalars, n, flags, opts, out, stats, err);
+}
+
+extern "C" int32_t cuzk_msm_g2(int32_t ordinal, const void *points, const void *scalars, uint64_t n,
+                               uint32_t flags, const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats,
+                               cuzk_error *err) {
+    return msm_entry<fp2_t>(ordinal, points, scalars, n, flags, opts, out, stats, err);
+}

@@ -1,0 +1,215 @@
+//! GPU MSMs (cuzk-sys, native/msm/) against the CPU prover's MSM
+//! (cuzk_core::arith::msm, blst underneath): fresh random inputs at many
+//! sizes, edge scalars (0, 1, 2, r - 1), repeated points, P and -P, the
+//! point at infinity, forced window sizes and chunking (the result must not
+//! depend on them), device-resident inputs. G1 and G2. Skipped, visibly,
+//! without a GPU.
+
+use cuzk_core::arith::{msm::msm, MsmAffine};
+use cuzk_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use cuzk_sys::msm::{self as gpu, Group, Input, MsmOptions, G1, G2};
+use cuzk_sys::{DeviceBuffer, FrRepr, Stream};
+use ff::Field;
+use group::{Curve, Group as _};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+/// blstrs' point and scalar types are #[repr(transparent)] over blst's.
+fn cast<A, B>(s: &[A]) -> &[B] {
+    assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<B>());
+    assert!(std::mem::align_of::<A>() >= std::mem::align_of::<B>());
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const B, s.len()) }
+}
+
+fn from_raw<P: Copy, R: Copy>(r: R) -> P {
+    assert_eq!(std::mem::size_of::<P>(), std::mem::size_of::<R>());
+    unsafe { std::mem::transmute_copy(&r) }
+}
+
+fn rng() -> ChaCha20Rng {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// Group-specific glue for one generic test body.
+trait Case: MsmAffine {
+    type G: Group;
+    fn gpu(dev: i32, p: &[Self], s: &[Fr], o: Option<MsmOptions>) -> Self::Proj;
+}
+
+impl Case for G1Affine {
+    type G = G1;
+    fn gpu(dev: i32, p: &[Self], s: &[Fr], o: Option<MsmOptions>) -> G1Projective {
+        let (r, _) = gpu::msm::<G1>(dev, Input::Host(cast(p)), Input::Host(cast::<Fr, FrRepr>(s)), o).unwrap();
+        from_raw(r)
+    }
+}
+
+impl Case for G2Affine {
+    type G = G2;
+    fn gpu(dev: i32, p: &[Self], s: &[Fr], o: Option<MsmOptions>) -> G2Projective {
+        let (r, _) = gpu::msm::<G2>(dev, Input::Host(cast(p)), Input::Host(cast::<Fr, FrRepr>(s)), o).unwrap();
+        from_raw(r)
+    }
+}
+
+/// n distinct random points: consecutive multiples of a random point
+/// (additions only), shuffled in blocks by a second random stride.
+fn points<A: Case>(rng: &mut impl RngCore, n: usize) -> Vec<A> {
+    let base = A::Proj::generator() * Fr::random(&mut *rng);
+    let step = A::Proj::generator() * Fr::random(&mut *rng);
+    let mut proj = Vec::with_capacity(n);
+    let mut acc = base;
+    for _ in 0..n {
+        proj.push(acc);
+        acc += step;
+    }
+    let mut out = vec![A::identity(); n];
+    A::batch_normalize(&proj, &mut out);
+    out
+}
+
+fn scalars(rng: &mut impl RngCore, n: usize) -> Vec<Fr> {
+    (0..n).map(|_| Fr::random(&mut *rng)).collect()
+}
+
+fn check<A: Case>(dev: i32, what: &str, p: &[A], s: &[Fr], o: Option<MsmOptions>) {
+    let cpu = msm(p, s);
+    let gpu = A::gpu(dev, p, s, o);
+    assert!(gpu == cpu, "{what}: GPU {} MSM of {} differs from the CPU ({o:?})", std::any::type_name::<A>(), p.len());
+    assert!(gpu.to_affine() == cpu.to_affine());
+}
+
+fn random_sizes<A: Case>(dev: i32, sizes: &[usize]) {
+    let mut rng = rng();
+    for &n in sizes {
+        let p = points::<A>(&mut rng, n);
+        let s = scalars(&mut rng, n);
+        check(dev, "random", &p, &s, None);
+        println!("MSM {} n = {n}: GPU equals CPU", std::any::type_name::<A>());
+    }
+}
+
+fn edge_cases<A: Case>(dev: i32) {
+    let mut rng = rng();
+    let n = 3000;
+    let p = points::<A>(&mut rng, n);
+    let minus_one = -Fr::ONE;
+    let specials = [Fr::ZERO, Fr::ONE, Fr::from(2u64), minus_one, minus_one - Fr::ONE];
+    // Each scalar drawn from the specials or random.
+    let mixed: Vec<Fr> = (0..n)
+        .map(|_| if rng.gen_bool(0.7) { specials[rng.gen_range(0..specials.len())] } else { Fr::random(&mut rng) })
+        .collect();
+    check(dev, "edge scalars", &p, &mixed, None);
+    for (name, v) in [("all 0", Fr::ZERO), ("all 1", Fr::ONE), ("all r-1", minus_one), ("all 2", Fr::from(2u64))] {
+        check(dev, name, &p, &vec![v; n], None);
+    }
+    // One point repeated (one bucket gets every entry: equal points meet).
+    let same = vec![p[0]; n];
+    check(dev, "repeated point, scalar 1", &same, &vec![Fr::ONE; n], None);
+    check(dev, "repeated point, random", &same, &scalars(&mut rng, n), None);
+    // P and -P with equal scalars cancel to the identity.
+    let pm: Vec<A> = (0..n).map(|i| if i % 2 == 0 { p[i / 2] } else { (-p[i / 2].to_curve()).to_affine() }).collect();
+    let s2: Vec<Fr> = (0..n).map(|i| Fr::from((i / 2 + 1) as u64)).collect();
+    check(dev, "P and -P", &pm, &s2, None);
+    // The point at infinity among the points.
+    let mut inf = p.clone();
+    for i in (0..n).step_by(7) {
+        inf[i] = A::identity();
+    }
+    check(dev, "infinity among points", &inf, &mixed, None);
+    check(dev, "all infinity", &vec![A::identity(); 50], &scalars(&mut rng, 50), None);
+    // Tiny sizes with edge scalars.
+    for n in 1..=4 {
+        for &v in &specials {
+            check(dev, "tiny", &p[..n], &vec![v; n], None);
+        }
+    }
+    check(dev, "empty", &p[..0], &[], None);
+    println!("MSM {} edge cases: GPU equals CPU", std::any::type_name::<A>());
+}
+
+fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
+    let mut rng = rng();
+    let p = points::<A>(&mut rng, n);
+    let s: Vec<Fr> =
+        (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 5) as u64) } else { Fr::random(&mut rng) }).collect();
+    for c in [2, 3, 5, 8, 11, 13, 16, 19] {
+        check(dev, "window", &p, &s, Some(MsmOptions { window_bits: c, max_chunk_points: 0 }));
+    }
+    for chunk in [1, 2, 999, 1 << 12] {
+        check(dev, "chunk", &p, &s, Some(MsmOptions { window_bits: 0, max_chunk_points: chunk }));
+    }
+    println!("MSM {} n = {n}: every window size and chunking equals the CPU", std::any::type_name::<A>());
+}
+
+#[test]
+fn gpu_msm_g1_random_sizes() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_g1_random_sizes") else { return };
+    random_sizes::<G1Affine>(dev, &[1, 2, 3, 4, 5, 7, 8, 31, 100, 255, 1000, 4097, 65_537, 1 << 18, 300_001]);
+}
+
+#[test]
+fn gpu_msm_g2_random_sizes() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_g2_random_sizes") else { return };
+    random_sizes::<G2Affine>(dev, &[1, 2, 3, 5, 33, 1000, 4097, 65_537]);
+}
+
+#[test]
+fn gpu_msm_g1_edge_cases() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_g1_edge_cases") else { return };
+    edge_cases::<G1Affine>(dev);
+}
+
+#[test]
+fn gpu_msm_g2_edge_cases() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_g2_edge_cases") else { return };
+    edge_cases::<G2Affine>(dev);
+}
+
+#[test]
+fn gpu_msm_windows_and_chunks() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_windows_and_chunks") else { return };
+    options_do_not_matter::<G1Affine>(dev, 5000);
+    options_do_not_matter::<G2Affine>(dev, 1500);
+}
+
+#[test]
+fn gpu_msm_device_inputs() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_device_inputs") else { return };
+    let mut rng = rng();
+    let n = 20_000;
+    let p = points::<G1Affine>(&mut rng, n);
+    let s = scalars(&mut rng, n);
+    let stream = Stream::new(dev).unwrap();
+    let mut dp = DeviceBuffer::<[u64; 12]>::new(dev, n).unwrap();
+    let mut ds = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+    dp.copy_from_host(&stream, 0, cast(&p)).unwrap();
+    ds.copy_from_host(&stream, 0, cast(&s)).unwrap();
+    stream.synchronize().unwrap();
+    // A sub-range on the device, host points with device scalars, and both.
+    let (r, _) = gpu::msm::<G1>(
+        dev,
+        Input::Device { buf: &dp, offset: 100, len: 5000 },
+        Input::Device { buf: &ds, offset: 100, len: 5000 },
+        None,
+    )
+    .unwrap();
+    assert!(from_raw::<G1Projective, _>(r) == msm(&p[100..5100], &s[100..5100]));
+    let (r, _) =
+        gpu::msm::<G1>(dev, Input::Host(cast(&p)), Input::Device { buf: &ds, offset: 0, len: n }, None).unwrap();
+    assert!(from_raw::<G1Projective, _>(r) == msm(&p, &s));
+    println!("MSM G1 device-resident inputs: GPU equals CPU");
+}
+
+#[test]
+fn gpu_msm_rejects_bad_input() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_rejects_bad_input") else { return };
+    let p = vec![[0u64; 12]; 3];
+    let s = vec![[0u64; 4]; 2];
+    assert!(gpu::msm::<G1>(dev, Input::Host(&p), Input::Host(&s), None).is_err());
+    let s = vec![[0u64; 4]; 3];
+    let bad = MsmOptions { window_bits: 40, max_chunk_points: 0 };
+    assert!(gpu::msm::<G1>(dev, Input::Host(&p), Input::Host(&s), Some(bad)).is_err());
+}
