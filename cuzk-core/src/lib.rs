@@ -12,6 +12,8 @@
 pub mod arith;
 pub mod circuits;
 pub mod cs;
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 pub mod groth16;
 pub mod ntt;
 pub mod par;
