@@ -33,6 +33,9 @@ enum Command {
     Bench(cmd::bench::Bench),
     /// End to end on an embedded circuit: setup, prove, verify, timing table.
     Demo(cmd::demo::Args),
+    /// Test parameters for a Filecoin circuit under its production file names.
+    #[cfg(feature = "filecoin")]
+    FilecoinSetup(cmd::filecoin_setup::Args),
 }
 
 fn main() {
@@ -49,6 +52,8 @@ fn main() {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(a) => cmd::demo::run(a),
+        #[cfg(feature = "filecoin")]
+        Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -147,3 +147,50 @@ impl ProofType {
         Ok(())
     }
 }
+
+impl ProofKind {
+    /// `porep`, `snap`, `window` or `winning` (for tools).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "porep" | "porep-c2" | "seal" => Self::PorepSealCommit,
+            "snap" | "snapdeals" | "update" => Self::SnapDealsUpdate,
+            "window" | "windowpost" | "window-post" => Self::WindowPostPartition,
+            "winning" | "winningpost" | "winning-post" => Self::WinningPost,
+            _ => return None,
+        })
+    }
+}
+
+/// The sector sizes Filecoin supports, in bytes.
+pub const SECTOR_SIZES: [u64; 5] = [2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30];
+
+/// Parses `2KiB`, `8MiB`, `512MiB`, `32GiB`, `64GiB` or a byte count.
+pub fn parse_sector_size(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let (num, mul) = match t.len().checked_sub(3).map(|i| t.split_at(i)) {
+        Some((n, u)) if u.eq_ignore_ascii_case("kib") => (n, 1u64 << 10),
+        Some((n, u)) if u.eq_ignore_ascii_case("mib") => (n, 1 << 20),
+        Some((n, u)) if u.eq_ignore_ascii_case("gib") => (n, 1 << 30),
+        _ => (t, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mul).filter(|v| SECTOR_SIZES.contains(v))
+}
+
+impl ProofType {
+    /// The current registered proof of a kind and sector size (PoRep
+    /// V1_1, WindowPoSt V1_2, WinningPoSt and SnapDeals V1): what the
+    /// network uses today; the circuit, and so the parameters, are shared
+    /// with the older and synthetic variants.
+    pub fn current(kind: ProofKind, sector_size: u64) -> Result<Self> {
+        let i = SECTOR_SIZES.iter().position(|&s| s == sector_size).ok_or_else(|| FilecoinError::Unsupported {
+            what: format!("sector size {sector_size}"),
+            why: "Filecoin supports 2 KiB, 8 MiB, 512 MiB, 32 GiB and 64 GiB",
+        })? as u64;
+        Ok(match kind {
+            ProofKind::PorepSealCommit => Self::Seal(seal_proof_from_u64(5 + i)?),
+            ProofKind::SnapDealsUpdate => Self::Update(update_proof_from_u64(i)?),
+            ProofKind::WindowPostPartition => Self::Post(post_proof_from_u64(10 + i)?),
+            ProofKind::WinningPost => Self::Post(post_proof_from_u64(i)?),
+        })
+    }
+}

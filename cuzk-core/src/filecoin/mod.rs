@@ -31,7 +31,9 @@ pub use assemble::{assemble, check_public_inputs, self_check};
 pub use circuit::FilecoinCircuit;
 pub use envelope::{decode_c1, decode_envelope, encode_envelope, C1Input};
 pub use error::{FilecoinError, Result};
-pub use kind::{post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofKind, ProofType};
+pub use kind::{
+    parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofKind, ProofType, SECTOR_SIZES,
+};
 pub use params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey};
 pub use prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof};
 pub use prove::{load_self_check, prove_partitions, prove_request, ProveOptions};

@@ -1,0 +1,84 @@
+//! WinningPoSt and WindowPoSt at 2 KiB: sectors sealed on the CPU here,
+//! vanilla proofs from filecoin-proofs-api (what Curio sends), proven by
+//! us, accepted by filecoin-proofs' verifiers. WindowPoSt covers two
+//! partitions (3 sectors, 2 per partition) assembled as Curio merges them.
+
+use cuzk_core::filecoin::filecoin_proofs_api::post::{
+    generate_fallback_sector_challenges, generate_single_vanilla_proof, verify_window_post, verify_winning_post,
+};
+use cuzk_core::filecoin::filecoin_proofs_api::{PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use cuzk_core::filecoin::{prove_request, prover_id_from_miner, ProofKind, ProofRequest, ProofType, ProveOptions};
+use cuzk_tests::fil::{ensure_params, param_cache, seal_2kib, sector_data, Sealed};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+const MINER: u64 = 1000;
+
+fn randomness(seed: u8) -> [u8; 32] {
+    let mut r = [seed; 32];
+    r[31] = 0; // a valid field element
+    r
+}
+
+fn vanilla(post: RegisteredPoStProof, rand: &[u8; 32], sectors: &[&Sealed]) -> Vec<Vec<u8>> {
+    let ids: Vec<SectorId> = sectors.iter().map(|s| s.sector_id).collect();
+    let challenges = generate_fallback_sector_challenges(post, rand, &ids, prover_id_from_miner(MINER)).unwrap();
+    sectors
+        .iter()
+        .map(|s| {
+            let replica = PrivateReplicaInfo::new(post, s.comm_r, s.cache(), s.sealed());
+            generate_single_vanilla_proof(post, s.sector_id, &replica, &challenges[&s.sector_id]).unwrap()
+        })
+        .collect()
+}
+
+fn replicas(post: RegisteredPoStProof, sectors: &[&Sealed]) -> BTreeMap<SectorId, PublicReplicaInfo> {
+    sectors.iter().map(|s| (s.sector_id, PublicReplicaInfo::new(post, s.comm_r))).collect()
+}
+
+fn prove(kind: ProofKind, registered: u64, rand: [u8; 32], vanilla: Vec<Vec<u8>>, partition: u32) -> Vec<u8> {
+    let mut req = ProofRequest::new(kind, MINER);
+    req.registered_proof = registered;
+    req.sector_size = 2048;
+    req.randomness = rand.to_vec();
+    req.vanilla_proofs = vanilla;
+    req.partition_index = partition;
+    let t = Instant::now();
+    let out = prove_request(&req, &param_cache(), ProveOptions::default()).unwrap();
+    eprintln!("{kind:?} partition {partition}: proved + self-checked in {:.1} s", t.elapsed().as_secs_f64());
+    out
+}
+
+#[test]
+fn winning_post_2kib() {
+    param_cache();
+    let post = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+    ensure_params(ProofType::Post(post));
+    let t = Instant::now();
+    let sector = seal_2kib(prover_id_from_miner(MINER), 7, &sector_data(1));
+    eprintln!("seal: {:.1} s", t.elapsed().as_secs_f64());
+    let rand = randomness(5);
+    let proof = prove(ProofKind::WinningPost, 0, rand, vanilla(post, &rand, &[&sector]), 0);
+    assert_eq!(proof.len(), 192);
+    let reps = replicas(post, &[&sector]);
+    assert!(verify_winning_post(&rand, &proof, &reps, prover_id_from_miner(MINER)).unwrap());
+    assert!(!verify_winning_post(&randomness(6), &proof, &reps, prover_id_from_miner(MINER)).unwrap_or(false));
+}
+
+#[test]
+fn window_post_2kib_two_partitions() {
+    param_cache();
+    let post = RegisteredPoStProof::StackedDrgWindow2KiBV1_2; // Go's V1_1 = 10
+    ensure_params(ProofType::Post(post));
+    let sectors: Vec<Sealed> = (0..3).map(|i| seal_2kib(prover_id_from_miner(MINER), 20 + i, &sector_data(i as u8))).collect();
+    let all: Vec<&Sealed> = sectors.iter().collect();
+    let rand = randomness(9);
+    let mut vanilla = vanilla(post, &rand, &all);
+    let second = vanilla.split_off(2);
+    let mut proof = prove(ProofKind::WindowPostPartition, 10, rand, vanilla, 0);
+    proof.extend(prove(ProofKind::WindowPostPartition, 10, rand, second, 1));
+    let reps = replicas(post, &all);
+    assert!(verify_window_post(&rand, &[(post, &proof)], &reps, prover_id_from_miner(MINER)).unwrap());
+    proof.swap(0, 200);
+    assert!(!verify_window_post(&rand, &[(post, &proof)], &reps, prover_id_from_miner(MINER)).unwrap_or(false));
+}
