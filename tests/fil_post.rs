@@ -74,6 +74,16 @@ fn window_post_2kib_two_partitions() {
     let all: Vec<&Sealed> = sectors.iter().collect();
     let rand = randomness(9);
     let mut vanilla = vanilla(post, &rand, &all);
+    {
+        let mut req = ProofRequest::new(ProofKind::WindowPostPartition, MINER);
+        req.registered_proof = 10;
+        req.randomness = rand.to_vec();
+        req.vanilla_proofs = vanilla[..2].to_vec();
+        let real = cuzk_tests::fil::shape_of(cuzk_core::filecoin::prepare(&req).unwrap().circuits.remove(0));
+        let blank = cuzk_tests::fil::shape_of(cuzk_core::filecoin::setup::blank_circuit(ProofType::Post(post)).unwrap());
+        // The parameters come from the blank circuit: the real one must match.
+        assert_eq!(cuzk_tests::fil::shape_diff(&blank, &real), None);
+    }
     let second = vanilla.split_off(2);
     let mut proof = prove(ProofKind::WindowPostPartition, 10, rand, vanilla, 0);
     proof.extend(prove(ProofKind::WindowPostPartition, 10, rand, second, 1));

@@ -87,3 +87,93 @@ pub fn seal_2kib(prover_id: [u8; 32], sector: u64, data: &[u8]) -> Sealed {
 pub fn sector_data(seed: u8) -> Vec<u8> {
     (0..2032u32).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
+
+/// Which variables a circuit's A and B rows touch (non-zero coefficient),
+/// found without a witness: compares a blank circuit with a real one.
+#[derive(Default, Debug, PartialEq)]
+pub struct Shape {
+    pub inputs: usize,
+    pub aux: usize,
+    pub constraints: usize,
+    pub a_aux: Vec<bool>,
+    pub b_input: Vec<bool>,
+    pub b_aux: Vec<bool>,
+}
+
+impl bellpepper_core::ConstraintSystem<blstrs::Scalar> for Shape {
+    type Root = Self;
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<bellpepper_core::Variable, bellpepper_core::SynthesisError>
+    where
+        F: FnOnce() -> Result<blstrs::Scalar, bellpepper_core::SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        self.a_aux.push(false);
+        self.b_aux.push(false);
+        Ok(bellpepper_core::Variable::new_unchecked(bellpepper_core::Index::Aux(self.aux - 1)))
+    }
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<bellpepper_core::Variable, bellpepper_core::SynthesisError>
+    where
+        F: FnOnce() -> Result<blstrs::Scalar, bellpepper_core::SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        self.b_input.push(false);
+        Ok(bellpepper_core::Variable::new_unchecked(bellpepper_core::Index::Input(self.inputs - 1)))
+    }
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, _c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(bellpepper_core::LinearCombination<blstrs::Scalar>) -> bellpepper_core::LinearCombination<blstrs::Scalar>,
+        LB: FnOnce(bellpepper_core::LinearCombination<blstrs::Scalar>) -> bellpepper_core::LinearCombination<blstrs::Scalar>,
+        LC: FnOnce(bellpepper_core::LinearCombination<blstrs::Scalar>) -> bellpepper_core::LinearCombination<blstrs::Scalar>,
+    {
+        use ff::Field;
+        self.constraints += 1;
+        let a = a(bellpepper_core::LinearCombination::zero());
+        for (i, c) in a.iter_aux() {
+            if !bool::from(c.is_zero()) {
+                self.a_aux[*i] = true;
+            }
+        }
+        let b = b(bellpepper_core::LinearCombination::zero());
+        for (i, c) in b.iter_inputs() {
+            if !bool::from(c.is_zero()) {
+                self.b_input[*i] = true;
+            }
+        }
+        for (i, c) in b.iter_aux() {
+            if !bool::from(c.is_zero()) {
+                self.b_aux[*i] = true;
+            }
+        }
+    }
+    fn push_namespace<NR: Into<String>, N: FnOnce() -> NR>(&mut self, _: N) {}
+    fn pop_namespace(&mut self) {}
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// The shape of a circuit (synthesized without values).
+pub fn shape_of(c: impl bellpepper_core::Circuit<blstrs::Scalar>) -> Shape {
+    let mut s = Shape::default();
+    use bellpepper_core::ConstraintSystem;
+    s.alloc_input(|| "one", || unreachable!()).unwrap();
+    c.synthesize(&mut s).expect("synthesis");
+    s
+}
+
+/// Where two shapes first differ, for a readable failure.
+pub fn shape_diff(blank: &Shape, real: &Shape) -> Option<String> {
+    let first = |a: &[bool], b: &[bool]| a.iter().zip(b).position(|(x, y)| x != y).or((a.len() != b.len()).then_some(a.len().min(b.len())));
+    for (name, a, b) in [("a_aux", &blank.a_aux, &real.a_aux), ("b_input", &blank.b_input, &real.b_input), ("b_aux", &blank.b_aux, &real.b_aux)] {
+        if let Some(i) = first(a, b) {
+            return Some(format!("{name} differs at {i} (blank {:?}, real {:?}; lens {} vs {})", a.get(i), b.get(i), a.len(), b.len()));
+        }
+    }
+    (blank.constraints != real.constraints).then(|| format!("constraints {} vs {}", blank.constraints, real.constraints))
+}

@@ -9,7 +9,7 @@ pub enum FilecoinError {
     UnknownRegisteredProof { kind: &'static str, value: u64 },
     #[error("{what} is not supported: {why}")]
     Unsupported { what: String, why: &'static str },
-    #[error("sector size {request} in the request does not match {registered:?} ({expected} bytes)")]
+    #[error("sector size {request} in the request does not match {registered} ({expected} bytes)")]
     SectorSizeMismatch { request: u64, registered: String, expected: u64 },
     #[error("{field} must be exactly 32 bytes, got {len}")]
     BadLength { field: &'static str, len: usize },
@@ -27,7 +27,7 @@ pub enum FilecoinError {
     Count { what: &'static str, expected: usize, got: usize },
     #[error("the vanilla proofs are inconsistent with the request: {0}")]
     Inconsistent(String),
-    #[error("the vanilla proof does not verify against the public inputs: {0}")]
+    #[error("the vanilla proofs do not verify against the public inputs (commitments, seed, randomness, prover id?): {0}")]
     VanillaInvalid(String),
     #[error("building the circuit failed: {0}")]
     Circuit(String),
@@ -58,7 +58,10 @@ pub type Result<T> = std::result::Result<T, FilecoinError>;
 pub(crate) fn no_panic<T>(what: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(FilecoinError::Circuit(format!("{what}: {e:#}"))),
+        Ok(Err(e)) => match e.downcast_ref::<VanillaFailure>() {
+            Some(v) => Err(FilecoinError::VanillaInvalid(format!("{what}: {}", v.0))),
+            None => Err(FilecoinError::Circuit(format!("{what}: {e:#}"))),
+        },
         Err(p) => {
             let msg = p
                 .downcast_ref::<String>()
@@ -69,3 +72,15 @@ pub(crate) fn no_panic<T>(what: &str, f: impl FnOnce() -> anyhow::Result<T>) -> 
         }
     }
 }
+
+/// Raised inside [`no_panic`] when the vanilla proofs fail their check.
+#[derive(Debug)]
+pub(crate) struct VanillaFailure(pub String);
+
+impl std::fmt::Display for VanillaFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for VanillaFailure {}

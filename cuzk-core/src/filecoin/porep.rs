@@ -6,7 +6,7 @@
 use super::built::Built;
 use super::circuit::IntoFilecoinCircuit;
 use super::envelope::decode_envelope;
-use super::error::{no_panic, FilecoinError, Result};
+use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
 use super::request::ProofRequest;
 use filecoin_hashers::{Domain, Hasher};
@@ -124,7 +124,7 @@ where
         // Cheap next to proving, and names the fault instead of a failed
         // self-check after minutes of GPU time.
         if !StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(&pp.vanilla_params, &pub_inputs, &proofs)? {
-            anyhow::bail!(VANILLA_INVALID);
+            return Err(VanillaFailure("the vanilla proofs do not verify".into()).into());
         }
         let mut circuits = Vec::with_capacity(partitions);
         let mut inputs = Vec::with_capacity(partitions);
@@ -145,15 +145,4 @@ where
         }
         Ok((circuits, inputs))
     })
-    .map_err(vanilla_error)
-}
-
-pub(crate) const VANILLA_INVALID: &str = "vanilla proofs do not verify";
-
-/// Lifts the vanilla-verification failure out of the generic circuit error.
-pub(crate) fn vanilla_error(e: FilecoinError) -> FilecoinError {
-    match e {
-        FilecoinError::Circuit(m) if m.contains(VANILLA_INVALID) => FilecoinError::VanillaInvalid(m),
-        e => e,
-    }
 }

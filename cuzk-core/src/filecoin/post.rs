@@ -6,9 +6,8 @@
 
 use super::built::Built;
 use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
-use super::error::{no_panic, FilecoinError, Result};
+use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
-use super::porep::{vanilla_error, VANILLA_INVALID};
 use super::request::{bytes32, ProofRequest};
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
@@ -94,7 +93,7 @@ where
         } else {
             single_partition_vanilla_proofs(&config, &pp.vanilla_params, &pub_inputs, &proofs).map(|p| vec![p])
         }
-        .map_err(|e| anyhow::anyhow!("{VANILLA_INVALID}: {e:#}"))?;
+        .map_err(|e| VanillaFailure(format!("{e:#}")))?;
         let circuit = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::circuit(
             &pub_inputs,
             Default::default(),
@@ -104,7 +103,11 @@ where
         )?;
         // What the verifier derives for this partition: it chunks all the
         // deadline's sectors; only legacy challenges depend on the index.
-        let (verifier_sectors, vk_index) = if !winning && legacy {
+        // WinningPoSt's verifier repeats the sector once per challenge.
+        let (verifier_sectors, vk_index) = if winning {
+            let n = pp.vanilla_params.sector_count;
+            (sectors.iter().cycle().take(n * sectors.len()).cloned().collect(), 0)
+        } else if legacy {
             let mut all = vec![sectors[0].clone(); partition_index as usize * per_partition];
             all.extend(sectors.iter().cloned());
             (all, partition_index as usize)
@@ -119,5 +122,4 @@ where
         )?;
         Ok((vec![circuit.into_filecoin()], vec![inputs]))
     })
-    .map_err(vanilla_error)
 }

@@ -4,9 +4,8 @@
 
 use super::built::Built;
 use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
-use super::error::{no_panic, FilecoinError, Result};
+use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
-use super::porep::{vanilla_error, VANILLA_INVALID};
 use super::request::{bytes32, ProofRequest};
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
@@ -78,7 +77,7 @@ where
     let pp = PublicParams::from_sector_size(u64::from(config.sector_size));
     no_panic("SnapDeals circuits", || {
         if !EmptySectorUpdate::<Tree>::verify_all_partitions(&pp, &pub_inputs, &proofs)? {
-            anyhow::bail!(VANILLA_INVALID);
+            return Err(VanillaFailure("the partition proofs do not verify".into()).into());
         }
         let mut circuits = Vec::with_capacity(partitions);
         let mut inputs = Vec::with_capacity(partitions);
@@ -93,5 +92,4 @@ where
         }
         Ok((circuits, inputs))
     })
-    .map_err(vanilla_error)
 }
