@@ -64,12 +64,11 @@ fn porep_2kib_verifies_and_matches_bellperson() {
             arr(&meta["seed"]),
             proof,
         )
-        .unwrap()
     };
-    assert!(verify(&bytes), "verify_seal rejects our proof");
+    assert!(verify(&bytes).unwrap(), "verify_seal rejects our proof");
     let mut bad = bytes.clone();
-    bad[50] ^= 1;
-    assert!(!std::panic::catch_unwind(|| verify(&bad)).unwrap_or(false), "verify_seal accepts a tampered proof");
+    bad[100] ^= 1;
+    assert!(!verify(&bad).unwrap_or(false), "verify_seal accepts a tampered proof");
 
     // The self-check rejects a proof of other public inputs.
     let mut wrong = synthesized.meta.clone();
