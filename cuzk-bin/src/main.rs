@@ -33,6 +33,8 @@ enum Command {
     Bench(cmd::bench::Bench),
     /// End to end on an embedded circuit: setup, prove, verify, timing table.
     Demo(cmd::demo::Args),
+    /// Busy fraction and gap statistics per prover worker and GPU from an engine timeline.
+    Timeline(cmd::timeline::Args),
     /// Test parameters for a Filecoin circuit under its production file names.
     #[cfg(feature = "filecoin")]
     FilecoinSetup(cmd::filecoin_setup::Args),
@@ -52,6 +54,7 @@ fn main() {
         Command::Verify(a) => cmd::verify::run(a),
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(a) => cmd::demo::run(a),
+        Command::Timeline(a) => cmd::timeline::run(a),
         #[cfg(feature = "filecoin")]
         Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
     };

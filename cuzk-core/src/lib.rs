@@ -7,11 +7,15 @@
 //! - [`srs`]: the parameters (`.params` / `.vk` files) a proof is made with;
 //! - [`groth16`]: setup, the prover (H term via [`ntt`], MSMs via
 //!   [`arith::msm`]), proofs and the verifier;
-//! - [`circuits`]: built-in circuits for tests, demos and benchmarks.
+//! - [`circuits`]: built-in circuits for tests, demos and benchmarks;
+//! - [`engine`]: the proving engine (scheduler, synthesis and prover
+//!   workers, GPU interlock, memory budget, SRS manager), set up by [`config`].
 
 pub mod arith;
 pub mod circuits;
+pub mod config;
 pub mod cs;
+pub mod engine;
 #[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod groth16;

@@ -4,4 +4,5 @@ pub mod demo;
 pub mod filecoin_setup;
 pub mod prove;
 pub mod setup;
+pub mod timeline;
 pub mod verify;

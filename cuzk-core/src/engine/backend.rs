@@ -1,0 +1,91 @@
+//! Prover backends, split into the phases of the GPU interlock:
+//!
+//! 1. `prestage` under `mem_mtx`: upload a batch's inputs into VRAM the
+//!    worker has reserved (stream-ordered work only);
+//! 2. `compute` under `compute_mtx`: the kernels (NTTs, MSMs);
+//! 3. `epilogue` with no lock: fetch results and assemble the proofs.
+//!
+//! When the reservation does not fit, the worker takes the fallback:
+//! `compute_fallback` under `compute_mtx` (synchronize, trim, allocate
+//! within what is free, upload, compute). Both paths give identical proofs.
+//!
+//! [`CpuBackend`] runs everything on the CPU (no device memory, so its
+//! VRAM is unlimited unless `gpus.vram_limit` caps it); a CUDA backend
+//! implements the same trait.
+
+use crate::cs::ProvingAssignment;
+use crate::groth16::{prove_synthesized, Proof};
+use crate::srs::Parameters;
+use std::any::Any;
+
+/// A device the backend proves on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub ordinal: u32,
+    pub name: String,
+    pub vram_bytes: u64,
+}
+
+/// What one prover call works on: circuits of the same shape, one SRS.
+pub struct ProveInput<'a> {
+    pub params: &'a Parameters,
+    pub assignments: &'a [ProvingAssignment],
+}
+
+/// Backend state between phases (device buffers, partial results).
+pub type PhaseState = Box<dyn Any + Send>;
+
+pub trait ProverBackend: Send + Sync {
+    fn name(&self) -> &str;
+    fn devices(&self) -> Vec<DeviceInfo>;
+    /// Device bytes that pre-staging and proving this input needs.
+    fn vram_needed(&self, input: &ProveInput<'_>) -> u64;
+    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, String>;
+    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String>;
+    /// `vram_granted` (maybe less than needed) is what the fallback may use.
+    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String>;
+    fn epilogue(&self, device: u32, computed: PhaseState) -> Result<Vec<Proof>, String>;
+}
+
+/// Groth16 on the CPU ([`crate::groth16::prove_synthesized`]).
+#[derive(Clone, Debug, Default)]
+pub struct CpuBackend;
+
+/// What a GPU would hold for a batch: a, b, c and the H coefficients per
+/// circuit (the SRS is streamed, not counted).
+pub fn abc_device_bytes(input: &ProveInput<'_>) -> u64 {
+    let per = input.assignments.first().map_or(0, |a| 4 * a.num_constraints().next_power_of_two() as u64 * 32);
+    per * input.assignments.len() as u64
+}
+
+impl ProverBackend for CpuBackend {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn devices(&self) -> Vec<DeviceInfo> {
+        vec![DeviceInfo { ordinal: 0, name: "cpu".into(), vram_bytes: u64::MAX }]
+    }
+
+    fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
+        abc_device_bytes(input)
+    }
+
+    /// Nothing to upload: the assignments already sit in host memory.
+    fn prestage(&self, _device: u32, _input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        Ok(Box::new(()))
+    }
+
+    fn compute(&self, _device: u32, _staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        let proofs = prove_synthesized(input.params, input.assignments).map_err(|e| e.to_string())?;
+        Ok(Box::new(proofs))
+    }
+
+    fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        self.compute(device, Box::new(()), input)
+    }
+
+    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
+        computed.downcast::<Vec<Proof>>().map(|b| *b).map_err(|_| "cpu backend: unexpected phase state".into())
+    }
+}

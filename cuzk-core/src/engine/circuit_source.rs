@@ -1,0 +1,118 @@
+//! Where a job's partitions and SRS come from: the [`PartitionedCircuit`]
+//! trait, and its implementation for the built-in circuits.
+//!
+//! Built-in SRS: `<param_cache>/<circuit-id>.params` when that file exists,
+//! else a random setup generated in memory (fine for tests and demos; the
+//! SRS manager then keeps it like any other entry).
+
+use crate::circuits::CircuitSpec;
+use crate::cs::{synthesize, ProvingAssignment};
+use crate::srs::{Parameters, ReadOptions};
+use blstrs::Scalar as Fr;
+use std::path::Path;
+
+/// A circuit the engine can prove: N independent partitions sharing one
+/// SRS named by `circuit_id`.
+pub trait PartitionedCircuit: Send + Sync {
+    /// Names the SRS; jobs with the same id share it and may be batched
+    /// (their partitions must then have the same shape).
+    fn circuit_id(&self) -> String;
+    fn partitions(&self) -> usize;
+    /// Synthesizes one partition (`partition < partitions()`).
+    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String>;
+    /// Produces the SRS when the SRS manager does not hold it.
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String>;
+}
+
+/// A job of a built-in circuit: partition `p` is the instance with witness
+/// seed `seed + p`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuiltinJob {
+    pub spec: CircuitSpec,
+    pub partitions: usize,
+    pub seed: u64,
+}
+
+const BUILTIN_PREFIX: &str = "builtin-";
+
+impl BuiltinJob {
+    pub fn new(spec: CircuitSpec, partitions: usize, seed: u64) -> Self {
+        Self { spec, partitions, seed }
+    }
+
+    /// The public inputs of partition `p`, for verifying its proof.
+    pub fn public_inputs(&self, p: usize) -> Vec<Fr> {
+        self.spec.instance(self.partition_seed(p)).public_inputs().expect("built-in circuits synthesize")
+    }
+
+    fn partition_seed(&self, p: usize) -> u64 {
+        self.seed.wrapping_add(p as u64)
+    }
+
+    /// `builtin-synthetic-4096-8` for `synthetic:4096:8`.
+    pub fn circuit_id_of(spec: &CircuitSpec) -> String {
+        format!("{BUILTIN_PREFIX}{}", spec.to_string().replace(':', "-"))
+    }
+
+    /// The spec named by a built-in circuit id, if it is one.
+    pub fn spec_of_circuit_id(id: &str) -> Option<CircuitSpec> {
+        id.strip_prefix(BUILTIN_PREFIX)?.replace('-', ":").parse().ok()
+    }
+
+    /// Loads or generates the SRS of a built-in circuit.
+    pub fn load_builtin_params(spec: &CircuitSpec, param_cache: &Path) -> Result<Parameters, String> {
+        let path = param_cache.join(format!("{}.params", Self::circuit_id_of(spec)));
+        if path.exists() {
+            return Parameters::read_file(&path, ReadOptions::default()).map_err(|e| format!("{}: {e}", path.display()));
+        }
+        log::info!("srs generate circuit_id={} reason=\"no {} file\"", Self::circuit_id_of(spec), path.display());
+        crate::groth16::generate_random_parameters(spec.blank(), &mut rand_core::OsRng).map_err(|e| e.to_string())
+    }
+}
+
+impl PartitionedCircuit for BuiltinJob {
+    fn circuit_id(&self) -> String {
+        Self::circuit_id_of(&self.spec)
+    }
+
+    fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
+        synthesize(self.spec.instance(self.partition_seed(partition))).map_err(|e| e.to_string())
+    }
+
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String> {
+        Self::load_builtin_params(&self.spec, param_cache)
+    }
+}
+
+/// Host bytes one synthesized partition of this SRS's circuit holds until
+/// it is proved: a, b, c (one Fr per constraint, rounded up to the domain
+/// as vectors grow), the assignments, and the prover's working copies of
+/// a, b, c for the H term. Derived from the SRS shape because the
+/// constraint count is known before synthesis only through it.
+pub fn partition_bytes_estimate(params: &Parameters) -> u64 {
+    let fr = 32u64;
+    let domain = params.h.len() as u64 + 1;
+    let vars = (params.vk.ic.len() + params.l.len()) as u64;
+    let abc = 3 * domain * fr;
+    2 * abc + vars * fr + vars / 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_circuit_ids_round_trip() {
+        for s in ["synthetic:4096:8", "sha256:1", "mimc:2"] {
+            let spec: CircuitSpec = s.parse().unwrap();
+            let id = BuiltinJob::circuit_id_of(&spec);
+            assert!(!id.contains(':'));
+            assert_eq!(BuiltinJob::spec_of_circuit_id(&id), Some(spec));
+        }
+        assert_eq!(BuiltinJob::spec_of_circuit_id("v28-stacked-proof"), None);
+    }
+}

@@ -1,0 +1,51 @@
+//! Batches dispatched and not yet fully proved, by circuit. The
+//! dispatcher consults it before starting a batch of another circuit: two
+//! batches whose SRS entries are both pinned can starve each other of
+//! memory, so a new circuit runs alongside others only when its SRS and a
+//! partition fit next to the SRS entries they pin.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+#[derive(Default)]
+pub struct InflightBatches {
+    by_circuit: Mutex<HashMap<String, usize>>,
+    changed: Condvar,
+}
+
+/// Registered while its batch lives.
+pub struct InflightGuard {
+    registry: Arc<InflightBatches>,
+    circuit_id: String,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        let mut m = self.registry.by_circuit.lock().unwrap();
+        let n = m.get_mut(&self.circuit_id).expect("registered");
+        *n -= 1;
+        if *n == 0 {
+            m.remove(&self.circuit_id);
+        }
+        self.registry.changed.notify_all();
+    }
+}
+
+impl InflightBatches {
+    pub fn enter(self: &Arc<Self>, circuit_id: &str) -> InflightGuard {
+        *self.by_circuit.lock().unwrap().entry(circuit_id.to_string()).or_default() += 1;
+        InflightGuard { registry: self.clone(), circuit_id: circuit_id.to_string() }
+    }
+
+    /// Batches in flight of circuits other than `circuit_id`.
+    pub fn others(&self, circuit_id: &str) -> usize {
+        self.by_circuit.lock().unwrap().iter().filter(|(k, _)| *k != circuit_id).map(|(_, n)| n).sum()
+    }
+
+    /// Waits until a batch ends or `timeout` passes.
+    pub fn wait(&self, timeout: Duration) {
+        let m = self.by_circuit.lock().unwrap();
+        drop(self.changed.wait_timeout(m, timeout).unwrap());
+    }
+}

@@ -1,0 +1,200 @@
+//! One job's life: Queued → Running → Completed | Failed | Cancelled.
+//!
+//! Partition proofs arrive in any order and are put in place; the job
+//! completes when the last one lands. The first failure or a cancel ends
+//! it at once; work still in flight for it is dropped at the next
+//! partition boundary (every stage checks [`Job::is_finished`]).
+
+use super::circuit_source::PartitionedCircuit;
+use super::outcome::{JobOutcome, JobTimings, ProofOutput};
+use super::request::{JobId, Priority, ProofKind};
+use crossbeam::channel::Sender;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Engine-wide job counters.
+#[derive(Debug, Default)]
+pub struct JobCounters {
+    pub completed: AtomicU64,
+    pub failed: AtomicU64,
+    pub cancelled: AtomicU64,
+    pub partitions_proved: AtomicU64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Queued,
+    Running,
+    Finished,
+}
+
+struct State {
+    phase: Phase,
+    outcome: Option<JobOutcome>,
+    proofs: Vec<Option<Vec<u8>>>,
+    remaining: usize,
+    timings: JobTimings,
+}
+
+/// What a job is, fixed at submission.
+pub struct JobSpec {
+    pub kind: ProofKind,
+    pub priority: Priority,
+    pub circuit_id: String,
+    pub partitions: usize,
+    pub request_id: Option<String>,
+    /// None for kinds the engine cannot prove yet (the job fails at once).
+    pub circuit: Option<Arc<dyn PartitionedCircuit>>,
+}
+
+pub struct Job {
+    pub id: JobId,
+    /// Submission order; FIFO within a priority.
+    pub seq: u64,
+    pub kind: ProofKind,
+    pub priority: Priority,
+    pub circuit_id: String,
+    pub partitions: usize,
+    pub request_id: Option<String>,
+    pub circuit: Option<Arc<dyn PartitionedCircuit>>,
+    pub submitted: Instant,
+    finished: AtomicBool,
+    state: Mutex<State>,
+    done: Condvar,
+    counters: Arc<JobCounters>,
+    on_finish: Sender<JobId>,
+}
+
+impl Job {
+    pub fn new(id: JobId, seq: u64, spec: JobSpec, counters: Arc<JobCounters>, on_finish: Sender<JobId>) -> Self {
+        let partitions = spec.partitions;
+        Self {
+            id,
+            seq,
+            kind: spec.kind,
+            priority: spec.priority,
+            circuit_id: spec.circuit_id,
+            partitions,
+            request_id: spec.request_id,
+            circuit: spec.circuit,
+            submitted: Instant::now(),
+            finished: AtomicBool::new(false),
+            state: Mutex::new(State {
+                phase: Phase::Queued,
+                outcome: None,
+                proofs: vec![None; partitions],
+                remaining: partitions,
+                timings: JobTimings::default(),
+            }),
+            done: Condvar::new(),
+            counters,
+            on_finish,
+        }
+    }
+
+    /// Cheap check for the pipeline stages: skip work of finished jobs.
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.state.lock().unwrap().phase
+    }
+
+    /// Dispatched: the queue wait ends here.
+    pub fn mark_running(&self) {
+        let mut st = self.state.lock().unwrap();
+        if st.phase == Phase::Queued {
+            st.phase = Phase::Running;
+            st.timings.queue_wait_ms = ms(self.submitted.elapsed());
+        }
+    }
+
+    pub fn add_srs_wait(&self, d: Duration) {
+        self.state.lock().unwrap().timings.srs_load_ms += ms(d);
+    }
+
+    /// Records one partition's proof; completes the job with the last one.
+    pub fn record_partition(&self, partition: usize, proof: Vec<u8>, synth: Duration, gpu: Duration) {
+        let mut st = self.state.lock().unwrap();
+        if st.phase == Phase::Finished || st.proofs[partition].is_some() {
+            return;
+        }
+        st.proofs[partition] = Some(proof);
+        st.remaining -= 1;
+        st.timings.synthesis_ms += ms(synth);
+        st.timings.gpu_compute_ms += ms(gpu);
+        self.counters.partitions_proved.fetch_add(1, Ordering::Relaxed);
+        if st.remaining == 0 {
+            st.timings.total_ms = ms(self.submitted.elapsed());
+            let proof = st.proofs.iter_mut().flat_map(|p| p.take().unwrap()).collect();
+            let out = ProofOutput { proof, partitions: self.partitions, timings: st.timings };
+            log::info!(
+                "job completed job={} kind={} partitions={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={}",
+                self.id, self.kind, self.partitions, out.timings.queue_wait_ms, out.timings.srs_load_ms,
+                out.timings.synthesis_ms, out.timings.gpu_compute_ms, out.timings.total_ms
+            );
+            self.finish(&mut st, JobOutcome::Completed(out), &self.counters.completed);
+        }
+    }
+
+    /// Fails the job unless it already ended.
+    pub fn fail(&self, message: impl Into<String>) {
+        let mut st = self.state.lock().unwrap();
+        if st.phase == Phase::Finished {
+            return;
+        }
+        let message = message.into();
+        log::warn!("job failed job={} kind={} error={message:?}", self.id, self.kind);
+        self.finish(&mut st, JobOutcome::Failed(message), &self.counters.failed);
+    }
+
+    /// Cancels the job unless it already ended. Returns the phase it was in
+    /// when it was still live.
+    pub fn cancel(&self) -> Option<Phase> {
+        let mut st = self.state.lock().unwrap();
+        let was = st.phase;
+        if was == Phase::Finished {
+            return None;
+        }
+        log::info!("job cancelled job={} kind={} was_running={}", self.id, self.kind, was == Phase::Running);
+        self.finish(&mut st, JobOutcome::Cancelled, &self.counters.cancelled);
+        Some(was)
+    }
+
+    fn finish(&self, st: &mut State, outcome: JobOutcome, counter: &AtomicU64) {
+        st.phase = Phase::Finished;
+        st.outcome = Some(outcome);
+        st.proofs.clear();
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.finished.store(true, Ordering::Release);
+        self.done.notify_all();
+        let _ = self.on_finish.send(self.id);
+    }
+
+    /// Waits up to `timeout` (None = forever) for the job to end.
+    pub fn wait(&self, timeout: Option<Duration>) -> JobOutcome {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut st = self.state.lock().unwrap();
+        loop {
+            if let Some(o) = &st.outcome {
+                return o.clone();
+            }
+            st = match deadline {
+                None => self.done.wait(st).unwrap(),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return JobOutcome::Timeout;
+                    }
+                    self.done.wait_timeout(st, d - now).unwrap().0
+                }
+            };
+        }
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}

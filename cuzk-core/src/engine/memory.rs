@@ -1,0 +1,194 @@
+//! The host memory budget: every SRS entry and every synthesized partition
+//! holds a [`Reservation`] for its estimated bytes, so the sum never
+//! exceeds the budget. Synthesis waits for room; SRS entries idle long
+//! enough are evicted to make room (the caller's pressure hook).
+
+use crate::config::{format_size, MemoryConfig, TotalBudget};
+use serde::Serialize;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Purpose {
+    Srs,
+    Partition,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryUsage {
+    pub budget_bytes: u64,
+    pub used_bytes: u64,
+    pub peak_bytes: u64,
+    pub srs_bytes: u64,
+    pub partition_bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReserveError {
+    #[error("needs {}{} but the whole memory budget is {} (raise memory.total_budget)", format_size(*need), if *pinned > 0 { format!(" next to {} it cannot free", format_size(*pinned)) } else { String::new() }, format_size(*budget))]
+    TooLarge { need: u64, pinned: u64, budget: u64 },
+    #[error("no longer needed")]
+    Abandoned,
+}
+
+pub struct MemoryBudget {
+    usage: Mutex<MemoryUsage>,
+    freed: Condvar,
+}
+
+/// Bytes held until dropped.
+pub struct Reservation {
+    budget: Arc<MemoryBudget>,
+    bytes: u64,
+    purpose: Purpose,
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut u = self.budget.usage.lock().unwrap();
+        u.used_bytes -= self.bytes;
+        match self.purpose {
+            Purpose::Srs => u.srs_bytes -= self.bytes,
+            Purpose::Partition => u.partition_bytes -= self.bytes,
+        }
+        self.budget.freed.notify_all();
+    }
+}
+
+/// How often a blocked reservation re-checks its abandon condition and
+/// retries the pressure hook (idle SRS entries become evictable over time).
+const RECHECK: Duration = Duration::from_millis(50);
+
+impl MemoryBudget {
+    pub fn new(budget_bytes: u64) -> Arc<Self> {
+        Arc::new(Self { usage: Mutex::new(MemoryUsage { budget_bytes, ..Default::default() }), freed: Condvar::new() })
+    }
+
+    pub fn usage(&self) -> MemoryUsage {
+        *self.usage.lock().unwrap()
+    }
+
+    pub fn try_reserve(self: &Arc<Self>, bytes: u64, purpose: Purpose) -> Option<Reservation> {
+        let mut u = self.usage.lock().unwrap();
+        if u.used_bytes + bytes > u.budget_bytes {
+            return None;
+        }
+        u.used_bytes += bytes;
+        u.peak_bytes = u.peak_bytes.max(u.used_bytes);
+        match purpose {
+            Purpose::Srs => u.srs_bytes += bytes,
+            Purpose::Partition => u.partition_bytes += bytes,
+        }
+        Some(Reservation { budget: self.clone(), bytes, purpose })
+    }
+
+    /// Blocks until `bytes` fit. `pinned` is memory the caller itself keeps
+    /// held while waiting (its SRS): if `bytes + pinned` exceed the budget
+    /// the wait could never end, so that is an error at once.
+    /// `on_pressure(missing)` may free memory (it runs without the
+    /// budget's lock); `abandon()` true gives up.
+    pub fn reserve(
+        self: &Arc<Self>,
+        bytes: u64,
+        pinned: u64,
+        purpose: Purpose,
+        mut on_pressure: impl FnMut(u64),
+        abandon: impl Fn() -> bool,
+    ) -> Result<Reservation, ReserveError> {
+        let budget = self.usage.lock().unwrap().budget_bytes;
+        if bytes + pinned > budget {
+            return Err(ReserveError::TooLarge { need: bytes, pinned, budget });
+        }
+        loop {
+            if let Some(r) = self.try_reserve(bytes, purpose) {
+                return Ok(r);
+            }
+            if abandon() {
+                return Err(ReserveError::Abandoned);
+            }
+            let missing = {
+                let u = self.usage.lock().unwrap();
+                (u.used_bytes + bytes).saturating_sub(u.budget_bytes)
+            };
+            on_pressure(missing);
+            let u = self.usage.lock().unwrap();
+            if u.used_bytes + bytes > u.budget_bytes {
+                drop(self.freed.wait_timeout(u, RECHECK).unwrap());
+            }
+        }
+    }
+}
+
+/// MemTotal from /proc/meminfo, in bytes.
+pub fn mem_total_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_mem_total(&text)
+}
+
+fn parse_mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The budget in bytes for a config: explicit, or MemTotal − safety_margin.
+pub fn resolve_budget(cfg: &MemoryConfig) -> Result<u64, String> {
+    match cfg.total_budget {
+        TotalBudget::Bytes(b) => Ok(b),
+        TotalBudget::Auto => {
+            let total = mem_total_bytes().ok_or("memory.total_budget = \"auto\" needs /proc/meminfo; set an explicit size")?;
+            let margin = cfg.safety_margin.0;
+            if margin >= total {
+                return Err(format!(
+                    "memory.safety_margin ({}) is not below this machine's memory ({}): nothing would be left",
+                    format_size(margin),
+                    format_size(total)
+                ));
+            }
+            Ok(total - margin)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_parse() {
+        assert_eq!(parse_mem_total("MemTotal:       16384 kB\nMemFree: 1 kB\n"), Some(16384 * 1024));
+        assert_eq!(parse_mem_total("nothing"), None);
+    }
+
+    #[test]
+    fn reservations_account_and_release() {
+        let b = MemoryBudget::new(100);
+        let r1 = b.try_reserve(60, Purpose::Srs).unwrap();
+        assert!(b.try_reserve(50, Purpose::Partition).is_none());
+        let r2 = b.try_reserve(40, Purpose::Partition).unwrap();
+        assert_eq!(b.usage().used_bytes, 100);
+        drop(r1);
+        assert_eq!(b.usage(), MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40 });
+        drop(r2);
+        assert_eq!(b.usage().used_bytes, 0);
+        assert!(matches!(b.reserve(101, 0, Purpose::Partition, |_| {}, || false), Err(ReserveError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn blocked_reservation_waits_for_release_or_abandons() {
+        let b = MemoryBudget::new(10);
+        let held = b.try_reserve(10, Purpose::Partition).unwrap();
+        assert_eq!(b.reserve(5, 0, Purpose::Partition, |_| {}, || true).err(), Some(ReserveError::Abandoned));
+        let b2 = b.clone();
+        let t = std::thread::spawn(move || b2.reserve(5, 0, Purpose::Partition, |_| {}, || false).map(|r| r.bytes()));
+        std::thread::sleep(Duration::from_millis(30));
+        drop(held);
+        assert_eq!(t.join().unwrap(), Ok(5));
+    }
+}

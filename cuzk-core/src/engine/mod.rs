@@ -1,0 +1,260 @@
+//! The proving engine: a long-running set of threads that takes proof
+//! requests and returns proofs.
+//!
+//! request → [`scheduler`] (priority queue, batch collector) →
+//! [`dispatcher`] (SRS lease, one unit per partition) → [`synthesis`]
+//! workers (memory budget) → bounded queue → [`prover_worker`]s
+//! ([`interlock`] and a [`backend`]) → proof assembly in [`job`].
+//!
+//! Plain OS threads, crossbeam channels and `std::sync`; no async runtime.
+
+pub mod backend;
+pub mod batch;
+pub mod circuit_source;
+mod dispatcher;
+mod inflight;
+pub mod interlock;
+pub mod job;
+mod job_table;
+pub mod logging;
+pub mod memory;
+pub mod outcome;
+mod pipeline;
+mod prover_worker;
+pub mod request;
+pub mod scheduler;
+mod shared;
+pub mod srs_manager;
+mod start;
+pub mod status;
+mod synthesis;
+pub mod timeline;
+pub mod timeline_stats;
+pub mod work_queue;
+
+pub use backend::{CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend};
+pub use circuit_source::{BuiltinJob, PartitionedCircuit};
+pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
+pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};
+pub use status::{EngineStatus, QueueStatus, WorkerRole, WorkerStatus};
+
+use job::{Job, JobSpec, Phase};
+use shared::Shared;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What shutdown does with jobs not yet finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownMode {
+    /// Prove everything already submitted, then stop.
+    Drain,
+    /// Cancel queued and running jobs, then stop.
+    Cancel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CancelResult {
+    /// The job had been dispatched (synthesis or proving had begun).
+    pub was_running: bool,
+    /// False if the job had already finished (nothing to cancel).
+    pub cancelled: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreloadResult {
+    pub already_loaded: bool,
+    pub load_time_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvictResult {
+    pub was_loaded: bool,
+    pub freed_bytes: u64,
+}
+
+/// Threads by stage, joined in pipeline order at shutdown.
+#[derive(Default)]
+struct Threads {
+    dispatcher: Vec<JoinHandle<()>>,
+    synthesis: Vec<JoinHandle<()>>,
+    provers: Vec<JoinHandle<()>>,
+}
+
+pub struct Engine {
+    shared: Arc<Shared>,
+    threads: Mutex<Option<Threads>>,
+}
+
+const FILECOIN_UNSUPPORTED: &str = "not yet supported: needs the Filecoin feature (issue 7)";
+
+impl Engine {
+    /// Starts the engine with the CPU backend.
+    pub fn start(config: crate::config::Config) -> Result<Engine, EngineError> {
+        Self::start_with_backend(config, Arc::new(CpuBackend))
+    }
+
+    /// Submits a job; returns at once. A request id already used by a
+    /// queued or running job returns that job's id.
+    pub fn submit(&self, req: ProofRequest) -> Result<JobId, EngineError> {
+        let sh = &self.shared;
+        if !sh.accepting.load(Ordering::Acquire) {
+            return Err(EngineError::ShuttingDown);
+        }
+        let spec = job_spec(&req)?;
+        let request_id = spec.request_id.clone();
+        let (job, new) = sh.jobs.insert_or_existing(request_id.as_deref(), |id, seq| {
+            Arc::new(Job::new(id, seq, spec, sh.counters.clone(), sh.jobs.finish_sender()))
+        });
+        if !new {
+            log::info!("job resubmitted job={} request_id={request_id:?}", job.id);
+            return Ok(job.id);
+        }
+        log::info!(
+            "job submitted job={} kind={} priority={:?} partitions={} circuit_id={} request_id={:?}",
+            job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id
+        );
+        sh.timeline.record(timeline::Event::new("job_submitted", job.id));
+        if job.circuit.is_none() {
+            job.fail(format!("proof kind {} is {FILECOIN_UNSUPPORTED}", job.kind));
+        } else if !sh.scheduler.push(job.clone()) {
+            job.cancel();
+            return Err(EngineError::ShuttingDown);
+        }
+        Ok(job.id)
+    }
+
+    /// Waits for a job to end; `None` waits forever. `Timeout` leaves the
+    /// job running.
+    pub fn await_job(&self, id: JobId, timeout: Option<Duration>) -> Result<JobOutcome, EngineError> {
+        let job = self.shared.jobs.get(id).ok_or(EngineError::UnknownJob(id))?;
+        Ok(job.wait(timeout))
+    }
+
+    /// Submit and await.
+    pub fn prove(&self, req: ProofRequest, timeout: Option<Duration>) -> Result<(JobId, JobOutcome), EngineError> {
+        let id = self.submit(req)?;
+        Ok((id, self.await_job(id, timeout)?))
+    }
+
+    /// Cancels a queued job at once, or a running one: it reports
+    /// Cancelled now and its work stops at the next partition boundary.
+    pub fn cancel(&self, id: JobId) -> Result<CancelResult, EngineError> {
+        let job = self.shared.jobs.get(id).ok_or(EngineError::UnknownJob(id))?;
+        let queued = self.shared.scheduler.remove(&job);
+        Ok(match job.cancel() {
+            None => CancelResult { was_running: false, cancelled: false },
+            Some(phase) => CancelResult { was_running: !queued && phase == Phase::Running, cancelled: true },
+        })
+    }
+
+    /// 1-based place of a queued job in dispatch order; None once dispatched.
+    pub fn queue_position(&self, id: JobId) -> Option<usize> {
+        let job = self.shared.jobs.get(id)?;
+        self.shared.scheduler.position(&job)
+    }
+
+    /// Holds dispatching: queued jobs wait (in-flight work goes on) until
+    /// [`Self::resume_dispatch`]. Shutdown resumes.
+    pub fn pause_dispatch(&self) {
+        self.shared.scheduler.pause();
+    }
+
+    pub fn resume_dispatch(&self) {
+        self.shared.scheduler.resume();
+    }
+
+    pub fn status(&self) -> EngineStatus {
+        start::status(&self.shared)
+    }
+
+    /// Prometheus text of [`Self::status`].
+    pub fn metrics(&self) -> String {
+        self.status().prometheus()
+    }
+
+    /// Peak and current host-memory accounting.
+    pub fn memory(&self) -> memory::MemoryUsage {
+        self.shared.memory.usage()
+    }
+
+    /// The parameters of a circuit id, loading them if needed (built-in ids
+    /// can always be loaded; others only once a job has loaded them).
+    pub fn parameters(&self, circuit_id: &str) -> Result<Arc<crate::srs::Parameters>, EngineError> {
+        start::lease(&self.shared, circuit_id).map(|(l, _)| l.params.clone())
+    }
+
+    pub fn preload_srs(&self, circuit_id: &str) -> Result<PreloadResult, EngineError> {
+        let t = std::time::Instant::now();
+        let (_, loaded) = start::lease(&self.shared, circuit_id)?;
+        Ok(PreloadResult { already_loaded: !loaded, load_time_ms: if loaded { t.elapsed().as_millis() as u64 } else { 0 } })
+    }
+
+    pub fn evict_srs(&self, circuit_id: &str) -> Result<EvictResult, EngineError> {
+        match self.shared.srs.evict(circuit_id) {
+            Ok(freed) => Ok(EvictResult { was_loaded: freed.is_some(), freed_bytes: freed.unwrap_or(0) }),
+            Err(message) => Err(EngineError::Srs { circuit_id: circuit_id.into(), message }),
+        }
+    }
+
+    /// Stops taking jobs, drains or cancels the ones in flight, and joins
+    /// every thread. Later calls do nothing.
+    pub fn shutdown(&self, mode: ShutdownMode) {
+        let Some(threads) = self.threads.lock().unwrap().take() else { return };
+        let sh = &self.shared;
+        sh.accepting.store(false, Ordering::Release);
+        log::info!("engine shutting down mode={mode:?}");
+        if mode == ShutdownMode::Cancel {
+            for job in sh.jobs.live() {
+                sh.scheduler.remove(&job);
+                job.cancel();
+            }
+        }
+        sh.scheduler.close();
+        threads.dispatcher.into_iter().for_each(join);
+        sh.synth_queue.close();
+        threads.synthesis.into_iter().for_each(join);
+        sh.gpu_queue.close();
+        threads.provers.into_iter().for_each(join);
+        for job in sh.jobs.live() {
+            // Nothing is left to finish them (e.g. dropped at a closed queue).
+            job.fail("engine shut down before the job finished");
+        }
+        log::info!("engine stopped");
+    }
+}
+
+fn join(h: JoinHandle<()>) {
+    let name = h.thread().name().unwrap_or("?").to_string();
+    if h.join().is_err() {
+        log::error!("engine thread {name} panicked outside a job");
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shutdown(ShutdownMode::Cancel);
+    }
+}
+
+/// Checks a request and describes its job.
+fn job_spec(req: &ProofRequest) -> Result<JobSpec, EngineError> {
+    let bad = |m: String| Err(EngineError::BadRequest(m));
+    let (circuit, circuit_id, partitions): (Option<Arc<dyn PartitionedCircuit>>, String, usize) = match &req.work {
+        ProofWork::Filecoin { kind, .. } => {
+            if matches!(kind, ProofKind::Builtin | ProofKind::Custom) {
+                return bad(format!("proof kind {kind} is not a Filecoin kind"));
+            }
+            (None, format!("filecoin-{kind}"), 1)
+        }
+        ProofWork::Builtin(b) => (Some(Arc::new(*b)), b.circuit_id(), b.partitions),
+        ProofWork::Custom(c) => (Some(c.clone()), c.circuit_id(), c.partitions()),
+    };
+    if partitions == 0 {
+        return bad("a job needs at least one partition".into());
+    }
+    // An empty id (the protobuf default) means no idempotency key.
+    let request_id = req.request_id.clone().filter(|r| !r.is_empty());
+    Ok(JobSpec { kind: req.kind(), priority: req.priority(), circuit_id, partitions, request_id, circuit })
+}

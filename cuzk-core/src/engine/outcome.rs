@@ -1,0 +1,67 @@
+//! What a job ends with, and the engine's errors.
+
+use super::request::JobId;
+use serde::Serialize;
+
+/// Where a job's time went, in milliseconds. Synthesis and prover times
+/// are summed over its partitions (with several workers they overlap, so
+/// they can exceed `total_ms`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct JobTimings {
+    /// Submission until its first partition was dispatched.
+    pub queue_wait_ms: u64,
+    /// Waiting for (and loading) its SRS.
+    pub srs_load_ms: u64,
+    pub synthesis_ms: u64,
+    pub gpu_compute_ms: u64,
+    /// Submission until the last partition was proved.
+    pub total_ms: u64,
+}
+
+/// A finished job's proof: the partition proofs concatenated in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProofOutput {
+    pub proof: Vec<u8>,
+    pub partitions: usize,
+    pub timings: JobTimings,
+}
+
+/// The result of waiting for a job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobOutcome {
+    Completed(ProofOutput),
+    Failed(String),
+    Cancelled,
+    /// The wait ran out; the job goes on.
+    Timeout,
+}
+
+impl JobOutcome {
+    pub fn is_final(&self) -> bool {
+        !matches!(self, JobOutcome::Timeout)
+    }
+
+    /// The proof bytes of a completed job, else a description of why not.
+    pub fn into_proof(self) -> Result<ProofOutput, String> {
+        match self {
+            JobOutcome::Completed(p) => Ok(p),
+            JobOutcome::Failed(m) => Err(format!("job failed: {m}")),
+            JobOutcome::Cancelled => Err("job was cancelled".into()),
+            JobOutcome::Timeout => Err("timed out waiting for the job".into()),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EngineError {
+    #[error("unknown job {0} (never submitted, or finished long enough ago to be forgotten)")]
+    UnknownJob(JobId),
+    #[error("the engine is shutting down and takes no new jobs")]
+    ShuttingDown,
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("SRS {circuit_id}: {message}")]
+    Srs { circuit_id: String, message: String },
+    #[error("cannot start the engine: {0}")]
+    Start(String),
+}

@@ -1,0 +1,147 @@
+//! Prover workers (`gpu_workers_per_device` threads per device): take the
+//! most urgent synthesized unit and prove it through the interlock:
+//!
+//! - pre-stage path: under `mem_mtx` reserve VRAM and pre-stage, then
+//!   under `compute_mtx` compute;
+//! - fallback path (the reservation does not fit): under `compute_mtx`
+//!   reserve what is free and compute within it;
+//! - epilogue with no lock; proofs go to their jobs by partition.
+//!
+//! Errors and panics fail the unit's jobs, never the worker.
+
+use super::backend::ProveInput;
+use super::interlock::DeviceLocks;
+use super::pipeline::ProveUnit;
+use super::shared::{panic_message, Shared};
+use super::timeline::Event;
+use crate::groth16::Proof;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct ProverWorker {
+    pub slot: usize,
+    pub worker_id: usize,
+    pub sub_id: usize,
+    pub device: Arc<DeviceLocks>,
+}
+
+/// How one unit went through the interlock, for the per-proof log line.
+struct Trace {
+    path: &'static str,
+    mem_wait: Duration,
+    prestage: Duration,
+    compute_wait: Duration,
+    kernel: Duration,
+    epilogue: Duration,
+}
+
+pub fn run(sh: Arc<Shared>, w: ProverWorker) {
+    log::info!("pipeline GPU worker started worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
+    while let Some(unit) = sh.gpu_queue.pop() {
+        process(&sh, &w, unit);
+        sh.set_worker(w.slot, |s| {
+            s.busy = false;
+            s.job = None;
+            s.partition = None;
+            s.kind = None;
+        });
+    }
+    log::info!("pipeline GPU worker stopped worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
+}
+
+fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
+    let ProveUnit { members, assignments, synth_times, memory, prove_ticket, .. } = unit;
+    if members.iter().all(|m| m.job.is_finished()) {
+        return;
+    }
+    let (first_job, partition) = (members[0].job.clone(), members[0].partition);
+    sh.set_worker(w.slot, |s| {
+        s.busy = true;
+        s.job = Some(first_job.id);
+        s.partition = Some(partition);
+        s.kind = Some(first_job.kind);
+    });
+    let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
+    sh.timeline.record(event("gpu_picked"));
+    let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments };
+    let result = catch_unwind(AssertUnwindSafe(|| prove(sh, w, &input, &event)));
+    drop(memory);
+    sh.set_worker(w.slot, |s| s.done += 1);
+    match result {
+        Ok(Ok((proofs, trace))) if proofs.len() == members.len() => {
+            let gpu_time = trace.prestage + trace.kernel + trace.epilogue;
+            for ((m, proof), synth) in members.iter().zip(&proofs).zip(&synth_times) {
+                log::info!(
+                    "partition proved job={} partition={} worker_id={} gpu={} path={} mem_wait_ms={} prestage_ms={} compute_wait_ms={} kernel_ms={} epilogue_ms={} synth_ms={} gpu_ms={}",
+                    m.job.id, m.partition, w.worker_id, w.device.ordinal, trace.path, trace.mem_wait.as_millis(),
+                    trace.prestage.as_millis(), trace.compute_wait.as_millis(), trace.kernel.as_millis(),
+                    trace.epilogue.as_millis(), synth.as_millis(), gpu_time.as_millis()
+                );
+                m.job.record_partition(m.partition, proof.to_bytes().to_vec(), *synth, gpu_time);
+            }
+        }
+        Ok(Ok((proofs, _))) => {
+            let msg = format!("prover returned {} proofs for {} circuits", proofs.len(), members.len());
+            members.iter().for_each(|m| m.job.fail(format!("partition {}: {msg}", m.partition)));
+        }
+        Ok(Err(e)) => members.iter().for_each(|m| m.job.fail(format!("partition {}: prover error: {e}", m.partition))),
+        Err(p) => {
+            let msg = panic_message(&*p);
+            members.iter().for_each(|m| m.job.fail(format!("partition {}: prover panicked: {msg}", m.partition)));
+        }
+    }
+}
+
+fn prove<'e>(
+    sh: &Shared,
+    w: &ProverWorker,
+    input: &ProveInput<'_>,
+    event: &dyn Fn(&'e str) -> Event<'e>,
+) -> Result<(Vec<Proof>, Trace), String> {
+    let dev = &w.device;
+    let backend = &sh.backend;
+    let need = backend.vram_needed(input);
+    let t = Instant::now();
+    let mem_guard = dev.lock_mem();
+    let mem_wait = t.elapsed();
+    let (computed, trace) = match dev.vram.try_reserve(need) {
+        Some(vram) => {
+            let t = Instant::now();
+            let staged = backend.prestage(dev.ordinal, input);
+            let prestage = t.elapsed();
+            drop(mem_guard);
+            let staged = staged?;
+            let t = Instant::now();
+            let compute_guard = dev.lock_compute();
+            let compute_wait = t.elapsed();
+            sh.timeline.record(event("gpu_start"));
+            let t = Instant::now();
+            let computed = backend.compute(dev.ordinal, staged, input);
+            let kernel = t.elapsed();
+            sh.timeline.record(event("gpu_end").path("prestaged"));
+            drop(compute_guard);
+            drop(vram);
+            (computed?, Trace { path: "prestaged", mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
+        }
+        None => {
+            drop(mem_guard);
+            let t = Instant::now();
+            let compute_guard = dev.lock_compute();
+            let compute_wait = t.elapsed();
+            sh.timeline.record(event("gpu_start"));
+            let t = Instant::now();
+            let vram = dev.vram.reserve_up_to(need);
+            let computed = backend.compute_fallback(dev.ordinal, vram.bytes(), input);
+            let kernel = t.elapsed();
+            sh.timeline.record(event("gpu_end").path("fallback"));
+            drop(vram);
+            drop(compute_guard);
+            let trace = Trace { path: "fallback", mem_wait, prestage: Duration::ZERO, compute_wait, kernel, epilogue: Duration::ZERO };
+            (computed?, trace)
+        }
+    };
+    let t = Instant::now();
+    let proofs = backend.epilogue(dev.ordinal, computed)?;
+    Ok((proofs, Trace { epilogue: t.elapsed(), ..trace }))
+}

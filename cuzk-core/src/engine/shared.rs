@@ -1,0 +1,54 @@
+//! State shared by the engine's threads and its API.
+
+use super::backend::ProverBackend;
+use super::interlock::DeviceLocks;
+use super::job::JobCounters;
+use super::job_table::JobTable;
+use super::memory::MemoryBudget;
+use super::pipeline::{Permits, ProveUnit, SynthUnit};
+use super::scheduler::Scheduler;
+use super::srs_manager::SrsManager;
+use super::status::WorkerStatus;
+use super::timeline::Timeline;
+use crate::config::Config;
+use std::any::Any;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub struct Shared {
+    pub config: Config,
+    pub started: Instant,
+    pub accepting: AtomicBool,
+    pub jobs: JobTable,
+    pub counters: Arc<JobCounters>,
+    pub scheduler: Scheduler,
+    pub permits: Permits,
+    pub synth_queue: super::work_queue::WorkQueue<SynthUnit>,
+    pub gpu_queue: super::work_queue::WorkQueue<ProveUnit>,
+    pub memory: Arc<MemoryBudget>,
+    pub srs: Arc<SrsManager>,
+    pub inflight: Arc<super::inflight::InflightBatches>,
+    pub backend: Arc<dyn ProverBackend>,
+    pub devices: Vec<Arc<DeviceLocks>>,
+    pub timeline: Timeline,
+    /// Synthesis workers first, then prover workers.
+    pub workers: Vec<Mutex<WorkerStatus>>,
+}
+
+impl Shared {
+    pub fn set_worker(&self, slot: usize, f: impl FnOnce(&mut WorkerStatus)) {
+        f(&mut self.workers[slot].lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+/// The message of a caught panic.
+pub fn panic_message(p: &(dyn Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".into()
+    }
+}

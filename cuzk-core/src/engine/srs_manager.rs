@@ -1,0 +1,194 @@
+//! The SRS manager: parameters load on first use and stay resident, each
+//! holding a memory reservation. Leases count references; an entry with
+//! no lease that has been idle for `eviction_min_idle` may be evicted,
+//! least recently used first, when memory runs short.
+
+use super::memory::{MemoryBudget, Purpose, Reservation, ReserveError};
+use crate::srs::Parameters;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+struct Entry {
+    params: Arc<Parameters>,
+    _memory: Reservation,
+    bytes: u64,
+    refs: usize,
+    last_used: Instant,
+}
+
+/// One resident SRS, as status reports it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct SrsEntryStatus {
+    pub circuit_id: String,
+    pub size_bytes: u64,
+    pub ref_count: usize,
+    /// "hot" while a batch uses it, "warm" while resident and idle.
+    pub tier: &'static str,
+    pub idle_ms: u64,
+}
+
+pub struct SrsManager {
+    entries: Mutex<HashMap<String, Entry>>,
+    /// Loads run one at a time so an SRS is never loaded twice at once.
+    load_lock: Mutex<()>,
+    memory: Arc<MemoryBudget>,
+    min_idle: Duration,
+}
+
+/// A reference to resident parameters; the entry is not evicted while any
+/// lease on it lives.
+pub struct SrsLease {
+    manager: Arc<SrsManager>,
+    circuit_id: String,
+    pub params: Arc<Parameters>,
+    /// Host bytes the entry holds.
+    pub bytes: u64,
+}
+
+impl Drop for SrsLease {
+    fn drop(&mut self) {
+        if let Some(e) = self.manager.entries.lock().unwrap().get_mut(&self.circuit_id) {
+            e.refs -= 1;
+            e.last_used = Instant::now();
+        }
+    }
+}
+
+/// What loading the parameters involves, supplied by the job's circuit.
+pub struct SrsLoader<'a> {
+    /// An upper bound of the size, reserved before loading when known.
+    pub size_hint: Option<u64>,
+    pub load: Box<dyn FnOnce() -> Result<Parameters, String> + 'a>,
+}
+
+impl SrsManager {
+    pub fn new(memory: Arc<MemoryBudget>, min_idle: Duration) -> Arc<Self> {
+        Arc::new(Self { entries: Mutex::default(), load_lock: Mutex::new(()), memory, min_idle })
+    }
+
+    fn lease_existing(self: &Arc<Self>, circuit_id: &str) -> Option<SrsLease> {
+        let mut entries = self.entries.lock().unwrap();
+        let e = entries.get_mut(circuit_id)?;
+        e.refs += 1;
+        e.last_used = Instant::now();
+        Some(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params: e.params.clone(), bytes: e.bytes })
+    }
+
+    /// A lease on the parameters, loading them first if needed. The bool
+    /// says whether this call loaded them.
+    pub fn acquire(
+        self: &Arc<Self>,
+        circuit_id: &str,
+        loader: SrsLoader<'_>,
+        abandon: &dyn Fn() -> bool,
+    ) -> Result<(SrsLease, bool), String> {
+        if let Some(l) = self.lease_existing(circuit_id) {
+            return Ok((l, false));
+        }
+        let _loading = self.load_lock.lock().unwrap();
+        if let Some(l) = self.lease_existing(circuit_id) {
+            return Ok((l, false));
+        }
+        let reserve = |bytes: u64| {
+            self.memory.reserve(bytes, 0, Purpose::Srs, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
+                ReserveError::TooLarge { .. } => format!("cannot load SRS {circuit_id}: it {e}"),
+                ReserveError::Abandoned => "no job needs it any more".to_string(),
+            })
+        };
+        let t = Instant::now();
+        let early = loader.size_hint.map(reserve).transpose()?;
+        let params = (loader.load)().map_err(|e| format!("cannot load SRS {circuit_id}: {e}"))?;
+        let bytes = params.size_bytes() as u64;
+        let memory = match early {
+            Some(r) if r.bytes() >= bytes => r,
+            _ => reserve(bytes)?,
+        };
+        log::info!("srs loaded circuit_id={circuit_id} size_bytes={bytes} load_ms={}", t.elapsed().as_millis());
+        let params = Arc::new(params);
+        let bytes = memory.bytes();
+        let entry = Entry { params: params.clone(), bytes, _memory: memory, refs: 1, last_used: Instant::now() };
+        self.entries.lock().unwrap().insert(circuit_id.to_string(), entry);
+        Ok((SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params, bytes }, true))
+    }
+
+    /// Frees memory under pressure: unused entries idle at least
+    /// `eviction_min_idle` first; if that is not enough and no synthesized
+    /// partition holds memory (so nothing else will ever free any), unused
+    /// entries regardless of idle time, since waiting could not end.
+    pub fn make_room(&self, need: u64) -> u64 {
+        let freed = self.evict_idle(need, true);
+        if freed < need && self.memory.usage().partition_bytes == 0 {
+            return freed + self.evict_idle(need - freed, false);
+        }
+        freed
+    }
+
+    /// Evicts unused entries (idle at least `eviction_min_idle` if
+    /// `respect_min_idle`), least recently used first, until `need` bytes
+    /// are freed. Returns the bytes freed.
+    fn evict_idle(&self, need: u64, respect_min_idle: bool) -> u64 {
+        let mut entries = self.entries.lock().unwrap();
+        let mut idle: Vec<(Instant, String)> = entries
+            .iter()
+            .filter(|(_, e)| e.refs == 0 && (!respect_min_idle || e.last_used.elapsed() >= self.min_idle))
+            .map(|(k, e)| (e.last_used, k.clone()))
+            .collect();
+        idle.sort();
+        let mut freed = 0;
+        for (_, id) in idle {
+            if freed >= need {
+                break;
+            }
+            let e = entries.remove(&id).unwrap();
+            let reason = if respect_min_idle { "memory_pressure" } else { "memory_pressure_nothing_else_to_free" };
+            log::info!("srs evicted circuit_id={id} size_bytes={} reason={reason}", e.bytes);
+            freed += e.bytes;
+        }
+        freed
+    }
+
+    /// Evicts one entry now. Ok(None) if it was not loaded; an error if a
+    /// batch is using it.
+    pub fn evict(&self, circuit_id: &str) -> Result<Option<u64>, String> {
+        let mut entries = self.entries.lock().unwrap();
+        match entries.get(circuit_id) {
+            None => Ok(None),
+            Some(e) if e.refs > 0 => Err(format!("SRS {circuit_id} is in use by {} batch(es); evict it when idle", e.refs)),
+            Some(_) => {
+                let e = entries.remove(circuit_id).unwrap();
+                log::info!("srs evicted circuit_id={circuit_id} size_bytes={} reason=request", e.bytes);
+                Ok(Some(e.bytes))
+            }
+        }
+    }
+
+    /// Size and parameters of a resident entry.
+    pub fn resident(&self, circuit_id: &str) -> Option<(u64, Arc<Parameters>)> {
+        self.entries.lock().unwrap().get(circuit_id).map(|e| (e.bytes, e.params.clone()))
+    }
+
+    /// Bytes of entries in use by batches, other than `circuit_id`.
+    pub fn in_use_bytes_except(&self, circuit_id: &str) -> u64 {
+        self.entries.lock().unwrap().iter().filter(|(k, e)| e.refs > 0 && *k != circuit_id).map(|(_, e)| e.bytes).sum()
+    }
+
+    pub fn entries(&self) -> Vec<SrsEntryStatus> {
+        let mut v: Vec<_> = self
+            .entries
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, e)| SrsEntryStatus {
+                circuit_id: k.clone(),
+                size_bytes: e.bytes,
+                ref_count: e.refs,
+                tier: if e.refs > 0 { "hot" } else { "warm" },
+                idle_ms: if e.refs > 0 { 0 } else { e.last_used.elapsed().as_millis() as u64 },
+            })
+            .collect();
+        v.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
+        v
+    }
+}

@@ -1,0 +1,174 @@
+//! Engine start-up (resolving the config into budgets, devices and
+//! threads) and the read-side helpers behind status and SRS requests.
+
+use super::backend::ProverBackend;
+use super::batch::BatchRules;
+use super::circuit_source::BuiltinJob;
+use super::interlock::DeviceLocks;
+use super::job::Phase;
+use super::job_table::JobTable;
+use super::memory::{resolve_budget, MemoryBudget};
+use super::pipeline::Permits;
+use super::prover_worker::{self, ProverWorker};
+use super::request::ProofKind;
+use super::scheduler::Scheduler;
+use super::shared::Shared;
+use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
+use super::status::{DeviceStatus, EngineStatus, QueueStatus, WorkerRole, WorkerStatus};
+use super::timeline::Timeline;
+use super::work_queue::WorkQueue;
+use super::{dispatcher, synthesis, Engine, EngineError, Threads};
+use crate::config::{format_size, Config};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+impl Engine {
+    /// Starts the engine's threads over the given backend.
+    pub fn start_with_backend(config: Config, backend: Arc<dyn ProverBackend>) -> Result<Engine, EngineError> {
+        config.validate().map_err(|e| EngineError::Start(e.to_string()))?;
+        let budget = resolve_budget(&config.memory).map_err(EngineError::Start)?;
+        if config.gpus.gpu_threads > 0 {
+            crate::par::set_threads(config.gpus.gpu_threads);
+        }
+        let devices = select_devices(&config, backend.as_ref())?;
+        let timeline_path = std::env::var_os("CUZK_TIMELINE")
+            .map(PathBuf::from)
+            .or_else(|| (!config.logging.timeline.is_empty()).then(|| PathBuf::from(&config.logging.timeline)));
+        let timeline = Timeline::open(timeline_path.as_deref())
+            .map_err(|e| EngineError::Start(format!("cannot open timeline {}: {e}", timeline_path.as_ref().unwrap().display())))?;
+        let partition_workers = config.partition_workers();
+        let per_device = config.gpus.gpu_workers_per_device;
+        let memory = MemoryBudget::new(budget);
+        let mut workers: Vec<Mutex<WorkerStatus>> = (0..partition_workers).map(|i| Mutex::new(worker(WorkerRole::Synthesis, i, None, None))).collect();
+        for (d, dev) in devices.iter().enumerate() {
+            for sub in 0..per_device {
+                workers.push(Mutex::new(worker(WorkerRole::Prover, d * per_device + sub, Some(dev.ordinal), Some(sub))));
+            }
+        }
+        log::info!(
+            "engine started backend={} devices={} gpu_workers_per_device={} partition_workers={} memory_budget={} timeline={}",
+            backend.name(),
+            devices.len(),
+            per_device,
+            partition_workers,
+            format_size(budget),
+            timeline_path.as_ref().map_or("off".to_string(), |p| p.display().to_string())
+        );
+        let rules = BatchRules { max_batch_size: config.scheduler.max_batch_size, max_wait: Duration::from_millis(config.scheduler.max_batch_wait_ms) };
+        let shared = Arc::new(Shared {
+            started: Instant::now(),
+            accepting: AtomicBool::new(true),
+            jobs: JobTable::default(),
+            counters: Arc::default(),
+            scheduler: Scheduler::new(rules, config.scheduler.sort_by_type),
+            permits: Permits::new(config.pipeline.synthesis_concurrency),
+            synth_queue: WorkQueue::new(0),
+            gpu_queue: WorkQueue::new(config.gpu_queue_capacity()),
+            srs: SrsManager::new(memory.clone(), config.memory.eviction_min_idle.0),
+            inflight: Arc::default(),
+            memory,
+            backend,
+            devices: devices.clone(),
+            timeline,
+            workers,
+            config,
+        });
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new().name(name.clone()).spawn(f).map_err(|e| EngineError::Start(format!("cannot spawn thread {name}: {e}")))
+        };
+        let mut threads = Threads::default();
+        let sh = shared.clone();
+        threads.dispatcher.push(spawn("cuzk-dispatcher".into(), Box::new(move || dispatcher::run(sh)))?);
+        for i in 0..partition_workers {
+            let sh = shared.clone();
+            threads.synthesis.push(spawn(format!("cuzk-synth-{i}"), Box::new(move || synthesis::run(sh, i)))?);
+        }
+        for (d, dev) in devices.into_iter().enumerate() {
+            for sub_id in 0..per_device {
+                let worker_id = d * per_device + sub_id;
+                let w = ProverWorker { slot: partition_workers + worker_id, worker_id, sub_id, device: dev.clone() };
+                let sh = shared.clone();
+                threads.provers.push(spawn(format!("cuzk-prover-{worker_id}"), Box::new(move || prover_worker::run(sh, w)))?);
+            }
+        }
+        Ok(Engine { shared, threads: Mutex::new(Some(threads)) })
+    }
+}
+
+fn worker(role: WorkerRole, worker_id: usize, gpu: Option<u32>, sub_id: Option<usize>) -> WorkerStatus {
+    WorkerStatus { role, worker_id, gpu, sub_id, busy: false, job: None, partition: None, kind: None, done: 0 }
+}
+
+/// The backend's devices narrowed to `gpus.devices`, with VRAM capped by
+/// `gpus.vram_limit`.
+fn select_devices(config: &Config, backend: &dyn ProverBackend) -> Result<Vec<Arc<DeviceLocks>>, EngineError> {
+    let found = backend.devices();
+    if found.is_empty() {
+        return Err(EngineError::Start(format!("backend {} has no devices", backend.name())));
+    }
+    let wanted = &config.gpus.devices;
+    if backend.name() != "cpu" {
+        if let Some(missing) = wanted.iter().find(|o| !found.iter().any(|d| d.ordinal == **o)) {
+            let have: Vec<String> = found.iter().map(|d| d.ordinal.to_string()).collect();
+            return Err(EngineError::Start(format!("gpus.devices lists GPU {missing}, but the GPUs found are [{}]", have.join(", "))));
+        }
+    } else if !wanted.is_empty() {
+        log::warn!("gpus.devices is ignored: no GPU backend, proving on the CPU");
+    }
+    let limit = config.gpus.vram_limit.0;
+    Ok(found
+        .into_iter()
+        .filter(|d| backend.name() == "cpu" || wanted.is_empty() || wanted.contains(&d.ordinal))
+        .map(|d| {
+            let vram = if limit > 0 { d.vram_bytes.min(limit) } else { d.vram_bytes };
+            DeviceLocks::new(d.ordinal, d.name, vram)
+        })
+        .collect())
+}
+
+pub fn status(sh: &Shared) -> EngineStatus {
+    let mut queues: Vec<QueueStatus> = ProofKind::ALL.iter().map(|&kind| QueueStatus { kind, pending: 0, in_progress: 0 }).collect();
+    for job in sh.jobs.live() {
+        let q = queues.iter_mut().find(|q| q.kind == job.kind).unwrap();
+        match job.phase() {
+            Phase::Queued => q.pending += 1,
+            Phase::Running => q.in_progress += 1,
+            Phase::Finished => {}
+        }
+    }
+    let c = &sh.counters;
+    EngineStatus {
+        backend: sh.backend.name().to_string(),
+        uptime_seconds: sh.started.elapsed().as_secs(),
+        queues,
+        workers: sh.workers.iter().map(|w| w.lock().unwrap_or_else(|e| e.into_inner()).clone()).collect(),
+        devices: sh.devices.iter().map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage() }).collect(),
+        srs: sh.srs.entries(),
+        memory: sh.memory.usage(),
+        jobs_completed: c.completed.load(Ordering::Relaxed),
+        jobs_failed: c.failed.load(Ordering::Relaxed),
+        jobs_cancelled: c.cancelled.load(Ordering::Relaxed),
+        partitions_proved: c.partitions_proved.load(Ordering::Relaxed),
+    }
+}
+
+/// A lease on a circuit's SRS by id: resident entries, or built-in ids
+/// (loaded or generated). The bool says whether this call loaded it.
+pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineError> {
+    let err = |message: String| EngineError::Srs { circuit_id: circuit_id.into(), message };
+    let param_cache = sh.config.srs.param_cache.clone();
+    let load: Box<dyn FnOnce() -> Result<crate::srs::Parameters, String>> = match BuiltinJob::spec_of_circuit_id(circuit_id) {
+        Some(spec) => Box::new(move || BuiltinJob::load_builtin_params(&spec, &param_cache)),
+        None if circuit_id.starts_with("v28-") || circuit_id.starts_with("filecoin-") => {
+            let id = circuit_id.to_string();
+            Box::new(move || Err(format!("{id} is a Filecoin SRS: loading it is {}", super::FILECOIN_UNSUPPORTED)))
+        }
+        None => {
+            let id = circuit_id.to_string();
+            Box::new(move || Err(format!("unknown circuit id {id:?}: not resident, and not a built-in id (builtin-<circuit>, e.g. builtin-synthetic-4096-8)")))
+        }
+    };
+    sh.srs.acquire(circuit_id, SrsLoader { size_hint: None, load }, &|| false).map_err(err)
+}

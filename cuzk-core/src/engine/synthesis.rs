@@ -1,0 +1,98 @@
+//! Synthesis workers (`partition_workers` threads): take the most urgent
+//! synthesis unit, reserve host memory for it (waiting while the budget is
+//! full), synthesize each live job's partition, and queue the result for
+//! the prover workers (bounded by `synthesis_lookahead`).
+//!
+//! A partition that fails or panics fails its own job; the unit goes on
+//! with the other jobs' partitions.
+
+use super::memory::{Purpose, ReserveError};
+use super::pipeline::{Member, ProveUnit, SynthUnit};
+use super::shared::{panic_message, Shared};
+use super::timeline::Event;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub fn run(sh: Arc<Shared>, worker_id: usize) {
+    log::info!("pipeline synthesis worker started worker_id={worker_id}");
+    while let Some(unit) = sh.synth_queue.pop() {
+        process(&sh, worker_id, unit);
+        sh.set_worker(worker_id, |w| {
+            w.busy = false;
+            w.job = None;
+            w.partition = None;
+            w.kind = None;
+        });
+    }
+    log::info!("pipeline synthesis worker stopped worker_id={worker_id}");
+}
+
+fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
+    let SynthUnit { order, members, synth_ticket, prove_ticket } = unit;
+    let members: Vec<Member> = members.into_iter().filter(|m| !m.job.is_finished()).collect();
+    if members.is_empty() {
+        return;
+    }
+    let bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
+    let abandon = || members.iter().all(|m| m.job.is_finished());
+    let pinned = synth_ticket.batch.srs.bytes;
+    let memory = match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.make_room(need); }, abandon) {
+        Ok(r) => r,
+        Err(ReserveError::Abandoned) => return,
+        Err(e @ ReserveError::TooLarge { .. }) => {
+            for m in &members {
+                m.job.fail(format!("partition {}: a synthesized partition {e}", m.partition));
+            }
+            return;
+        }
+    };
+    let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
+    for m in members {
+        if m.job.is_finished() {
+            continue;
+        }
+        sh.set_worker(worker_id, |w| {
+            w.busy = true;
+            w.job = Some(m.job.id);
+            w.partition = Some(m.partition);
+            w.kind = Some(m.job.kind);
+        });
+        sh.timeline.record(Event::new("synth_start", m.job.id).partition(m.partition).worker(worker_id));
+        let t = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| m.circuit.synthesize(m.partition)));
+        let took = t.elapsed();
+        sh.timeline.record(Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id));
+        sh.set_worker(worker_id, |w| w.done += 1);
+        match result {
+            Ok(Ok(a)) => {
+                log::info!(
+                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={}",
+                    m.job.id,
+                    m.partition,
+                    took.as_millis(),
+                    a.num_constraints()
+                );
+                assignments.push(a);
+                synth_times.push(took);
+                kept.push(m);
+            }
+            Ok(Err(e)) => m.job.fail(format!("partition {}: synthesis failed: {e}", m.partition)),
+            Err(p) => m.job.fail(format!("partition {}: synthesis panicked: {}", m.partition, panic_message(&*p))),
+        }
+    }
+    drop(synth_ticket);
+    if kept.is_empty() {
+        return;
+    }
+    let ids: Vec<_> = kept.iter().map(|m| (m.job.id, m.partition)).collect();
+    let unit = ProveUnit { order, members: kept, assignments, synth_times, memory, prove_ticket };
+    if let Err(unit) = sh.gpu_queue.push(unit) {
+        // Only possible if the engine was torn down out of order.
+        unit.members.iter().for_each(|m| m.job.fail("engine stopped before the partition was proved"));
+        return;
+    }
+    for (job, p) in ids {
+        sh.timeline.record(Event::new("gpu_queued", job).partition(p));
+    }
+}

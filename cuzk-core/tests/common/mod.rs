@@ -1,0 +1,146 @@
+//! Helpers for the engine tests: small configs, proof verification, and a
+//! test backend that can hold, fail or panic chosen partitions.
+#![allow(dead_code)]
+
+use cuzk_core::config::{ByteSize, Config, TotalBudget};
+use cuzk_core::cs::ProvingAssignment;
+use cuzk_core::engine::{
+    BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, PhaseState, ProofOutput, ProveInput, ProverBackend,
+};
+use cuzk_core::groth16::{prepare_verifying_key, verify_proof, Proof};
+use cuzk_core::Fr;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+pub const WAIT: Option<Duration> = Some(Duration::from_secs(120));
+
+/// A small engine config: explicit memory budget, short batch wait.
+pub fn config(partition_workers: usize, gpu_workers: usize) -> Config {
+    let mut c = Config::default();
+    c.memory.total_budget = TotalBudget::Bytes(1 << 30);
+    c.memory.safety_margin = ByteSize(0);
+    c.synthesis.partition_workers = partition_workers;
+    c.gpus.gpu_workers_per_device = gpu_workers;
+    c.scheduler.max_batch_wait_ms = 50;
+    c.srs.param_cache = "/nonexistent-cuzk-test-params".into();
+    c
+}
+
+pub fn builtin(spec: &str, partitions: usize, seed: u64) -> BuiltinJob {
+    BuiltinJob::new(spec.parse().unwrap(), partitions, seed)
+}
+
+/// Checks every partition proof of a completed builtin job.
+pub fn verify(engine: &Engine, job: &BuiltinJob, out: &ProofOutput) {
+    use cuzk_core::engine::PartitionedCircuit;
+    let params = engine.parameters(&job.circuit_id()).unwrap();
+    let pvk = prepare_verifying_key(&params.vk);
+    let proofs = Proof::many_from_bytes(&out.proof).unwrap();
+    assert_eq!(proofs.len(), job.partitions);
+    for (p, proof) in proofs.iter().enumerate() {
+        assert!(verify_proof(&pvk, proof, &job.public_inputs(p)).unwrap(), "partition {p} of {job:?} does not verify");
+    }
+}
+
+pub fn expect_completed(outcome: JobOutcome) -> ProofOutput {
+    match outcome {
+        JobOutcome::Completed(p) => p,
+        other => panic!("expected a completed job, got {other:?}"),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    Error,
+    Panic,
+}
+
+/// CPU proving with hooks: a gate that holds `compute`, a log of the
+/// public inputs of every circuit proved (in order) and of batch
+/// sizes, and faults for circuits with chosen public inputs.
+#[derive(Default)]
+pub struct TestBackend {
+    gate: Mutex<bool>,
+    gate_cv: Condvar,
+    pub entered: Mutex<usize>,
+    pub proved: Mutex<Vec<Vec<Fr>>>,
+    pub batch_sizes: Mutex<Vec<usize>>,
+    faults: Mutex<Vec<(Vec<Fr>, Fault)>>,
+}
+
+impl TestBackend {
+    pub fn new(open: bool) -> Arc<Self> {
+        let b = Self::default();
+        *b.gate.lock().unwrap() = open;
+        Arc::new(b)
+    }
+
+    pub fn open(&self) {
+        *self.gate.lock().unwrap() = true;
+        self.gate_cv.notify_all();
+    }
+
+    pub fn close(&self) {
+        *self.gate.lock().unwrap() = false;
+    }
+
+    /// Waits until `n` compute calls have started.
+    pub fn wait_entered(&self, n: usize) {
+        let t = std::time::Instant::now();
+        while *self.entered.lock().unwrap() < n {
+            assert!(t.elapsed() < Duration::from_secs(60), "backend never reached {n} compute calls");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn fault(&self, public_inputs: Vec<Fr>, f: Fault) {
+        self.faults.lock().unwrap().push((public_inputs, f));
+    }
+
+    fn check(&self, a: &[ProvingAssignment]) -> Result<(), String> {
+        for pa in a {
+            let inputs = &pa.input_assignment[1..];
+            let fault = self.faults.lock().unwrap().iter().find(|(i, _)| i == inputs).map(|(_, f)| *f);
+            if let Some(f) = fault {
+                match f {
+                    Fault::Error => return Err("injected prover error".into()),
+                    Fault::Panic => panic!("injected prover panic"),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ProverBackend for TestBackend {
+    fn name(&self) -> &str {
+        "test"
+    }
+    fn devices(&self) -> Vec<DeviceInfo> {
+        vec![DeviceInfo { ordinal: 0, name: "test".into(), vram_bytes: u64::MAX }]
+    }
+    fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
+        CpuBackend.vram_needed(input)
+    }
+    fn prestage(&self, d: u32, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        CpuBackend.prestage(d, input)
+    }
+    fn compute(&self, d: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        *self.entered.lock().unwrap() += 1;
+        let mut open = self.gate.lock().unwrap();
+        while !*open {
+            open = self.gate_cv.wait(open).unwrap();
+        }
+        drop(open);
+        self.batch_sizes.lock().unwrap().push(input.assignments.len());
+        self.proved.lock().unwrap().extend(input.assignments.iter().map(|a| a.input_assignment[1..].to_vec()));
+        self.check(input.assignments)?;
+        CpuBackend.compute(d, staged, input)
+    }
+    fn compute_fallback(&self, d: u32, _granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        self.compute(d, Box::new(()), input)
+    }
+    fn epilogue(&self, d: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
+        CpuBackend.epilogue(d, computed)
+    }
+}

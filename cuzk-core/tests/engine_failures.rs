@@ -1,0 +1,122 @@
+//! Faults stay inside their job: prover errors and panics, synthesis
+//! errors and panics, SRS load failures, and partitions too large for the
+//! memory budget. The engine keeps serving afterwards.
+
+mod common;
+
+use common::*;
+use cuzk_core::cs::ProvingAssignment;
+use cuzk_core::engine::{BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
+use cuzk_core::srs::Parameters;
+use std::path::Path;
+use std::sync::Arc;
+
+fn failed(outcome: JobOutcome) -> String {
+    match outcome {
+        JobOutcome::Failed(m) => m,
+        o => panic!("expected a failed job, got {o:?}"),
+    }
+}
+
+#[test]
+fn prover_error_and_panic_fail_only_their_job() {
+    let backend = TestBackend::new(true);
+    let engine = Engine::start_with_backend(config(2, 2), backend.clone()).unwrap();
+    // MiMC's public input is a full field element: no two seeds share it.
+    let bad_err = builtin("mimc:1", 3, 100);
+    let bad_panic = builtin("mimc:1", 2, 200);
+    backend.fault(bad_err.public_inputs(1), Fault::Error);
+    backend.fault(bad_panic.public_inputs(0), Fault::Panic);
+    let good: Vec<_> = (0..4).map(|i| builtin("mimc:1", 2, 1000 + 10 * i)).collect();
+    let e = engine.submit(ProofRequest::builtin(bad_err)).unwrap();
+    let p = engine.submit(ProofRequest::builtin(bad_panic)).unwrap();
+    let ids: Vec<_> = good.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
+    let m = failed(engine.await_job(e, WAIT).unwrap());
+    assert!(m.contains("partition 1") && m.contains("injected prover error"), "{m}");
+    let m = failed(engine.await_job(p, WAIT).unwrap());
+    assert!(m.contains("prover panicked") && m.contains("injected prover panic"), "{m}");
+    for (j, id) in good.iter().zip(ids) {
+        verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    }
+    // Still serving after the panic.
+    let later = builtin("synthetic:64:2", 1, 5);
+    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
+    let st = engine.status();
+    assert_eq!((st.jobs_failed, st.jobs_completed), (2, 5));
+    assert_eq!(st.devices[0].vram.used_bytes, 0, "VRAM reservations released after a panic");
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// A circuit whose partitions or SRS fail on demand.
+struct Faulty {
+    inner: BuiltinJob,
+    synth_error: Option<usize>,
+    synth_panic: Option<usize>,
+    srs_error: bool,
+    id: &'static str,
+}
+
+impl PartitionedCircuit for Faulty {
+    fn circuit_id(&self) -> String {
+        self.id.into()
+    }
+    fn partitions(&self) -> usize {
+        self.inner.partitions
+    }
+    fn synthesize(&self, p: usize) -> Result<ProvingAssignment, String> {
+        if self.synth_error == Some(p) {
+            return Err("witness file is corrupt".into());
+        }
+        if self.synth_panic == Some(p) {
+            panic!("synthesis bug");
+        }
+        self.inner.synthesize(p)
+    }
+    fn load_params(&self, cache: &Path) -> Result<Parameters, String> {
+        if self.srs_error {
+            return Err("v28 file truncated".into());
+        }
+        self.inner.load_params(cache)
+    }
+}
+
+#[test]
+fn synthesis_and_srs_failures_fail_only_their_job() {
+    let engine = Engine::start(config(2, 1)).unwrap();
+    let inner = builtin("synthetic:64:2", 3, 1);
+    let mk = |synth_error, synth_panic, srs_error, id| Arc::new(Faulty { inner, synth_error, synth_panic, srs_error, id });
+    let e = engine.submit(ProofRequest::custom(mk(Some(2), None, false, "faulty-a"))).unwrap();
+    let p = engine.submit(ProofRequest::custom(mk(None, Some(0), false, "faulty-a"))).unwrap();
+    let s = engine.submit(ProofRequest::custom(mk(None, None, true, "faulty-srs"))).unwrap();
+    let ok = engine.submit(ProofRequest::custom(mk(None, None, false, "faulty-a"))).unwrap();
+    let m = failed(engine.await_job(e, WAIT).unwrap());
+    assert!(m.contains("partition 2: synthesis failed: witness file is corrupt"), "{m}");
+    let m = failed(engine.await_job(p, WAIT).unwrap());
+    assert!(m.contains("partition 0: synthesis panicked: synthesis bug"), "{m}");
+    let m = failed(engine.await_job(s, WAIT).unwrap());
+    assert!(m.contains("cannot load SRS faulty-srs") && m.contains("truncated"), "{m}");
+    let out = expect_completed(engine.await_job(ok, WAIT).unwrap());
+    let params = engine.parameters("faulty-a").unwrap();
+    let pvk = cuzk_core::groth16::prepare_verifying_key(&params.vk);
+    for (i, proof) in cuzk_core::groth16::Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
+        assert!(cuzk_core::groth16::verify_proof(&pvk, proof, &inner.public_inputs(i)).unwrap());
+    }
+    assert_eq!(engine.status().memory.partition_bytes, 0);
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+#[test]
+fn partition_larger_than_the_memory_budget_fails_its_job() {
+    let mut cfg = config(1, 1);
+    // Room for the small circuit's SRS and partitions, not the big one's.
+    cfg.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(400 << 10);
+    let engine = Engine::start(cfg).unwrap();
+    let big = engine.submit(ProofRequest::builtin(builtin("synthetic:1024:4", 1, 1))).unwrap();
+    let small = builtin("synthetic:64:2", 2, 2);
+    let s = engine.submit(ProofRequest::builtin(small)).unwrap();
+    let m = failed(engine.await_job(big, WAIT).unwrap());
+    assert!(m.contains("memory budget") && m.contains("total_budget"), "{m}");
+    verify(&engine, &small, &expect_completed(engine.await_job(s, WAIT).unwrap()));
+    let st = engine.status();
+    assert!(st.memory.peak_bytes <= st.memory.budget_bytes);
+}

@@ -1,0 +1,134 @@
+//! Scheduling: priority order and FIFO within a priority, the batch
+//! collector's flush rules, and cross-job pipelining.
+
+mod common;
+
+use common::*;
+use cuzk_core::engine::{Engine, JobId, Priority, ProofRequest, ShutdownMode};
+use cuzk_core::Fr;
+use std::time::{Duration, Instant};
+
+/// Which job each proved circuit belonged to, by its public inputs.
+fn proved_order(backend: &TestBackend, jobs: &[(cuzk_core::engine::BuiltinJob, JobId)]) -> Vec<JobId> {
+    let firsts: Vec<(Vec<Fr>, JobId)> = jobs.iter().flat_map(|(j, id)| (0..j.partitions).map(move |p| (j.public_inputs(p), *id))).collect();
+    backend.proved.lock().unwrap().iter().map(|x| firsts.iter().find(|(f, _)| f == x).unwrap().1).collect()
+}
+
+#[test]
+fn priority_order_then_fifo() {
+    let backend = TestBackend::new(true);
+    let engine = Engine::start_with_backend(config(1, 1), backend.clone()).unwrap();
+    engine.pause_dispatch();
+    let plan = [Priority::Low, Priority::Normal, Priority::Critical, Priority::Normal, Priority::High, Priority::Low];
+    let jobs: Vec<_> = plan
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let job = builtin("mimc:1", 2, 1000 * i as u64);
+            (job, engine.submit(ProofRequest::builtin(job).with_priority(*p)).unwrap())
+        })
+        .collect();
+    assert_eq!(engine.queue_position(jobs[2].1), Some(1));
+    assert_eq!(engine.queue_position(jobs[5].1), Some(6));
+    engine.resume_dispatch();
+    for (job, id) in &jobs {
+        verify(&engine, job, &expect_completed(engine.await_job(*id, WAIT).unwrap()));
+    }
+    let order = proved_order(&backend, &jobs);
+    let want: Vec<JobId> = [2, 2, 4, 4, 1, 1, 3, 3, 0, 0, 5, 5].iter().map(|&i| jobs[i].1).collect();
+    assert_eq!(order, want, "critical, high, normal (FIFO), low (FIFO); partitions of a job together");
+}
+
+#[test]
+fn batch_collects_same_circuit_and_flushes_on_other_circuit() {
+    let backend = TestBackend::new(true);
+    let mut cfg = config(1, 1);
+    cfg.scheduler.max_batch_size = 3;
+    cfg.scheduler.max_batch_wait_ms = 60_000;
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
+    engine.pause_dispatch();
+    let shapes = ["synthetic:64:2", "synthetic:64:2", "synthetic:64:2", "synthetic:64:2", "synthetic:128:2", "synthetic:64:2"];
+    let jobs: Vec<_> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let job = builtin(s, 1, 50 + i as u64);
+            (job, engine.submit(ProofRequest::builtin(job)).unwrap())
+        })
+        .collect();
+    engine.resume_dispatch();
+    // Batches: [0 1 2] full; [3] flushed by the other circuit next;
+    // [4]; [5] flushed by shutdown (not after the 60 s wait).
+    let t = Instant::now();
+    for (job, id) in &jobs[..5] {
+        verify(&engine, job, &expect_completed(engine.await_job(*id, WAIT).unwrap()));
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    verify(&engine, &jobs[5].0, &expect_completed(engine.await_job(jobs[5].1, Some(Duration::ZERO)).unwrap()));
+    assert!(t.elapsed() < Duration::from_secs(30), "shutdown flushed the partial batch");
+    assert_eq!(*backend.batch_sizes.lock().unwrap(), vec![3, 1, 1, 1]);
+}
+
+#[test]
+fn partial_batch_waits_max_batch_wait() {
+    let backend = TestBackend::new(true);
+    let mut cfg = config(1, 1);
+    cfg.scheduler.max_batch_size = 4;
+    cfg.scheduler.max_batch_wait_ms = 400;
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
+    let job = builtin("synthetic:64:2", 1, 1);
+    let t = Instant::now();
+    let first = engine.submit(ProofRequest::builtin(job)).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let second = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 2))).unwrap();
+    expect_completed(engine.await_job(first, WAIT).unwrap());
+    expect_completed(engine.await_job(second, WAIT).unwrap());
+    assert!(t.elapsed() >= Duration::from_millis(400), "the partial batch waited for more jobs");
+    assert_eq!(*backend.batch_sizes.lock().unwrap(), vec![2]);
+}
+
+#[test]
+fn synthesis_of_next_job_overlaps_proving() {
+    let backend = TestBackend::new(false);
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let mut cfg = config(1, 1);
+    cfg.logging.timeline = timeline.to_str().unwrap().into();
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
+    let a = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 1))).unwrap();
+    let b = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 2))).unwrap();
+    backend.wait_entered(1);
+    // While job a is held in compute, job b gets synthesized.
+    let t = Instant::now();
+    while !std::fs::read_to_string(&timeline).unwrap().contains(&format!("\"ev\":\"synth_end\",\"job\":\"{b}\"")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "job b was not synthesized while job a was proving");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    backend.open();
+    expect_completed(engine.await_job(a, WAIT).unwrap());
+    expect_completed(engine.await_job(b, WAIT).unwrap());
+    engine.shutdown(ShutdownMode::Drain);
+    let report = cuzk_core::engine::timeline_stats::analyze(std::io::BufReader::new(std::fs::File::open(&timeline).unwrap())).unwrap();
+    assert_eq!(report.synth_count, 2);
+    assert_eq!(report.workers.len(), 1);
+    assert_eq!(report.workers[0].proofs, 2);
+    assert!(report.gpus[0].busy_fraction > 0.0 && report.gpus[0].busy_fraction <= 1.0);
+}
+
+#[test]
+fn without_pipelining_next_job_waits_for_proving() {
+    let backend = TestBackend::new(false);
+    let mut cfg = config(2, 1);
+    cfg.pipeline.enabled = false;
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
+    let a = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 1))).unwrap();
+    let b = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 2))).unwrap();
+    backend.wait_entered(1);
+    std::thread::sleep(Duration::from_millis(200));
+    let st = engine.status();
+    let q = &st.queues.iter().find(|q| q.kind == cuzk_core::engine::ProofKind::Builtin).unwrap();
+    assert_eq!((q.pending, q.in_progress), (1, 1), "job b stays queued while job a is proved");
+    backend.open();
+    expect_completed(engine.await_job(a, WAIT).unwrap());
+    expect_completed(engine.await_job(b, WAIT).unwrap());
+}

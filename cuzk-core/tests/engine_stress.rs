@@ -1,0 +1,129 @@
+//! Seeded random interleavings of submits, cancels and awaits under a
+//! tight memory budget, with batching and a VRAM limit that forces the
+//! fallback path. Replay a failure with CUZK_TEST_SEED=<seed>.
+
+mod common;
+
+use common::*;
+use cuzk_core::config::TotalBudget;
+use cuzk_core::engine::{Engine, JobOutcome, Priority, ProofRequest, ShutdownMode};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn seed() -> u64 {
+    let seed = std::env::var("CUZK_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
+    eprintln!("engine_stress: CUZK_TEST_SEED={seed}");
+    seed
+}
+
+#[test]
+fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
+    let seed = seed();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut cfg = config(rng.gen_range(1..=3), rng.gen_range(1..=3));
+    // Enough for the SRS entries and a few partitions at once, so
+    // synthesis has to wait for memory.
+    cfg.memory.total_budget = TotalBudget::Bytes(1_200_000);
+    cfg.scheduler.max_batch_size = rng.gen_range(1..=3);
+    cfg.scheduler.max_batch_wait_ms = rng.gen_range(0..=30);
+    cfg.scheduler.sort_by_type = rng.gen();
+    cfg.pipeline.synthesis_concurrency = rng.gen_range(1..=2);
+    cfg.pipeline.synthesis_lookahead = rng.gen_range(1..=3);
+    cfg.pipeline.enabled = rng.gen_bool(0.8);
+    cfg.gpus.vram_limit = cuzk_core::config::ByteSize(if rng.gen() { 10_000 } else { 0 });
+    eprintln!("config: {:?} {:?} {:?} {:?}", cfg.scheduler, cfg.pipeline, cfg.synthesis, cfg.gpus);
+    let engine = Arc::new(Engine::start(cfg).unwrap());
+
+    // Watch the accounting from outside while the load runs.
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut samples = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let m = engine.memory();
+                assert!(m.used_bytes <= m.budget_bytes, "memory accounting over budget: {m:?}");
+                for d in engine.status().devices {
+                    assert!(d.vram.used_bytes <= d.vram.total_bytes, "VRAM over budget: {d:?}");
+                }
+                samples += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            samples
+        })
+    };
+
+    let shapes = ["synthetic:64:2", "synthetic:256:4", "mimc:1"];
+    let prios = [Priority::Low, Priority::Normal, Priority::High, Priority::Critical];
+    let mut jobs = Vec::new();
+    let mut cancelled = Vec::new();
+    for i in 0..40u64 {
+        let job = builtin(shapes[rng.gen_range(0..shapes.len())], rng.gen_range(1..=3), seed.wrapping_add(i * 17));
+        let mut req = ProofRequest::builtin(job).with_priority(prios[rng.gen_range(0..4)]);
+        if rng.gen_bool(0.1) {
+            req = req.with_request_id(format!("r{}", rng.gen_range(0..3)));
+        }
+        let id = engine.submit(req).unwrap();
+        // A reused request id returns the live job it names: that job's
+        // circuit is the one to verify.
+        let job = jobs.iter().find(|(_, j)| *j == id).map_or(job, |(first, _)| *first);
+        jobs.push((job, id));
+        match rng.gen_range(0..10) {
+            0 => {
+                let (_, victim) = jobs[rng.gen_range(0..jobs.len())];
+                if engine.cancel(victim).unwrap().cancelled {
+                    cancelled.push(victim);
+                }
+            }
+            1 => {
+                let (_, j) = jobs[rng.gen_range(0..jobs.len())];
+                let _ = engine.await_job(j, Some(Duration::from_millis(rng.gen_range(0..20)))).unwrap();
+            }
+            2 => std::thread::sleep(Duration::from_millis(rng.gen_range(0..30))),
+            _ => {}
+        }
+    }
+    let mut completed = std::collections::HashSet::new();
+    for (job, id) in &jobs {
+        match engine.await_job(*id, WAIT).unwrap() {
+            JobOutcome::Completed(out) => {
+                verify(&engine, job, &out);
+                completed.insert(*id);
+            }
+            JobOutcome::Cancelled => assert!(cancelled.contains(id), "{id} cancelled without a cancel"),
+            other => panic!("{id}: {other:?} (seed {seed})"),
+        }
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    stop.store(true, Ordering::Relaxed);
+    assert!(watcher.join().unwrap() > 0);
+    let st = engine.status();
+    let distinct: std::collections::HashSet<_> = jobs.iter().map(|(_, id)| *id).collect();
+    assert_eq!(st.jobs_completed as usize, completed.len());
+    assert_eq!(st.jobs_completed + st.jobs_cancelled, distinct.len() as u64, "every job ended exactly once");
+    assert_eq!(st.jobs_failed, 0);
+    assert!(st.memory.peak_bytes <= st.memory.budget_bytes);
+    assert_eq!(st.memory.partition_bytes, 0);
+    assert!(st.devices.iter().all(|d| d.vram.used_bytes == 0 && d.vram.peak_bytes <= d.vram.total_bytes));
+}
+
+#[test]
+fn fallback_path_when_prestaging_does_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("t.jsonl");
+    let mut cfg = config(1, 2);
+    cfg.gpus.vram_limit = cuzk_core::config::ByteSize(1024);
+    cfg.logging.timeline = timeline.to_str().unwrap().into();
+    let engine = Engine::start(cfg).unwrap();
+    let job = builtin("synthetic:256:4", 3, 9);
+    let (_, out) = engine.prove(ProofRequest::builtin(job), WAIT).unwrap();
+    verify(&engine, &job, &expect_completed(out));
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    assert_eq!(text.matches("\"path\":\"fallback\"").count(), 3, "{text}");
+    let st = engine.status();
+    assert_eq!(st.devices[0].vram.total_bytes, 1024);
+    assert!(st.devices[0].vram.peak_bytes <= 1024);
+}
