@@ -7,8 +7,8 @@ use cuzk_core::filecoin::filecoin_proofs_api::post::{
     generate_fallback_sector_challenges, generate_single_vanilla_proof, verify_window_post, verify_winning_post,
 };
 use cuzk_core::filecoin::filecoin_proofs_api::{PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, SectorId};
-use cuzk_core::filecoin::{prove_request, prover_id_from_miner, ProofKind, ProofRequest, ProofType, ProveOptions};
-use cuzk_tests::fil::{ensure_params, param_cache, seal_2kib, sector_data, Sealed};
+use cuzk_core::filecoin::{prove_request, prover_id_from_miner, ProofKind, ProofRequest, ProofType};
+use cuzk_tests::fil::{test_options, ensure_params, param_cache, seal_2kib, sector_data, Sealed};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -44,7 +44,7 @@ fn prove(kind: ProofKind, registered: u64, rand: [u8; 32], vanilla: Vec<Vec<u8>>
     req.vanilla_proofs = vanilla;
     req.partition_index = partition;
     let t = Instant::now();
-    let out = prove_request(&req, &param_cache(), ProveOptions::default()).unwrap();
+    let out = prove_request(&req, &param_cache(), test_options()).unwrap();
     eprintln!("{kind:?} partition {partition}: proved + self-checked in {:.1} s", t.elapsed().as_secs_f64());
     out
 }
@@ -91,4 +91,40 @@ fn window_post_2kib_two_partitions() {
     assert!(verify_window_post(&rand, &[(post, &proof)], &reps, prover_id_from_miner(MINER)).unwrap());
     proof.swap(0, 200);
     assert!(!verify_window_post(&rand, &[(post, &proof)], &reps, prover_id_from_miner(MINER)).unwrap_or(false));
+}
+
+/// Through the engine (CPU backend): the request as the daemon receives
+/// it, a `FilecoinJob` as the engine's circuit, then assembly and the
+/// self-check, then filecoin-proofs' verifier.
+#[test]
+fn window_post_2kib_through_the_engine() {
+    use cuzk_core::engine::{self, Engine, JobOutcome};
+    use cuzk_core::filecoin::FilecoinJob;
+    use cuzk_core::groth16::Proof;
+    let cache = param_cache();
+    let post = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+    ensure_params(ProofType::Post(post));
+    let sector = seal_2kib(prover_id_from_miner(MINER), 30, &sector_data(9));
+    let rand = randomness(3);
+    let inputs = engine::FilecoinInputs {
+        sector_size: 2048,
+        registered_proof: 10,
+        vanilla_proofs: vanilla(post, &rand, &[&sector]),
+        miner_id: MINER,
+        randomness: rand.to_vec(),
+        ..Default::default()
+    };
+    let job = std::sync::Arc::new(FilecoinJob::from_engine(engine::ProofKind::WindowPostPartition, &inputs).unwrap());
+    let meta = job.meta().clone();
+    let mut cfg = cuzk_core::config::Config::default();
+    cfg.srs.param_cache = cache.dir.clone();
+    let engine = Engine::start(cfg).unwrap();
+    let t = Instant::now();
+    let (_, outcome) = engine.prove(engine::ProofRequest::custom(job), Some(std::time::Duration::from_secs(1200))).unwrap();
+    let JobOutcome::Completed(out) = outcome else { panic!("engine: {outcome:?}") };
+    eprintln!("engine: WindowPoSt proved in {:.1} s", t.elapsed().as_secs_f64());
+    let proofs = Proof::many_from_bytes(&out.proof).unwrap();
+    let bytes = meta.finish(&proofs, Some(&cache.load_vk(&meta.circuit_id).unwrap())).unwrap();
+    let reps = replicas(post, &[&sector]);
+    assert!(verify_window_post(&rand, &[(post, &bytes)], &reps, prover_id_from_miner(MINER)).unwrap());
 }

@@ -6,8 +6,8 @@ use cuzk_core::filecoin::filecoin_proofs_api::update::{
     empty_sector_update_encode_into, generate_partition_proofs, verify_empty_sector_update_proof,
 };
 use cuzk_core::filecoin::filecoin_proofs_api::RegisteredUpdateProof;
-use cuzk_core::filecoin::{prove_request, prover_id_from_miner, ProofKind, ProofRequest, ProofType, ProveOptions};
-use cuzk_tests::fil::{ensure_params, param_cache, seal_2kib, sector_data, stage};
+use cuzk_core::filecoin::{prove_request, prover_id_from_miner, ProofKind, ProofRequest, ProofType};
+use cuzk_tests::fil::{test_options, ensure_params, param_cache, seal_2kib, sector_data, stage};
 use std::time::Instant;
 
 #[test]
@@ -51,7 +51,7 @@ fn snap_deals_2kib() {
     req.comm_r_new = enc.comm_r_new.to_vec();
     req.comm_d_new = enc.comm_d_new.to_vec();
     let t = Instant::now();
-    let proof = prove_request(&req, &cache, ProveOptions::default()).unwrap();
+    let proof = prove_request(&req, &cache, test_options()).unwrap();
     eprintln!("SnapDeals: proved + self-checked in {:.1} s", t.elapsed().as_secs_f64());
     assert!(verify_empty_sector_update_proof(update, &proof, old.comm_r, enc.comm_r_new, enc.comm_d_new).unwrap());
     assert!(!verify_empty_sector_update_proof(update, &proof, old.comm_r, enc.comm_r_new, old.comm_d).unwrap_or(false));

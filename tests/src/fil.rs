@@ -35,6 +35,12 @@ pub fn ensure_params(pt: ProofType) -> ParamFiles {
     files
 }
 
+/// Proving options for the test cache: its files were written by our own
+/// setup, so the (slow) subgroup checks are skipped; the self-check stays on.
+pub fn test_options() -> cuzk_core::filecoin::ProveOptions {
+    cuzk_core::filecoin::ProveOptions { self_check: true, read: cuzk_core::srs::ReadOptions::trusted() }
+}
+
 /// `tests/data/fil-2kib`: the real 2 KiB C1 output and its public values.
 pub fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/fil-2kib")
