@@ -5,4 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -f build/env.sh ]; then . build/env.sh; fi
+# cmake for grpcio-sys from build/install-py-grpc.sh; CMake 4 needs the policy floor.
+if [ -x build/.venv/bin/cmake ]; then export PATH="$PWD/build/.venv/bin:$PATH"; fi
+export CMAKE_POLICY_VERSION_MINIMUM=3.5
 exec cargo test --workspace --release "$@"

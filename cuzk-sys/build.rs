@@ -1,6 +1,152 @@
-// The CUDA build (nvcc via cc, bindgen over native/cuzk.h) lands with the
-// CUDA issue. Until then this crate is an empty shell so the workspace
-// layout exists from the first landing.
+//! Compiles native/ (CUDA C++) with nvcc through `cc` and generates Rust
+//! bindings for native/cuzk.h with bindgen.
+//!
+//! nvcc is found at $NVCC, $CUDA_HOME/bin/nvcc, build/cuda/bin/nvcc (what
+//! build/install-nvcc.sh installs) or on PATH. Without nvcc the crate builds
+//! its documented CPU-only configuration: native/no_cuda.c answers every call
+//! with CUZK_ERR_NO_CUDA and `cuzk_sys::AVAILABLE` is false; set
+//! CUZK_REQUIRE_CUDA=1 to make a missing nvcc an error instead, or
+//! CUZK_NO_CUDA=1 to build the CPU-only configuration even with nvcc.
+//!
+//! Device code is always optimised (never `-G`, whatever the profile) and
+//! built for sm_80, sm_86, sm_89, sm_90 and sm_120 plus compute_120 PTX;
+//! CUZK_CUDA_ARCHS=90,89 narrows the machine-code list for quicker builds.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+const DEFAULT_ARCHS: &[&str] = &["80", "86", "89", "90", "120"];
+const PTX_ARCH: &str = "120";
+
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest.parent().unwrap().to_path_buf();
+    let native = root.join("native");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+
+    println!("cargo:rerun-if-changed={}", native.display());
+    for var in ["NVCC", "CUDA_HOME", "CUZK_CUDA_ARCHS", "CUZK_REQUIRE_CUDA", "CUZK_NO_CUDA"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo::rustc-check-cfg=cfg(cuzk_cuda)");
+
+    generate_bindings(&native, &out);
+
+    let no_cuda = env::var_os("CUZK_NO_CUDA").is_some_and(|v| v != "0");
+    match find_nvcc(&root).filter(|_| !no_cuda) {
+        Some(nvcc) => {
+            compile_cuda(&native, &nvcc);
+            println!("cargo:rustc-cfg=cuzk_cuda");
+        }
+        None if env::var_os("CUZK_REQUIRE_CUDA").is_some_and(|v| v != "0") => panic!(
+            "cuzk-sys: nvcc not found and CUZK_REQUIRE_CUDA is set. \
+             Run build/install-nvcc.sh (installs nvcc 13.0 into build/cuda) or set NVCC."
+        ),
+        None => {
+            println!(
+                "cargo:warning=cuzk-sys: nvcc not found; building the CPU-only configuration \
+                 (no GPU support). Run build/install-nvcc.sh to get nvcc."
+            );
+            cc::Build::new()
+                .file(native.join("no_cuda.c"))
+                .include(&native)
+                .compile("cuzk");
+        }
+    }
+}
+
+fn generate_bindings(native: &Path, out: &Path) {
+    bindgen::Builder::default()
+        .header(native.join("cuzk.h").to_string_lossy())
+        .allowlist_function("cuzk_.*")
+        .allowlist_type("cuzk_.*")
+        .allowlist_var("CUZK_.*")
+        .rustified_enum("cuzk_.*")
+        .opaque_type("cuzk_stream|cuzk_event|cuzk_gpu_locks|cuzk_ntt_context")
+        .derive_default(true)
+        .layout_tests(false)
+        .generate()
+        .expect("bindgen failed on native/cuzk.h (needs libclang: build/install-nvcc.sh installs libclang-dev)")
+        .write_to_file(out.join("bindings.rs"))
+        .expect("writing bindings.rs");
+}
+
+fn find_nvcc(root: &Path) -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(p) = env::var_os("NVCC") {
+        candidates.push(PathBuf::from(p));
+    }
+    if let Some(home) = env::var_os("CUDA_HOME") {
+        candidates.push(PathBuf::from(home).join("bin/nvcc"));
+    }
+    candidates.push(root.join("build/cuda/bin/nvcc"));
+    if let Some(path) = env::var_os("PATH") {
+        candidates.extend(env::split_paths(&path).map(|d| d.join("nvcc")));
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+fn cuda_sources(dir: &Path, found: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            cuda_sources(&p, found);
+        } else if p.extension().is_some_and(|e| e == "cu") {
+            found.push(p);
+        }
+    }
+}
+
+fn compile_cuda(native: &Path, nvcc: &Path) {
+    let mut sources = Vec::new();
+    cuda_sources(native, &mut sources);
+
+    let archs: Vec<String> = match env::var("CUZK_CUDA_ARCHS") {
+        Ok(list) if !list.trim().is_empty() => list.split(',').map(|s| s.trim().to_string()).collect(),
+        _ => DEFAULT_ARCHS.iter().map(|s| s.to_string()).collect(),
+    };
+
+    // cc picks nvcc from $NVCC in CUDA mode (and only then treats it as nvcc,
+    // wrapping host flags in -Xcompiler).
+    env::set_var("NVCC", nvcc);
+    let mut build = cc::Build::new();
+    build
+        .cuda(true)
+        .cudart("static")
+        // Never -G (cc adds it for debug builds): unoptimised field
+        // arithmetic is useless, and -G changes nothing we need.
+        .debug(false)
+        .opt_level(3)
+        .include(native)
+        .flag("-std=c++17")
+        .flag("-Xptxas=-O3")
+        .flag("-Xcompiler=-fPIC")
+        .warnings(false);
+    for a in &archs {
+        build.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
+    }
+    build.flag(format!("-gencode=arch=compute_{PTX_ARCH},code=compute_{PTX_ARCH}"));
+    for s in &sources {
+        build.file(s);
+    }
+    build.compile("cuzk");
+
+    // cc looks for cudart next to <nvcc>/../targets/..., which the wheel
+    // layout (nvcc reached through a link) does not have: add the folders.
+    let nvcc_dir = nvcc.canonicalize().unwrap_or(nvcc.to_path_buf());
+    let cuda_home = nvcc_dir.parent().and_then(Path::parent).map(Path::to_path_buf);
+    let lexical_home = nvcc.parent().and_then(Path::parent).map(Path::to_path_buf);
+    for home in [cuda_home, lexical_home].into_iter().flatten() {
+        for sub in ["lib", "lib64", "targets/x86_64-linux/lib"] {
+            let d = home.join(sub);
+            if d.join("libcudart_static.a").is_file() {
+                println!("cargo:rustc-link-search=native={}", d.display());
+            }
+        }
+    }
+    // Static cudart needs these at the final link.
+    for lib in ["dl", "rt", "pthread"] {
+        println!("cargo:rustc-link-lib={lib}");
+    }
 }

@@ -1,5 +1,5 @@
 //! `cuzk`: parameter setup, proving, verification, benchmarks and the demo
-//! on built-in circuits and params files.
+//! on built-in circuits and params files; client of a running cuzk-daemon.
 
 mod cmd;
 mod files;
@@ -38,6 +38,16 @@ enum Command {
     /// Test parameters for a Filecoin circuit under its production file names.
     #[cfg(feature = "filecoin")]
     FilecoinSetup(cmd::filecoin_setup::Args),
+    /// Daemon client: one proof through a running cuzk-daemon.
+    Single(cmd::single::Args),
+    /// Daemon client: N proofs, J at a time; throughput and latency.
+    Batch(cmd::batch::Args),
+    /// Daemon client: queues, devices, SRS entries, counters.
+    Status(cmd::daemon_info::StatusArgs),
+    /// Daemon client: load an SRS before proofs need it.
+    Preload(cmd::daemon_info::PreloadArgs),
+    /// Daemon client: Prometheus metrics text.
+    Metrics(cmd::daemon_info::StatusArgs),
 }
 
 fn main() {
@@ -57,6 +67,11 @@ fn main() {
         Command::Timeline(a) => cmd::timeline::run(a),
         #[cfg(feature = "filecoin")]
         Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
+        Command::Single(a) => cmd::single::run(a),
+        Command::Batch(a) => cmd::batch::run(a),
+        Command::Status(a) => cmd::daemon_info::status(a),
+        Command::Preload(a) => cmd::daemon_info::preload(a),
+        Command::Metrics(a) => cmd::daemon_info::metrics(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -1,4 +1,48 @@
-//! Raw bindings to cuzk's CUDA code in `native/`, plus thin safe wrappers.
+//! Bindings to cuzk's CUDA code in `native/` (the C ABI of `native/cuzk.h`),
+//! plus thin safe wrappers: devices, streams, events, device and pinned
+//! memory, VRAM accounting, the per-GPU locks, the NTT and the H term.
 //!
-//! Empty until the CUDA toolchain issue lands: the CPU backend in
-//! `cuzk-core` does not depend on anything here.
+//! Built without nvcc, the crate is its CPU-only configuration: [`AVAILABLE`]
+//! is false, [`device::device_count`] is 0 and every other call returns an
+//! [`Error`] with [`ErrorCode::NoCuda`].
+
+pub mod device;
+mod error;
+#[doc(hidden)]
+pub mod field_test;
+pub mod gpu_locks;
+pub mod ntt;
+pub mod vram;
+
+/// The raw bindgen output for `native/cuzk.h`.
+#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
+pub mod ffi {
+    include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+}
+
+pub use device::{device_count, DeviceBuffer, DeviceInfo, Event, PinnedBuffer, Stream};
+pub use error::{Error, ErrorCode, Result};
+pub use gpu_locks::GpuLocks;
+pub use ntt::{HTermBuffers, NttContext, NttKind};
+pub use vram::VramBudget;
+
+/// True when this build compiled the CUDA code (nvcc was found).
+pub const AVAILABLE: bool = cfg!(cuzk_cuda);
+
+/// An Fr element as it crosses to the device: blst's Montgomery form, four
+/// little-endian u64 limbs (the memory of a `blstrs::Scalar`).
+pub type FrRepr = [u64; 4];
+
+/// The device tests run on, or None after printing a visible skip line
+/// (`SKIPPED: no CUDA device`) for `test`. Written straight to the stderr
+/// stream, which the test harness does not capture.
+pub fn test_device(test: &str) -> Option<i32> {
+    use std::io::Write;
+    let why = match device_count() {
+        Ok(n) if n > 0 => return Some(0),
+        Ok(_) => String::new(),
+        Err(e) => format!(": {e}"),
+    };
+    let _ = writeln!(std::io::stderr(), "SKIPPED: no CUDA device ({test}{why})");
+    None
+}

@@ -1,8 +1,12 @@
+pub mod batch;
 pub mod bench;
+pub mod daemon_info;
 pub mod demo;
 #[cfg(feature = "filecoin")]
 pub mod filecoin_setup;
+pub mod proof_request;
 pub mod prove;
 pub mod setup;
+pub mod single;
 pub mod timeline;
 pub mod verify;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// Every accepted key, by section.
 pub const KEYS: &[(&str, &[&str])] = &[
-    ("daemon", &["listen", "status_listen"]),
+    ("daemon", &["listen", "status_listen", "shutdown"]),
     ("srs", &["param_cache"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit"]),
@@ -72,11 +72,14 @@ pub struct DaemonConfig {
     pub listen: String,
     /// HTTP status server address; empty = off.
     pub status_listen: String,
+    /// On SIGINT/SIGTERM: "drain" (finish jobs already submitted) or
+    /// "cancel" (cancel them). A second signal during a drain cancels.
+    pub shutdown: String,
 }
 
 impl Default for DaemonConfig {
     fn default() -> Self {
-        Self { listen: "unix:///run/cuzk/cuzk.sock".into(), status_listen: String::new() }
+        Self { listen: "unix:///run/cuzk/cuzk.sock".into(), status_listen: String::new(), shutdown: "drain".into() }
     }
 }
 
@@ -256,6 +259,9 @@ impl Config {
         }
         if self.pipeline.synthesis_concurrency == 0 {
             return bad("pipeline.synthesis_concurrency", "must be at least 1");
+        }
+        if !matches!(self.daemon.shutdown.as_str(), "drain" | "cancel") {
+            return bad("daemon.shutdown", &format!("{:?} is not \"drain\" or \"cancel\"", self.daemon.shutdown));
         }
         if !matches!(self.logging.format.as_str(), "human" | "json") {
             return bad("logging.format", &format!("{:?} is not \"human\" or \"json\"", self.logging.format));

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the GPU test and bench binaries (release, all CUDA targets) and puts
+# them with build/gpu-run.sh into a bundle folder for the GPU machine, which
+# has a driver but no Rust toolchain.
+#
+#   build/gpu-bundle.sh [DEST]      (default: <repo>/.gpu-bundle)
+#
+# The device tool sends the main checkout, so from a worktree bundle into it:
+#   build/gpu-bundle.sh /work/main/.gpu-bundle
+# and run there with carry [".gpu-bundle"]:  bash .gpu-bundle/run.sh
+# (add /.gpu-bundle/ to .git/info/exclude of that checkout).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEST="${1:-$ROOT/.gpu-bundle}"
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
+export CUZK_REQUIRE_CUDA=1
+
+"$ROOT/build/install-nvcc.sh" >/dev/null
+
+cd "$ROOT"
+json="$(mktemp)"
+cargo build --release -p cuzk-sys --tests --benches --message-format=json-render-diagnostics >"$json"
+cargo build --release -p cuzk-tests --test gpu_vs_cpu --message-format=json-render-diagnostics >>"$json"
+
+rm -rf "$DEST"
+mkdir -p "$DEST/tests" "$DEST/benches"
+python3 - "$json" "$DEST" <<'PY'
+import json, shutil, sys, os
+src, dest = sys.argv[1], sys.argv[2]
+for line in open(src):
+    m = json.loads(line)
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    t = m["target"]
+    if m["profile"].get("test") and t["kind"] == ["lib"]:
+        continue  # unit tests run on any machine
+    kind = "benches" if "bench" in t["kind"] else "tests"
+    shutil.copy(m["executable"], os.path.join(dest, kind, t["name"]))
+PY
+rm -f "$json"
+strip --strip-debug "$DEST"/tests/* "$DEST"/benches/* 2>/dev/null || true
+cp "$ROOT/build/gpu-run.sh" "$DEST/run.sh"
+git -C "$ROOT" rev-parse --short HEAD >"$DEST/COMMIT"
+du -sh "$DEST"
+ls -l "$DEST"/tests "$DEST"/benches

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from a bundle made by build/gpu-bundle.sh: every
+# GPU test binary, then the benchmarks. Full logs go to $OUT (or ./gpu-out);
+# a short table is printed last.
+#
+#   bash .gpu-bundle/run.sh [--quick] [--no-bench] [--only-bench]
+#   ONLY="h_term api" bash .gpu-bundle/run.sh      (just these test binaries)
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+OUT="${OUT:-$PWD/gpu-out}"
+mkdir -p "$OUT"
+QUICK=""; TESTS=1; BENCH=1
+for a in "$@"; do
+    case "$a" in
+        --quick) QUICK="--quick" ;;
+        --no-bench) BENCH=0 ;;
+        --only-bench) TESTS=0 ;;
+    esac
+done
+
+{ nvidia-smi; nvidia-smi -q -d CLOCK,POWER | head -60; } >"$OUT/nvidia-smi.txt" 2>&1
+echo "bundle commit: $(cat "$HERE/COMMIT" 2>/dev/null)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+
+summary=()
+if [ "$TESTS" = 1 ]; then
+    for t in "$HERE"/tests/*; do
+        name="$(basename "$t")"
+        if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
+        start=$(date +%s)
+        "$t" --test-threads=1 --nocapture >"$OUT/test-$name.log" 2>&1
+        rc=$?
+        secs=$(( $(date +%s) - start ))
+        result="$(grep -E '^test result:' "$OUT/test-$name.log" | tail -1)"
+        skipped="$(grep -c '^SKIPPED' "$OUT/test-$name.log")"
+        summary+=("| test $name | rc=$rc | ${secs}s | $result | skipped lines: $skipped |")
+        echo "== $name: rc=$rc ${secs}s $result"
+        grep -E '^(NTT|H term|Fr|Fp|Fp2|SKIPPED)|panicked|FAILED|differs' "$OUT/test-$name.log" | head -40
+    done
+fi
+if [ "$BENCH" = 1 ]; then
+    for b in "$HERE"/benches/*; do
+        name="$(basename "$b")"
+        "$b" $QUICK >"$OUT/bench-$name.log" 2>&1
+        echo "== bench $name: rc=$?"
+    done
+fi
+
+echo
+echo "## summary"
+for s in "${summary[@]}"; do echo "$s"; done
+for f in "$OUT"/bench-*.log; do
+    [ -f "$f" ] || continue
+    echo; echo "### $(basename "$f")"
+    grep -E '^device:' "$f"
+    sed -n '/^| what/,$p' "$f"
+done

@@ -1,0 +1,203 @@
+//! The proof a client subcommand asks the daemon for (`single`, `batch`):
+//! flags of the existing bench tool (`-t porep --c1 FILE`, `-t wpost
+//! --vanilla FILE --randomness HEX`, ...), plus `-t builtin --circuit SPEC`
+//! for our built-in circuits, and local verification of built-in proofs.
+
+use anyhow::{bail, ensure, Context, Result};
+use cuzk_bin::daemon::filecoin_check::base64_decode;
+use cuzk_bin::proto as pb;
+use cuzk_core::circuits::CircuitSpec;
+use cuzk_core::engine::BuiltinJob;
+use cuzk_core::groth16::{prepare_verifying_key, verify_proof, PreparedVerifyingKey, Proof};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Clone)]
+pub struct Conn {
+    /// Daemon address: unix:///path, host:port or http://host:port.
+    #[arg(short = 'a', long, env = "CUZK_ADDR", default_value = "unix:///run/cuzk/cuzk.sock")]
+    pub addr: String,
+}
+
+impl Conn {
+    pub fn client(&self) -> Result<pb::ProvingEngineClient> {
+        cuzk_bin::client::connect(&self.addr).map_err(anyhow::Error::msg)
+    }
+}
+
+#[derive(clap::Args, Clone)]
+pub struct ProofArgs {
+    /// Proof type: porep, snap, wpost, winning, or builtin.
+    #[arg(short = 't', long = "type")]
+    pub proof_type: String,
+    /// C1 output JSON (PoRep).
+    #[arg(long)]
+    pub c1: Option<PathBuf>,
+    /// Vanilla proofs (PoSt, SnapDeals): a JSON array of base64 strings, or one base64 string.
+    #[arg(long)]
+    pub vanilla: Option<PathBuf>,
+    /// Registered proof number (Go abi enum values; e.g. Winning 32G=3, Window 32G V1.1=13, Update 32G=3).
+    #[arg(long, default_value_t = 0)]
+    pub registered_proof: u64,
+    /// Sector size in bytes (0: implied by the registered proof).
+    #[arg(long, default_value_t = 0)]
+    pub sector_size: u64,
+    #[arg(long, default_value_t = 1)]
+    pub sector_num: u64,
+    #[arg(long, default_value_t = 1000)]
+    pub miner_id: u64,
+    /// WindowPoSt partition index.
+    #[arg(long, default_value_t = 0)]
+    pub partition: u32,
+    /// 32 bytes of hex (PoSt).
+    #[arg(long)]
+    pub randomness: Option<String>,
+    /// 32 bytes of hex each (SnapDeals).
+    #[arg(long)]
+    pub comm_r_old: Option<String>,
+    #[arg(long)]
+    pub comm_r_new: Option<String>,
+    #[arg(long)]
+    pub comm_d_new: Option<String>,
+    /// Priority: low, normal, high, critical (default: by proof type).
+    #[arg(long)]
+    pub priority: Option<String>,
+    /// Built-in circuit (-t builtin): sha256:<blocks>, mimc:<hashes>, synthetic:<constraints>[:<inputs>].
+    #[arg(long, default_value = "synthetic:4096:8")]
+    pub circuit: String,
+    /// Partitions per built-in proof.
+    #[arg(long, default_value_t = 1)]
+    pub partitions: u32,
+    /// Witness seed of the first built-in proof (later ones count up).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Verify built-in proofs against this .vk (the daemon's param_cache/builtin-<circuit>.vk).
+    #[arg(long)]
+    pub vk: Option<PathBuf>,
+}
+
+impl ProofArgs {
+    /// The request for proof number `i` (built-in proofs get distinct seeds).
+    pub fn request(&self, i: u64, request_id: String) -> Result<pb::SubmitProofRequest> {
+        let mut r = pb::SubmitProofRequest {
+            request_id,
+            registered_proof: self.registered_proof,
+            sector_size: self.sector_size,
+            sector_number: self.sector_num,
+            miner_id: self.miner_id,
+            partition_index: self.partition,
+            ..Default::default()
+        };
+        if let Some(p) = &self.priority {
+            r.priority = priority(p)? as i32;
+        }
+        let kind = kind(&self.proof_type)?;
+        r.proof_kind = kind as i32;
+        match kind {
+            pb::ProofKind::Unspecified => {
+                r.builtin = Some(pb::BuiltinCircuit { circuit: self.circuit.clone(), partitions: self.partitions, seed: self.builtin_seed(i) });
+            }
+            pb::ProofKind::PorepSealCommit => {
+                let path = self.c1.as_ref().context("--c1 FILE is required for -t porep")?;
+                r.vanilla_proof = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            }
+            _ => {
+                let path = self.vanilla.as_ref().context("--vanilla FILE is required for -t snap, wpost and winning")?;
+                r.vanilla_proofs = read_vanilla(path)?;
+                r.randomness = hex32("--randomness", self.randomness.as_deref())?;
+                r.comm_r_old = hex32("--comm-r-old", self.comm_r_old.as_deref())?;
+                r.comm_r_new = hex32("--comm-r-new", self.comm_r_new.as_deref())?;
+                r.comm_d_new = hex32("--comm-d-new", self.comm_d_new.as_deref())?;
+            }
+        }
+        Ok(r)
+    }
+
+    fn builtin_seed(&self, i: u64) -> u64 {
+        self.seed.wrapping_add(i * self.partitions.max(1) as u64)
+    }
+
+    /// A checker of built-in proof `i`, when `--vk` is given.
+    pub fn verifier(&self) -> Result<Option<Verifier>> {
+        let Some(vk) = &self.vk else { return Ok(None) };
+        ensure!(kind(&self.proof_type)? == pb::ProofKind::Unspecified, "--vk verifies built-in proofs only (-t builtin)");
+        let spec: CircuitSpec = self.circuit.parse()?;
+        let vk = cuzk_core::srs::VerifyingKey::read_file(vk, cuzk_core::srs::ReadOptions::default())
+            .with_context(|| format!("reading vk {}", vk.display()))?;
+        Ok(Some(Verifier { pvk: prepare_verifying_key(&vk), spec, args: self.clone() }))
+    }
+}
+
+pub struct Verifier {
+    pvk: PreparedVerifyingKey,
+    spec: CircuitSpec,
+    args: ProofArgs,
+}
+
+impl Verifier {
+    /// Checks every partition proof of built-in proof `i`.
+    pub fn check(&self, i: u64, proof: &[u8]) -> Result<()> {
+        let partitions = self.args.partitions.max(1) as usize;
+        let job = BuiltinJob::new(self.spec, partitions, self.args.builtin_seed(i));
+        let proofs = Proof::many_from_bytes(proof).context("the daemon's proof bytes do not parse")?;
+        ensure!(proofs.len() == partitions, "{} partition proofs, expected {partitions}", proofs.len());
+        for (p, proof) in proofs.iter().enumerate() {
+            ensure!(verify_proof(&self.pvk, proof, &job.public_inputs(p))?, "partition {p} proof is INVALID");
+        }
+        Ok(())
+    }
+}
+
+pub fn kind(s: &str) -> Result<pb::ProofKind> {
+    Ok(match s.to_lowercase().as_str() {
+        "porep" | "porep-c2" | "seal-commit" => pb::ProofKind::PorepSealCommit,
+        "snap" | "snap-deals" | "update" => pb::ProofKind::SnapDealsUpdate,
+        "wpost" | "window-post" | "windowpost" => pb::ProofKind::WindowPostPartition,
+        "winning" | "winning-post" | "winningpost" => pb::ProofKind::WinningPost,
+        "builtin" => pb::ProofKind::Unspecified,
+        _ => bail!("unknown proof type {s:?}: use porep, snap, wpost, winning or builtin"),
+    })
+}
+
+fn priority(s: &str) -> Result<pb::Priority> {
+    Ok(match s.to_lowercase().as_str() {
+        "low" => pb::Priority::Low,
+        "normal" => pb::Priority::Normal,
+        "high" => pb::Priority::High,
+        "critical" => pb::Priority::Critical,
+        _ => bail!("unknown priority {s:?}: use low, normal, high or critical"),
+    })
+}
+
+fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let strings: Vec<&str> = match &v {
+        serde_json::Value::String(s) => vec![s],
+        serde_json::Value::Array(a) => a.iter().map(|x| x.as_str().context("every array element must be a base64 string")).collect::<Result<_>>()?,
+        _ => bail!("{}: expected a JSON array of base64 strings or one base64 string", path.display()),
+    };
+    strings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| base64_decode(s).map_err(|e| anyhow::anyhow!("{} element {i}: not base64: {e}", path.display())))
+        .collect()
+}
+
+fn hex32(flag: &str, s: Option<&str>) -> Result<Vec<u8>> {
+    let Some(s) = s else { return Ok(Vec::new()) };
+    let h = s.trim().trim_start_matches("0x");
+    ensure!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{flag} must be 64 hex digits (32 bytes)");
+    Ok((0..32).map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap()).collect())
+}
+
+/// The status name of an AwaitProofResponse.
+pub fn status_name(status: i32) -> &'static str {
+    use pb::await_proof_response::Status;
+    match Status::from_i32(status) {
+        Some(Status::Completed) => "COMPLETED",
+        Some(Status::Failed) => "FAILED",
+        Some(Status::Cancelled) => "CANCELLED",
+        Some(Status::Timeout) => "TIMEOUT",
+        _ => "UNKNOWN",
+    }
+}

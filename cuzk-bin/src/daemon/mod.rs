@@ -1,0 +1,144 @@
+//! The daemon: the engine behind the gRPC service `cuzk.v1.ProvingEngine`
+//! on a TCP or unix socket, and the HTTP status server. Used by the
+//! `cuzk-daemon` binary and in-process by `cuzk demo`.
+//!
+//! Shutdown: stop taking jobs, drain or cancel the engine's jobs, let the
+//! waiting calls answer, stop the servers, remove the socket file.
+
+pub mod filecoin_check;
+pub mod http;
+pub mod listen;
+pub mod rpc_metrics;
+pub mod service;
+pub mod status_json;
+pub mod wire;
+
+use crate::proto::{self, MAX_MESSAGE_BYTES};
+use cuzk_core::config::Config;
+use cuzk_core::engine::{Engine, ShutdownMode};
+use grpcio::{ChannelBuilder, EnvBuilder, ServerBuilder, ServerCredentials};
+use listen::ListenAddr;
+use rpc_metrics::RpcMetrics;
+use service::ProvingService;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long shutdown waits for calls to finish answering before it
+/// cancels them.
+const CALL_GRACE: Duration = Duration::from_secs(10);
+
+pub struct Daemon {
+    engine: Arc<Engine>,
+    service: ProvingService,
+    server: Mutex<Option<grpcio::Server>>,
+    http: Mutex<Option<http::StatusServer>>,
+    listen: ListenAddr,
+    /// The address clients use (the real port when the config said :0).
+    address: String,
+    status_addr: Option<std::net::SocketAddr>,
+}
+
+impl Daemon {
+    /// Starts the engine and both servers per `config`.
+    pub fn start(config: Config) -> Result<Daemon, String> {
+        let listen = ListenAddr::parse(&config.daemon.listen)?;
+        let status_listen = config.daemon.status_listen.trim().to_string();
+        listen.prepare()?;
+        let engine = Arc::new(Engine::start(config).map_err(|e| e.to_string())?);
+        let metrics = Arc::new(RpcMetrics::default());
+        let service = ProvingService::new(engine.clone(), metrics.clone());
+
+        let env = Arc::new(EnvBuilder::new().name_prefix("cuzk-grpc").build());
+        let args = ChannelBuilder::new(env.clone())
+            .max_receive_message_len(MAX_MESSAGE_BYTES as i32)
+            .max_send_message_len(MAX_MESSAGE_BYTES as i32)
+            .build_args();
+        let mut server = ServerBuilder::new(env)
+            .channel_args(args)
+            .register_service(proto::create_proving_engine(service.clone()))
+            .build()
+            .map_err(|e| format!("cannot build the gRPC server: {e}"))?;
+        let port = with_private_umask(|| server.add_listening_port(listen.grpc_target(), ServerCredentials::insecure()))
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+        listen.restrict()?;
+        server.start();
+        let address = match &listen {
+            ListenAddr::Tcp(hp) => format!("{}:{port}", hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h)),
+            ListenAddr::Unix(_) => listen.to_string(),
+        };
+        log::info!("gRPC cuzk.v1.ProvingEngine listening on {address}");
+
+        let http = if status_listen.is_empty() {
+            None
+        } else {
+            let (e1, e2, l) = (engine.clone(), engine.clone(), address.clone());
+            let pages = http::Pages {
+                status: Box::new(move || status_json::status_json(&e1.status(), &l).to_string()),
+                metrics: Box::new(move || e2.metrics() + &metrics.prometheus()),
+            };
+            match http::StatusServer::start(&status_listen, pages) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    let _ = futures::executor::block_on(server.shutdown());
+                    listen.cleanup();
+                    engine.shutdown(ShutdownMode::Cancel);
+                    return Err(e);
+                }
+            }
+        };
+        let status_addr = http.as_ref().map(|h| h.addr);
+        Ok(Daemon { engine, service, server: Mutex::new(Some(server)), http: Mutex::new(http), listen, address, status_addr })
+    }
+
+    /// `host:port` or `unix:///path`, as clients connect to it.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    pub fn status_addr(&self) -> Option<std::net::SocketAddr> {
+        self.status_addr
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Cancels every unfinished job (a second signal during a drain).
+    pub fn cancel_all_jobs(&self) -> usize {
+        self.service.cancel_all()
+    }
+
+    /// Stops the daemon; `Drain` proves what was submitted first. Calls
+    /// waiting for jobs get their answers before the servers stop.
+    pub fn shutdown(&self, mode: ShutdownMode) {
+        log::info!("daemon shutting down mode={mode:?}");
+        self.engine.shutdown(mode);
+        if let Some(mut server) = self.server.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let (tx, rx) = crossbeam::channel::bounded(1);
+            let done = server.shutdown();
+            let _ = std::thread::Builder::new().name("cuzk-grpc-stop".into()).spawn(move || {
+                let _ = tx.send(futures::executor::block_on(done));
+            });
+            if rx.recv_timeout(CALL_GRACE).is_err() {
+                log::warn!("gRPC calls still open after {CALL_GRACE:?}; cancelling them");
+                server.cancel_all_calls();
+                let _ = rx.recv_timeout(CALL_GRACE);
+            }
+        }
+        if let Some(http) = self.http.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            http.stop();
+        }
+        self.listen.cleanup();
+        log::info!("daemon stopped");
+    }
+}
+
+/// Binds with umask 0177 so a unix socket is never reachable by others,
+/// not even between bind and chmod.
+fn with_private_umask<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: umask only swaps the process file-creation mask.
+    let old = unsafe { libc::umask(0o177) };
+    let out = f();
+    unsafe { libc::umask(old) };
+    out
+}

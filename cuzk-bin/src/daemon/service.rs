@@ -1,0 +1,180 @@
+//! The `cuzk.v1.ProvingEngine` gRPC service over the engine.
+//!
+//! grpcio runs handlers on its completion-queue threads, which must not
+//! block: quick calls answer inline; calls that wait (AwaitProof, Prove,
+//! PreloadSRS) run on a std thread of their own and hand the reply back to
+//! grpcio. No request can panic the daemon: handler work runs under
+//! `catch_unwind` and a panic becomes an INTERNAL status.
+
+use super::rpc_metrics::RpcMetrics;
+use super::wire::{self, invalid};
+use crate::proto as pb;
+use cuzk_core::engine::{Engine, JobId};
+use grpcio::{RpcContext, RpcStatus, RpcStatusCode, UnarySink};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone)]
+pub struct ProvingService {
+    engine: Arc<Engine>,
+    metrics: Arc<RpcMetrics>,
+    /// Highest job number handed out, so a forced shutdown can cancel all.
+    max_job: Arc<AtomicU64>,
+}
+
+type RpcResult<T> = Result<T, RpcStatus>;
+
+impl ProvingService {
+    pub fn new(engine: Arc<Engine>, metrics: Arc<RpcMetrics>) -> Self {
+        Self { engine, metrics, max_job: Arc::default() }
+    }
+
+    /// Cancels every job this service submitted that has not ended.
+    pub fn cancel_all(&self) -> usize {
+        let max = self.max_job.load(Ordering::Acquire);
+        (0..=max).filter(|&n| self.engine.cancel(JobId(n)).is_ok_and(|c| c.cancelled)).count()
+    }
+
+    fn submit(&self, req: &pb::SubmitProofRequest) -> RpcResult<JobId> {
+        let request = wire::to_request(req)?;
+        let id = self.engine.submit(request).map_err(|e| wire::engine_error(&e))?;
+        self.max_job.fetch_max(id.0, Ordering::AcqRel);
+        Ok(id)
+    }
+
+    /// Answers on the grpcio thread with what `work` returns.
+    fn reply<T: Send + 'static>(&self, ctx: &RpcContext, sink: UnarySink<T>, method: &'static str, work: impl FnOnce() -> RpcResult<T>) {
+        let result = guarded(method, work);
+        self.send(ctx, sink, method, result);
+    }
+
+    /// Runs `work` (which may block) on a thread of its own, then answers.
+    fn reply_blocking<T: Send + 'static>(
+        &self,
+        ctx: &RpcContext,
+        sink: UnarySink<T>,
+        method: &'static str,
+        work: impl FnOnce() -> RpcResult<T> + Send + 'static,
+    ) {
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let spawned = std::thread::Builder::new().name(format!("cuzk-rpc-{method}")).spawn(move || {
+            let _ = tx.send(guarded(method, work));
+        });
+        if let Err(e) = spawned {
+            let status = RpcStatus::with_message(RpcStatusCode::RESOURCE_EXHAUSTED, format!("cannot start a thread for {method}: {e}"));
+            return self.send(ctx, sink, method, Err(status));
+        }
+        let metrics = self.metrics.clone();
+        ctx.spawn(async move {
+            let result = rx.await.unwrap_or_else(|_| Err(RpcStatus::with_message(RpcStatusCode::INTERNAL, format!("{method}: no reply"))));
+            deliver(sink, method, result, &metrics).await;
+        });
+    }
+
+    fn send<T: Send + 'static>(&self, ctx: &RpcContext, sink: UnarySink<T>, method: &'static str, result: RpcResult<T>) {
+        let metrics = self.metrics.clone();
+        ctx.spawn(async move { deliver(sink, method, result, &metrics).await });
+    }
+}
+
+fn guarded<T>(method: &'static str, work: impl FnOnce() -> RpcResult<T>) -> RpcResult<T> {
+    catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| {
+        let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        log::error!("{method} panicked: {what}");
+        Err(RpcStatus::with_message(RpcStatusCode::INTERNAL, format!("{method} failed inside the daemon: {what}")))
+    })
+}
+
+async fn deliver<T>(sink: UnarySink<T>, method: &'static str, result: RpcResult<T>, metrics: &RpcMetrics) {
+    metrics.record(method, result.as_ref().err().map(|s| s.code()));
+    let sent = match result {
+        Ok(v) => sink.success(v).await,
+        Err(status) => {
+            log::info!("rpc {method} error code={:?} message={:?}", status.code(), status.message());
+            sink.fail(status).await
+        }
+    };
+    if let Err(e) = sent {
+        log::debug!("rpc {method}: reply not delivered (client gone?): {e}");
+    }
+}
+
+fn timeout(ms: u64) -> Option<Duration> {
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+impl pb::ProvingEngine for ProvingService {
+    fn submit_proof(&mut self, ctx: RpcContext, req: pb::SubmitProofRequest, sink: UnarySink<pb::SubmitProofResponse>) {
+        // Checking a request can mean parsing ~50 MB of JSON: off the grpcio thread.
+        let this = self.clone();
+        self.reply_blocking(&ctx, sink, "SubmitProof", move || {
+            let id = this.submit(&req)?;
+            let queue_position = this.engine.queue_position(id).unwrap_or(0) as u32;
+            Ok(pb::SubmitProofResponse { job_id: id.to_string(), queue_position, assigned_gpu: String::new() })
+        });
+    }
+
+    fn await_proof(&mut self, ctx: RpcContext, req: pb::AwaitProofRequest, sink: UnarySink<pb::AwaitProofResponse>) {
+        let id = match wire::parse_job_id(&req.job_id) {
+            Ok(id) => id,
+            Err(s) => return self.send(&ctx, sink, "AwaitProof", Err(s)),
+        };
+        let engine = self.engine.clone();
+        self.reply_blocking(&ctx, sink, "AwaitProof", move || {
+            let outcome = engine.await_job(id, timeout(req.timeout_ms)).map_err(|e| wire::engine_error(&e))?;
+            Ok(wire::await_response(id, &outcome))
+        });
+    }
+
+    fn prove(&mut self, ctx: RpcContext, req: pb::ProveRequest, sink: UnarySink<pb::ProveResponse>) {
+        let this = self.clone();
+        self.reply_blocking(&ctx, sink, "Prove", move || {
+            let id = this.submit(req.submit.as_ref().ok_or_else(|| invalid("ProveRequest.submit is missing"))?)?;
+            let outcome = this.engine.await_job(id, None).map_err(|e| wire::engine_error(&e))?;
+            Ok(pb::ProveResponse { result: Some(wire::await_response(id, &outcome)) })
+        });
+    }
+
+    fn cancel_proof(&mut self, ctx: RpcContext, req: pb::CancelProofRequest, sink: UnarySink<pb::CancelProofResponse>) {
+        let engine = self.engine.clone();
+        self.reply(&ctx, sink, "CancelProof", move || {
+            let id = wire::parse_job_id(&req.job_id)?;
+            let r = engine.cancel(id).map_err(|e| wire::engine_error(&e))?;
+            Ok(pb::CancelProofResponse { was_running: r.was_running })
+        });
+    }
+
+    fn get_status(&mut self, ctx: RpcContext, _req: pb::GetStatusRequest, sink: UnarySink<pb::GetStatusResponse>) {
+        let engine = self.engine.clone();
+        self.reply(&ctx, sink, "GetStatus", move || Ok(wire::status_response(&engine.status())));
+    }
+
+    fn get_metrics(&mut self, ctx: RpcContext, _req: pb::GetMetricsRequest, sink: UnarySink<pb::GetMetricsResponse>) {
+        let (engine, metrics) = (self.engine.clone(), self.metrics.clone());
+        self.reply(&ctx, sink, "GetMetrics", move || Ok(pb::GetMetricsResponse { prometheus_text: engine.metrics() + &metrics.prometheus() }));
+    }
+
+    fn preload_srs(&mut self, ctx: RpcContext, req: pb::PreloadSrsRequest, sink: UnarySink<pb::PreloadSrsResponse>) {
+        if req.circuit_id.trim().is_empty() {
+            return self.send(&ctx, sink, "PreloadSRS", Err(invalid("circuit_id is empty")));
+        }
+        let engine = self.engine.clone();
+        self.reply_blocking(&ctx, sink, "PreloadSRS", move || {
+            let r = engine.preload_srs(req.circuit_id.trim()).map_err(|e| wire::engine_error(&e))?;
+            Ok(pb::PreloadSrsResponse { already_loaded: r.already_loaded, load_time_ms: r.load_time_ms })
+        });
+    }
+
+    fn evict_srs(&mut self, ctx: RpcContext, req: pb::EvictSrsRequest, sink: UnarySink<pb::EvictSrsResponse>) {
+        let engine = self.engine.clone();
+        self.reply(&ctx, sink, "EvictSRS", move || {
+            if req.circuit_id.trim().is_empty() {
+                return Err(invalid("circuit_id is empty"));
+            }
+            let r = engine.evict_srs(req.circuit_id.trim()).map_err(|e| wire::engine_error(&e))?;
+            Ok(pb::EvictSrsResponse { was_loaded: r.was_loaded, freed_bytes: r.freed_bytes })
+        });
+    }
+}

@@ -1,0 +1,224 @@
+//! Conversions between the `cuzk.v1` messages and the engine's types:
+//! requests (checked, with errors that name the field), outcomes, status,
+//! and engine errors as gRPC status codes.
+
+use super::filecoin_check;
+use crate::proto as pb;
+use cuzk_core::circuits::CircuitSpec;
+use cuzk_core::engine::{
+    BuiltinJob, EngineError, EngineStatus, FilecoinInputs, JobId, JobOutcome, Priority, ProofKind, ProofRequest, ProofWork, WorkerRole,
+};
+use grpcio::{RpcStatus, RpcStatusCode};
+
+/// Built-in circuits are for tests and demos; these bounds keep a request
+/// from asking the daemon for hours of setup or more memory than it has.
+pub const MAX_BUILTIN_PARTITIONS: u32 = 64;
+pub const MAX_SYNTHETIC_CONSTRAINTS: usize = 1 << 22;
+pub const MAX_SHA256_BLOCKS: usize = 64;
+pub const MAX_MIMC_HASHES: usize = 1 << 20;
+
+pub fn invalid(message: impl Into<String>) -> RpcStatus {
+    RpcStatus::with_message(RpcStatusCode::INVALID_ARGUMENT, message.into())
+}
+
+/// A SubmitProofRequest as an engine request.
+pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus> {
+    let priority = match pb::Priority::from_i32(r.priority) {
+        Some(pb::Priority::Unspecified) => None,
+        Some(pb::Priority::Low) => Some(Priority::Low),
+        Some(pb::Priority::Normal) => Some(Priority::Normal),
+        Some(pb::Priority::High) => Some(Priority::High),
+        Some(pb::Priority::Critical) => Some(Priority::Critical),
+        None => return Err(invalid(format!("priority {} is not a known Priority (0-4)", r.priority))),
+    };
+    let kind = match pb::ProofKind::from_i32(r.proof_kind) {
+        Some(pb::ProofKind::Unspecified) => None,
+        Some(pb::ProofKind::PorepSealCommit) => Some(ProofKind::PorepSealCommit),
+        Some(pb::ProofKind::SnapDealsUpdate) => Some(ProofKind::SnapDealsUpdate),
+        Some(pb::ProofKind::WindowPostPartition) => Some(ProofKind::WindowPostPartition),
+        Some(pb::ProofKind::WinningPost) => Some(ProofKind::WinningPost),
+        None => {
+            return Err(invalid(format!(
+                "proof_kind {} is not a known ProofKind (1 POREP_SEAL_COMMIT, 2 SNAP_DEALS_UPDATE, 3 WINDOW_POST_PARTITION, 4 WINNING_POST)",
+                r.proof_kind
+            )))
+        }
+    };
+    let work = match (kind, &r.builtin) {
+        (None, None) => {
+            return Err(invalid("proof_kind is unspecified (set a Filecoin proof kind, or the builtin field for a built-in circuit)"))
+        }
+        (Some(k), Some(_)) => return Err(invalid(format!("the builtin field needs proof_kind PROOF_KIND_UNSPECIFIED, not {k}"))),
+        (None, Some(b)) => ProofWork::Builtin(builtin_job(b)?),
+        (Some(kind), None) => {
+            let inputs = filecoin_inputs(r);
+            filecoin_check::check(kind, &inputs).map_err(invalid)?;
+            ProofWork::Filecoin { kind, inputs }
+        }
+    };
+    let request_id = Some(r.request_id.clone()).filter(|s| !s.is_empty());
+    Ok(ProofRequest { request_id, priority, work })
+}
+
+fn builtin_job(b: &pb::BuiltinCircuit) -> Result<BuiltinJob, RpcStatus> {
+    let spec: CircuitSpec = b.circuit.parse().map_err(|e: cuzk_core::circuits::SpecError| invalid(format!("builtin.circuit: {e}")))?;
+    let too_big = match spec {
+        CircuitSpec::Synthetic { constraints, .. } => constraints > MAX_SYNTHETIC_CONSTRAINTS,
+        CircuitSpec::Sha256 { blocks } => blocks > MAX_SHA256_BLOCKS,
+        CircuitSpec::Mimc { hashes } => hashes > MAX_MIMC_HASHES,
+    };
+    if too_big {
+        return Err(invalid(format!(
+            "builtin.circuit {spec} is larger than built-in circuits may be (synthetic ≤ 2^22 constraints, sha256 ≤ {MAX_SHA256_BLOCKS} blocks, mimc ≤ 2^20 hashes)"
+        )));
+    }
+    if b.partitions > MAX_BUILTIN_PARTITIONS {
+        return Err(invalid(format!("builtin.partitions {} is more than {MAX_BUILTIN_PARTITIONS}", b.partitions)));
+    }
+    Ok(BuiltinJob::new(spec, b.partitions.max(1) as usize, b.seed))
+}
+
+fn filecoin_inputs(r: &pb::SubmitProofRequest) -> FilecoinInputs {
+    FilecoinInputs {
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    }
+}
+
+pub fn parse_job_id(s: &str) -> Result<JobId, RpcStatus> {
+    s.trim().parse().map_err(|e: String| invalid(format!("job_id: {e}")))
+}
+
+pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse {
+    use pb::await_proof_response::Status;
+    let mut resp = pb::AwaitProofResponse { job_id: id.to_string(), ..Default::default() };
+    match outcome {
+        JobOutcome::Completed(out) => {
+            resp.set_status(Status::Completed);
+            resp.proof = out.proof.clone();
+            let t = &out.timings;
+            resp.queue_wait_ms = t.queue_wait_ms;
+            resp.srs_load_ms = t.srs_load_ms;
+            resp.synthesis_ms = t.synthesis_ms;
+            resp.gpu_compute_ms = t.gpu_compute_ms;
+            resp.total_ms = t.total_ms;
+        }
+        JobOutcome::Failed(m) => {
+            resp.set_status(Status::Failed);
+            resp.error_message = m.clone();
+        }
+        JobOutcome::Cancelled => {
+            resp.set_status(Status::Cancelled);
+            resp.error_message = "the job was cancelled".into();
+        }
+        JobOutcome::Timeout => {
+            resp.set_status(Status::Timeout);
+            resp.error_message = "timeout_ms passed before the job ended; it is still queued or running".into();
+        }
+    }
+    resp
+}
+
+pub fn engine_error(e: &EngineError) -> RpcStatus {
+    let code = match e {
+        EngineError::UnknownJob(_) => RpcStatusCode::NOT_FOUND,
+        EngineError::ShuttingDown => RpcStatusCode::UNAVAILABLE,
+        EngineError::BadRequest(_) => RpcStatusCode::INVALID_ARGUMENT,
+        EngineError::Srs { .. } => RpcStatusCode::FAILED_PRECONDITION,
+        EngineError::Start(_) => RpcStatusCode::INTERNAL,
+    };
+    RpcStatus::with_message(code, e.to_string())
+}
+
+pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
+    // The CPU backend's one "device" has no VRAM (its budget is unlimited).
+    let vram = |v: u64| if v == u64::MAX { 0 } else { v };
+    let gpus = s
+        .devices
+        .iter()
+        .map(|d| {
+            let busy = s.workers.iter().find(|w| w.role == WorkerRole::Prover && w.gpu == Some(d.ordinal) && w.busy);
+            pb::GpuStatus {
+                ordinal: d.ordinal,
+                name: d.name.clone(),
+                vram_total_bytes: vram(d.vram.total_bytes),
+                vram_free_bytes: vram(d.vram.total_bytes).saturating_sub(d.vram.used_bytes),
+                current_job_id: busy.and_then(|w| w.job).map(|j| j.to_string()).unwrap_or_default(),
+                current_proof_kind: busy.and_then(|w| w.kind).map(|k| k.to_string()).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let loaded_srs = s
+        .srs
+        .iter()
+        .map(|e| {
+            let tier = if e.tier == "hot" { pb::srs_status::Tier::Hot } else { pb::srs_status::Tier::Warm };
+            pb::SrsStatus { circuit_id: e.circuit_id.clone(), tier: tier as i32, size_bytes: e.size_bytes, ref_count: e.ref_count as u32 }
+        })
+        .collect();
+    let queues = s
+        .queues
+        .iter()
+        .map(|q| pb::QueueStatus { proof_kind: q.kind.to_string(), pending: q.pending as u32, in_progress: q.in_progress as u32 })
+        .collect();
+    pb::GetStatusResponse {
+        gpus,
+        loaded_srs,
+        queues,
+        total_proofs_completed: s.jobs_completed,
+        total_proofs_failed: s.jobs_failed,
+        uptime_seconds: s.uptime_seconds,
+        pinned_memory_bytes: s.memory.used_bytes,
+        pinned_memory_limit_bytes: s.memory.budget_bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builtin(circuit: &str, partitions: u32) -> pb::SubmitProofRequest {
+        pb::SubmitProofRequest {
+            builtin: Some(pb::BuiltinCircuit { circuit: circuit.into(), partitions, seed: 7 }),
+            ..Default::default()
+        }
+    }
+
+    fn err(r: &pb::SubmitProofRequest) -> String {
+        to_request(r).unwrap_err().message().to_string()
+    }
+
+    #[test]
+    fn builtin_requests() {
+        let req = to_request(&builtin("synthetic:1024:4", 3)).unwrap();
+        assert!(matches!(req.work, ProofWork::Builtin(b) if b.partitions == 3 && b.seed == 7));
+        assert!(err(&builtin("synthetic:2^30", 1)).contains("larger than"));
+        assert!(err(&builtin("bogus:1", 1)).contains("builtin.circuit"));
+        assert!(err(&builtin("sha256:1", 1000)).contains("more than 64"));
+        let mut r = builtin("sha256:1", 1);
+        r.proof_kind = 1;
+        assert!(err(&r).contains("PROOF_KIND_UNSPECIFIED"));
+    }
+
+    #[test]
+    fn kinds_and_priorities() {
+        let mut r = pb::SubmitProofRequest::default();
+        assert!(err(&r).contains("unspecified"));
+        r.proof_kind = 9;
+        assert!(err(&r).contains("proof_kind 9"));
+        r = builtin("sha256:1", 1);
+        r.priority = 7;
+        assert!(err(&r).contains("priority 7"));
+        r.priority = 4;
+        assert_eq!(to_request(&r).unwrap().priority, Some(Priority::Critical));
+    }
+}

@@ -1,0 +1,200 @@
+//! Test harness for the daemon: tiny built-in circuits with params (and
+//! .vk) in a temporary param cache, the real `cuzk-daemon` binary started
+//! on a unix socket or a loopback port, a Rust gRPC client, and checks
+//! that proofs are valid.
+
+#![allow(dead_code)]
+
+use cuzk_bin::proto as pb;
+use cuzk_core::circuits::CircuitSpec;
+use cuzk_core::engine::BuiltinJob;
+use cuzk_core::groth16::{generate_parameters, prepare_verifying_key, verify_proof, PreparedVerifyingKey, Proof, ToxicWaste};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The small circuit most tests prove (a few ms per proof).
+pub const TINY: &str = "synthetic:1024:4";
+
+pub enum Listen {
+    Unix,
+    Tcp,
+}
+
+pub struct DaemonProc {
+    pub child: Child,
+    /// What clients connect to: unix:///... or 127.0.0.1:port.
+    pub addr: String,
+    pub status_addr: Option<String>,
+    pub dir: tempfile::TempDir,
+    pub socket: Option<PathBuf>,
+    stderr_log: PathBuf,
+}
+
+/// Writes params and .vk of `circuit` into `dir` under the daemon's name.
+pub fn write_params(dir: &Path, circuit: &str) -> PreparedVerifyingKey {
+    let spec: CircuitSpec = circuit.parse().unwrap();
+    let id = BuiltinJob::circuit_id_of(&spec);
+    let params = generate_parameters(spec.blank(), &ToxicWaste::random(&mut rand_core::OsRng), None).unwrap();
+    params.write_file(&dir.join(format!("{id}.params"))).unwrap();
+    params.vk.write_file(&dir.join(format!("{id}.vk"))).unwrap();
+    prepare_verifying_key(&params.vk)
+}
+
+pub fn config_text(dir: &Path, listen: &str, extra: &str) -> String {
+    format!(
+        "[daemon]\nlisten = \"{listen}\"\nstatus_listen = \"127.0.0.1:0\"\n{extra}\n\
+         [srs]\nparam_cache = \"{}\"\n[memory]\ntotal_budget = \"4GiB\"\n[synthesis]\nthreads = 2\n[logging]\nlevel = \"info\"\n",
+        dir.display()
+    )
+}
+
+impl DaemonProc {
+    /// Starts the daemon with the TINY circuit's params in its cache.
+    pub fn start(listen: Listen, daemon_extra: &str) -> (Self, PreparedVerifyingKey) {
+        let dir = tempfile::tempdir().unwrap();
+        let pvk = write_params(dir.path(), TINY);
+        (Self::start_in(dir, listen, daemon_extra), pvk)
+    }
+
+    pub fn start_in(dir: tempfile::TempDir, listen: Listen, daemon_extra: &str) -> Self {
+        let (listen, socket) = match listen {
+            Listen::Unix => {
+                let s = dir.path().join("d.sock");
+                (format!("unix://{}", s.display()), Some(s))
+            }
+            Listen::Tcp => ("127.0.0.1:0".to_string(), None),
+        };
+        let cfg = dir.path().join("cuzk.toml");
+        std::fs::write(&cfg, config_text(dir.path(), &listen, daemon_extra)).unwrap();
+        let stderr_log = dir.path().join("daemon.log");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk-daemon"))
+            .arg("-c")
+            .arg(&cfg)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_log).unwrap())
+            .spawn()
+            .expect("start cuzk-daemon");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let (mut addr, mut status_addr) = (None, None);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while addr.is_none() || status_addr.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(a) = line.strip_prefix("cuzk-daemon listening on ") {
+                        addr = Some(a.to_string());
+                    } else if let Some(a) = line.strip_prefix("cuzk-daemon status on http://") {
+                        status_addr = Some(a.to_string());
+                    }
+                }
+                Err(_) => panic!("daemon did not start: {}", std::fs::read_to_string(&stderr_log).unwrap_or_default()),
+            }
+        }
+        DaemonProc { child, addr: addr.unwrap(), status_addr, dir, socket, stderr_log }
+    }
+
+    pub fn client(&self) -> pb::ProvingEngineClient {
+        cuzk_bin::client::connect(&self.addr).unwrap()
+    }
+
+    /// A client allowed to send `limit` bytes (to reach the daemon's own limit).
+    pub fn client_with_send_limit(&self, limit: usize) -> pb::ProvingEngineClient {
+        let env = std::sync::Arc::new(grpcio::EnvBuilder::new().cq_count(1).build());
+        let target = cuzk_bin::client::target(&self.addr).unwrap();
+        let ch = grpcio::ChannelBuilder::new(env).max_send_message_len(limit as i32).max_receive_message_len(64 << 20).connect(&target);
+        pb::ProvingEngineClient::new(ch)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: sends a signal to our own child process.
+        assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("daemon did not exit within {timeout:?}; log:\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGTERM, clean exit, socket file removed.
+    pub fn stop(mut self) {
+        self.signal(libc::SIGTERM);
+        let status = self.wait(Duration::from_secs(60));
+        assert!(status.success(), "daemon exit {status:?}; log:\n{}", self.log());
+        if let Some(s) = &self.socket {
+            assert!(!s.exists(), "socket file {} left behind", s.display());
+        }
+    }
+
+    pub fn http_get(&self, path: &str) -> (u16, String) {
+        http_get(self.status_addr.as_deref().expect("status server"), path)
+    }
+}
+
+impl Drop for DaemonProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal HTTP/1.0 GET for the status server.
+pub fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let code = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (code, body)
+}
+
+/// A request for `partitions` partitions of a built-in circuit.
+pub fn builtin(circuit: &str, partitions: u32, seed: u64) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest { builtin: Some(pb::BuiltinCircuit { circuit: circuit.into(), partitions, seed }), ..Default::default() }
+}
+
+/// Checks every partition proof of a built-in job against the vk.
+pub fn assert_valid(pvk: &PreparedVerifyingKey, circuit: &str, partitions: usize, seed: u64, proof: &[u8]) {
+    let job = BuiltinJob::new(circuit.parse().unwrap(), partitions, seed);
+    let proofs = Proof::many_from_bytes(proof).expect("proof bytes parse");
+    assert_eq!(proofs.len(), partitions, "partition count");
+    for (p, pr) in proofs.iter().enumerate() {
+        assert!(verify_proof(pvk, pr, &job.public_inputs(p)).unwrap(), "partition {p} of seed {seed} is invalid");
+    }
+}
+
+pub fn completed() -> i32 {
+    pb::await_proof_response::Status::Completed as i32
+}
+
+/// The gRPC status code and message of a failed call.
+pub fn rpc_error<T: std::fmt::Debug>(r: Result<T, grpcio::Error>) -> (grpcio::RpcStatusCode, String) {
+    match r {
+        Err(grpcio::Error::RpcFailure(s)) => (s.code(), s.message().to_string()),
+        other => panic!("expected an RPC error, got {other:?}"),
+    }
+}

@@ -1,0 +1,347 @@
+//! The real `cuzk-daemon` binary driven through the gRPC client generated
+//! from our .proto: every RPC, bad input, idempotency, cancellation, await
+//! timeouts, concurrency, and shutdown under load.
+
+mod common;
+
+use common::*;
+use cuzk_bin::proto as pb;
+use grpcio::RpcStatusCode;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+fn status_of(r: &pb::AwaitProofResponse) -> pb::await_proof_response::Status {
+    pb::await_proof_response::Status::from_i32(r.status).unwrap()
+}
+
+#[test]
+fn every_rpc_over_a_unix_socket() {
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let sock = d.socket.clone().unwrap();
+    assert_eq!(std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777, 0o600, "socket is owner-only");
+    let c = d.client();
+    let id = "builtin-synthetic-1024-4";
+
+    let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
+    assert!(!s.gpus.is_empty(), "a device (the CPU backend's) is listed");
+    assert!(s.queues.iter().any(|q| q.proof_kind == "porep_seal_commit"));
+    assert!(s.pinned_memory_limit_bytes > 0);
+
+    let p = c.preload_srs(&pb::PreloadSrsRequest { circuit_id: id.into() }).unwrap();
+    assert!(!p.already_loaded);
+    assert!(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: id.into() }).unwrap().already_loaded);
+    let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
+    assert!(s.loaded_srs.iter().any(|e| e.circuit_id == id && e.size_bytes > 0), "{:?}", s.loaded_srs);
+
+    let sub = c.submit_proof(&builtin(TINY, 2, 10)).unwrap();
+    assert!(sub.job_id.starts_with("job-"));
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: sub.job_id.clone(), timeout_ms: 0 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Completed, "{}", r.error_message);
+    assert_eq!(r.job_id, sub.job_id);
+    assert!(r.total_ms >= r.queue_wait_ms);
+    assert_valid(&pvk, TINY, 2, 10, &r.proof);
+    // A finished job stays awaitable.
+    let again = c.await_proof(&pb::AwaitProofRequest { job_id: sub.job_id.clone(), timeout_ms: 5 }).unwrap();
+    assert_eq!(again.proof, r.proof);
+
+    let pr = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 20)) }).unwrap().result.unwrap();
+    assert_eq!(pr.status, completed(), "{}", pr.error_message);
+    assert_valid(&pvk, TINY, 1, 20, &pr.proof);
+
+    // Cancelling a finished job: nothing to cancel.
+    assert!(!c.cancel_proof(&pb::CancelProofRequest { job_id: sub.job_id.clone() }).unwrap().was_running);
+
+    let m = c.get_metrics(&pb::GetMetricsRequest {}).unwrap().prometheus_text;
+    assert!(m.contains("cuzk_jobs_completed_total 2"), "{m}");
+    assert!(m.contains("cuzk_rpc_requests_total{method=\"Prove\",code=\"OK\"} 1"), "{m}");
+
+    let (code, body) = d.http_get("/status");
+    assert_eq!(code, 200);
+    let j: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(j["pipelines"]["synthesis"]["workers"].as_array().is_some_and(|w| !w.is_empty()), "{j}");
+    assert!(j["pipelines"]["gpu"]["workers"].as_array().is_some_and(|w| !w.is_empty()), "{j}");
+    assert_eq!(j["counters"]["jobs_completed"], 2);
+    assert!(j["memory"]["budget_bytes"].as_u64().unwrap() > 0);
+    assert!(j["srs"].as_array().unwrap().iter().any(|e| e["circuit_id"] == id));
+    let (code, body) = d.http_get("/metrics");
+    assert_eq!(code, 200);
+    assert!(body.contains("# TYPE cuzk_jobs_completed_total counter"));
+    assert_eq!(d.http_get("/nope").0, 404);
+
+    let e = c.evict_srs(&pb::EvictSrsRequest { circuit_id: id.into() }).unwrap();
+    assert!(e.was_loaded && e.freed_bytes > 0, "{e:?}");
+    assert!(!c.evict_srs(&pb::EvictSrsRequest { circuit_id: id.into() }).unwrap().was_loaded);
+    let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
+    assert!(!s.loaded_srs.iter().any(|e| e.circuit_id == id));
+    assert_eq!(s.total_proofs_completed, 2);
+
+    d.stop();
+    assert!(!sock.exists());
+}
+
+#[test]
+fn bad_requests_get_clear_errors_over_tcp() {
+    let (d, pvk) = DaemonProc::start(Listen::Tcp, "");
+    assert!(d.addr.starts_with("127.0.0.1:") && !d.addr.ends_with(":0"), "{}", d.addr);
+    let c = d.client();
+    // A job in flight while bad requests arrive: it must not be lost.
+    let long = c.submit_proof(&builtin(TINY, 16, 500)).unwrap();
+
+    let expect = |r: pb::SubmitProofRequest, code: RpcStatusCode, needle: &str| {
+        let (got, msg) = rpc_error(c.submit_proof(&r));
+        assert_eq!(got, code, "{msg}");
+        assert!(msg.contains(needle), "{msg:?} should mention {needle:?}");
+        // Prove reports the same.
+        let (got, _) = rpc_error(c.prove(&pb::ProveRequest { submit: Some(r) }));
+        assert_eq!(got, code);
+    };
+    let porep = |vanilla: &[u8], size: u64, reg: u64| pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+        vanilla_proof: vanilla.to_vec(),
+        sector_size: size,
+        registered_proof: reg,
+        ..Default::default()
+    };
+    let inv = RpcStatusCode::INVALID_ARGUMENT;
+    expect(pb::SubmitProofRequest { proof_kind: 9, ..Default::default() }, inv, "proof_kind 9 is not a known ProofKind");
+    expect(pb::SubmitProofRequest::default(), inv, "proof_kind is unspecified");
+    expect(porep(b"", 2048, 0), inv, "vanilla_proof is empty");
+    expect(porep(b"{\"SectorNum\": 1, \"Phase1Out\": \"@@@", 2048, 0), inv, "not valid JSON");
+    expect(porep(br#"{"SectorNum":1,"Phase1Out":"aGVsbG8=","SectorSize":2048}"#, 2048, 0), inv, "does not decode to JSON");
+    let c1 = br#"{"SectorNum":1,"Phase1Out":"eyJhIjoxfQ==","SectorSize":2048}"#;
+    expect(porep(c1, 34359738368, 0), inv, "sector_size 34359738368 (32GiB) does not match registered_proof 0");
+    expect(porep(c1, 0, 99), inv, "registered_proof 99");
+    let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 13, vanilla_proofs: vec![vec![]], randomness: vec![0; 32], ..Default::default() };
+    expect(wpost, inv, "vanilla_proofs[0] is empty");
+    expect(builtin("synthetic:2^30", 1, 0), inv, "larger than built-in circuits may be");
+    expect(builtin("nonsense:3", 1, 0), inv, "unknown circuit");
+
+    // Unknown and malformed job ids.
+    let (code, msg) = rpc_error(c.await_proof(&pb::AwaitProofRequest { job_id: "job-987654".into(), timeout_ms: 0 }));
+    assert_eq!(code, RpcStatusCode::NOT_FOUND);
+    assert!(msg.contains("unknown job job-987654"), "{msg}");
+    let (code, msg) = rpc_error(c.cancel_proof(&pb::CancelProofRequest { job_id: "banana".into() }));
+    assert_eq!(code, inv);
+    assert!(msg.contains("not a job id"), "{msg}");
+    let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: "no-such-circuit".into() }));
+    assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION);
+    assert!(msg.contains("unknown circuit id"), "{msg}");
+
+    // Over the daemon's 256 MiB message limit (this client would send it).
+    let big = pb::SubmitProofRequest { proof_kind: 1, vanilla_proof: vec![b' '; (256 << 20) + 1024], ..Default::default() };
+    let (code, msg) = rpc_error(d.client_with_send_limit(512 << 20).submit_proof(&big));
+    assert_eq!(code, RpcStatusCode::RESOURCE_EXHAUSTED, "{msg}");
+    assert!(msg.contains("larger than max"), "{msg}");
+    drop(big);
+
+    // A well-formed Filecoin request is accepted; the job reports why it fails.
+    let sub = c.submit_proof(&porep(c1, 2048, 5)).unwrap();
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: sub.job_id, timeout_ms: 0 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Failed);
+    assert!(!r.error_message.is_empty());
+
+    // The job submitted first completes and is valid; the daemon still serves.
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: long.job_id, timeout_ms: 0 }).unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 16, 500, &r.proof);
+    let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 501)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 501, &r.proof);
+    let log = d.log();
+    assert!(!log.contains("panicked"), "{log}");
+    d.stop();
+}
+
+#[test]
+fn request_id_is_an_idempotency_key() {
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let mut req = builtin(TINY, 24, 40);
+    req.request_id = "porep-1000-7".into();
+    let a = c.submit_proof(&req).unwrap();
+    let b = c.submit_proof(&req).unwrap();
+    assert_eq!(a.job_id, b.job_id, "same request id while the first is live");
+    let r = c.prove(&pb::ProveRequest { submit: Some(req.clone()) }).unwrap().result.unwrap();
+    assert_eq!(r.job_id, a.job_id);
+    assert_valid(&pvk, TINY, 24, 40, &r.proof);
+    let other = c.submit_proof(&builtin(TINY, 1, 41)).unwrap();
+    assert_ne!(other.job_id, a.job_id);
+    let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
+    c.await_proof(&pb::AwaitProofRequest { job_id: other.job_id, timeout_ms: 0 }).unwrap();
+    assert!(s.total_proofs_completed <= 2);
+    d.stop();
+}
+
+#[test]
+fn cancellation_and_await_timeout() {
+    // No params file for this circuit: the daemon makes a random SRS.
+    let (d, _) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let big = "synthetic:2^14:4";
+    let a = c.submit_proof(&builtin(big, 64, 1)).unwrap();
+    let b = c.submit_proof(&builtin(big, 1, 2)).unwrap();
+    assert!(b.queue_position >= 1, "the second job waits behind the first: {b:?}");
+
+    let t = std::time::Instant::now();
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: b.job_id.clone(), timeout_ms: 200 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Timeout);
+    assert!(t.elapsed() >= Duration::from_millis(190) && t.elapsed() < Duration::from_secs(10));
+
+    let cb = c.cancel_proof(&pb::CancelProofRequest { job_id: b.job_id.clone() }).unwrap();
+    assert!(!cb.was_running, "b was still queued");
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: b.job_id.clone(), timeout_ms: 0 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled);
+
+    // Wait until a is running, then cancel it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while c.get_status(&pb::GetStatusRequest {}).unwrap().queues.iter().all(|q| q.in_progress == 0) {
+        assert!(std::time::Instant::now() < deadline, "job a never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ca = c.cancel_proof(&pb::CancelProofRequest { job_id: a.job_id.clone() }).unwrap();
+    assert!(ca.was_running);
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id.clone(), timeout_ms: 0 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled);
+    let m = c.get_metrics(&pb::GetMetricsRequest {}).unwrap().prometheus_text;
+    assert!(m.contains("cuzk_jobs_cancelled_total 2"), "{m}");
+    d.stop();
+}
+
+#[test]
+fn twenty_clients_five_proofs_each() {
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let addr = d.addr.clone();
+    let results: Vec<(u64, pb::AwaitProofResponse)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..20u64)
+            .map(|client| {
+                let addr = addr.clone();
+                s.spawn(move || {
+                    let c = cuzk_bin::client::connect(&addr).unwrap();
+                    (0..5u64)
+                        .map(|k| {
+                            let seed = 1000 + client * 10 + k;
+                            let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, seed)) }).unwrap();
+                            (seed, r.result.unwrap())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(results.len(), 100);
+    let mut ids: Vec<&str> = results.iter().map(|(_, r)| r.job_id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 100, "every proof its own job");
+    for (seed, r) in &results {
+        assert_eq!(r.status, completed(), "{}", r.error_message);
+        assert_valid(&pvk, TINY, 1, *seed, &r.proof);
+    }
+    let s = d.client().get_status(&pb::GetStatusRequest {}).unwrap();
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (100, 0));
+    d.stop();
+}
+
+/// SIGTERM while clients are proving: with shutdown = "drain" every call
+/// that got in completes with a valid proof; later ones are refused with
+/// UNAVAILABLE; nothing is lost; the process exits 0 and removes its socket.
+#[test]
+fn sigterm_during_load_drains() {
+    let (mut d, pvk) = DaemonProc::start(Listen::Unix, "shutdown = \"drain\"");
+    let addr = d.addr.clone();
+    let outcomes = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..8u64)
+            .map(|i| {
+                let addr = addr.clone();
+                s.spawn(move || {
+                    let c = cuzk_bin::client::connect(&addr).unwrap();
+                    let mut out = Vec::new();
+                    // Prove until the daemon refuses (it will: SIGTERM).
+                    for k in 0..1000u64 {
+                        let seed = 5000 + i * 1000 + k;
+                        match c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 4, seed)) }) {
+                            Ok(r) => out.push((seed, Ok(r.result.unwrap()))),
+                            Err(e) => {
+                                out.push((seed, Err(e)));
+                                break;
+                            }
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(700));
+        d.signal(libc::SIGTERM);
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect::<Vec<_>>()
+    });
+    let (mut done, mut refused) = (0, 0);
+    for (seed, o) in outcomes {
+        match o {
+            Ok(r) => {
+                assert_eq!(r.status, completed(), "drained job {} ended {}: {}", r.job_id, r.status, r.error_message);
+                assert_valid(&pvk, TINY, 4, seed, &r.proof);
+                done += 1;
+            }
+            // Refused: by the daemon (UNAVAILABLE, shutting down), or by
+            // gRPC for a call that arrived as the server closed (CANCELLED,
+            // before any handler ran). The log check below shows no job was lost.
+            Err(grpcio::Error::RpcFailure(st)) => {
+                assert!(matches!(st.code(), RpcStatusCode::UNAVAILABLE | RpcStatusCode::CANCELLED), "{:?} {}", st.code(), st.message());
+                refused += 1;
+            }
+            Err(e) => panic!("unexpected client error {e}"),
+        }
+    }
+    assert!(done > 0, "some proofs were made before the signal");
+    assert!(refused > 0, "the signal came before the clients were done");
+    let status = d.wait(Duration::from_secs(60));
+    assert!(status.success(), "exit {status:?}; log:\n{}", d.log());
+    assert!(!d.socket.as_ref().unwrap().exists());
+    // Every job the daemon accepted was proved: none failed, none cancelled.
+    let log = d.log();
+    let jobs = |event: &str| -> Vec<String> {
+        let mut v: Vec<String> = log
+            .lines()
+            .filter_map(|l| l.split_once(event)?.1.split_whitespace().next().map(str::to_string))
+            .collect();
+        v.sort();
+        v
+    };
+    let submitted = jobs("job submitted job=");
+    assert!(submitted.len() >= done, "{log}");
+    assert_eq!(submitted, jobs("job completed job="), "accepted jobs that did not complete:\n{log}");
+    assert!(!log.contains("job failed") && !log.contains("job cancelled"), "{log}");
+}
+
+/// With shutdown = "cancel", in-flight calls answer CANCELLED (or were done).
+#[test]
+fn sigterm_with_cancel_mode() {
+    let (mut d, _) = DaemonProc::start(Listen::Tcp, "shutdown = \"cancel\"");
+    let c = d.client();
+    let big = "synthetic:2^14:4";
+    let a = c.submit_proof(&builtin(big, 64, 1)).unwrap();
+    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id, timeout_ms: 0 }));
+    std::thread::sleep(Duration::from_millis(300));
+    d.signal(libc::SIGTERM);
+    let r = waiter.join().unwrap().unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
+    assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
+}
+
+/// A second signal during a drain cancels what is left; the daemon exits.
+#[test]
+fn second_signal_cancels_a_drain() {
+    let (mut d, _) = DaemonProc::start(Listen::Unix, "shutdown = \"drain\"");
+    let c = d.client();
+    let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 3)).unwrap();
+    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id, timeout_ms: 0 }));
+    std::thread::sleep(Duration::from_millis(300));
+    d.signal(libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    d.signal(libc::SIGINT);
+    let r = waiter.join().unwrap().unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
+    assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
+    assert!(d.log().contains("during shutdown: cancelled"), "{}", d.log());
+}

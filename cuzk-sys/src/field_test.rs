@@ -1,0 +1,41 @@
+//! Test-only access to the device field arithmetic (native/ff/field_test.cu):
+//! element-wise operations on host arrays in blst's Montgomery form.
+
+use std::ffi::c_void;
+
+use crate::error::{call, Error, Result};
+use crate::ffi;
+
+pub use ffi::cuzk_test_field as Field;
+pub use ffi::cuzk_test_op as Op;
+
+/// Bytes per element of `field`.
+pub fn element_bytes(field: Field) -> usize {
+    match field {
+        Field::CUZK_TEST_FR => 32,
+        Field::CUZK_TEST_FP => 48,
+        Field::CUZK_TEST_FP2 => 96,
+    }
+}
+
+/// out[i] = op(a[i], b[i]) computed on `device`; arrays of u64 limbs.
+pub fn field_op(device: i32, field: Field, op: Op, a: &[u64], b: &[u64], out: &mut [u64]) -> Result<()> {
+    let limbs = element_bytes(field) / 8;
+    let n = a.len() / limbs;
+    if a.len() != b.len() || a.len() != out.len() || n * limbs != a.len() {
+        return Err(Error::invalid("field_op: mismatched buffers"));
+    }
+    let n = n as u64;
+    call(|e| unsafe {
+        ffi::cuzk_test_field_op(
+            device,
+            field,
+            op,
+            a.as_ptr() as *const c_void,
+            b.as_ptr() as *const c_void,
+            out.as_mut_ptr() as *mut c_void,
+            n,
+            e,
+        )
+    })
+}

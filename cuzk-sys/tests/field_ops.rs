@@ -1,0 +1,144 @@
+//! Device field arithmetic (Fr, Fp, Fp2) against blst/blstrs on millions of
+//! random inputs, computed on the GPU by a test kernel.
+
+mod common;
+
+use blst::*;
+use blstrs::Scalar;
+use cuzk_sys::field_test::{field_op, Field, Op};
+use ff::Field as _;
+use rand::RngCore;
+
+const OPS: [Op; 5] = [Op::CUZK_TEST_ADD, Op::CUZK_TEST_SUB, Op::CUZK_TEST_MUL, Op::CUZK_TEST_SQR, Op::CUZK_TEST_NEG];
+
+fn limbs_of(s: &[Scalar]) -> Vec<u64> {
+    common::as_repr(s).iter().flatten().copied().collect()
+}
+
+#[test]
+fn fr_ops_match_blstrs() {
+    let Some(dev) = cuzk_sys::test_device("fr_ops_match_blstrs") else { return };
+    let mut rng = common::rng();
+    let n = 1 << 22;
+    let mut a = common::random_scalars(&mut rng, n);
+    let b = common::random_scalars(&mut rng, n);
+    // Edge cases first: 0, 1, -1 against everything.
+    a[0] = Scalar::ZERO;
+    a[1] = Scalar::ONE;
+    a[2] = -Scalar::ONE;
+    let (la, lb) = (limbs_of(&a), limbs_of(&b));
+    let mut out = vec![0u64; la.len()];
+    for op in OPS {
+        field_op(dev, Field::CUZK_TEST_FR, op, &la, &lb, &mut out).unwrap();
+        let got: Vec<Scalar> = common::from_repr(bytemuck_chunks(&out));
+        for i in 0..n {
+            let want = match op {
+                Op::CUZK_TEST_ADD => a[i] + b[i],
+                Op::CUZK_TEST_SUB => a[i] - b[i],
+                Op::CUZK_TEST_MUL => a[i] * b[i],
+                Op::CUZK_TEST_SQR => a[i].square(),
+                _ => -a[i],
+            };
+            assert!(got[i] == want, "Fr {op:?} differs at {i}");
+        }
+        println!("Fr {op:?}: {n} results equal blstrs");
+    }
+    let m = 1 << 14;
+    field_op(dev, Field::CUZK_TEST_FR, Op::CUZK_TEST_INV, &la[..4 * m], &lb[..4 * m], &mut out[..4 * m]).unwrap();
+    let got = common::from_repr(bytemuck_chunks(&out[..4 * m]));
+    for i in 0..m {
+        assert!(got[i] == a[i].invert().unwrap_or(Scalar::ZERO), "Fr inverse differs at {i}");
+    }
+    println!("Fr inverse: {m} results equal blstrs");
+}
+
+fn bytemuck_chunks(v: &[u64]) -> &[[u64; 4]] {
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const [u64; 4], v.len() / 4) }
+}
+
+fn random_fp(rng: &mut impl RngCore) -> blst_fp {
+    let mut x = [0u64; 6];
+    for l in &mut x {
+        *l = rng.next_u64();
+    }
+    x[5] &= 0x0fff_ffff_ffff_ffff; // < 2^380 < p
+    let mut r = blst_fp::default();
+    unsafe { blst_fp_from_uint64(&mut r, x.as_ptr()) };
+    r
+}
+
+fn fp_edge_cases() -> [blst_fp; 3] {
+    let zero = blst_fp::default();
+    let mut one = blst_fp::default();
+    let mut minus_one = blst_fp::default();
+    unsafe {
+        blst_fp_from_uint64(&mut one, [1u64, 0, 0, 0, 0, 0].as_ptr());
+        blst_fp_cneg(&mut minus_one, &one, true);
+    }
+    [zero, one, minus_one]
+}
+
+#[test]
+fn fp_ops_match_blst() {
+    let Some(dev) = cuzk_sys::test_device("fp_ops_match_blst") else { return };
+    let mut rng = common::rng();
+    let n = 1 << 21;
+    let mut a: Vec<blst_fp> = (0..n).map(|_| random_fp(&mut rng)).collect();
+    let b: Vec<blst_fp> = (0..n).map(|_| random_fp(&mut rng)).collect();
+    a[..3].copy_from_slice(&fp_edge_cases());
+    let la: Vec<u64> = a.iter().flat_map(|x| x.l).collect();
+    let lb: Vec<u64> = b.iter().flat_map(|x| x.l).collect();
+    let mut out = vec![0u64; la.len()];
+    for op in OPS {
+        field_op(dev, Field::CUZK_TEST_FP, op, &la, &lb, &mut out).unwrap();
+        for i in 0..n {
+            let mut want = blst_fp::default();
+            unsafe {
+                match op {
+                    Op::CUZK_TEST_ADD => blst_fp_add(&mut want, &a[i], &b[i]),
+                    Op::CUZK_TEST_SUB => blst_fp_sub(&mut want, &a[i], &b[i]),
+                    Op::CUZK_TEST_MUL => blst_fp_mul(&mut want, &a[i], &b[i]),
+                    Op::CUZK_TEST_SQR => blst_fp_sqr(&mut want, &a[i]),
+                    _ => blst_fp_cneg(&mut want, &a[i], true),
+                }
+            }
+            assert_eq!(out[6 * i..6 * i + 6], want.l, "Fp {op:?} differs at {i}");
+        }
+        println!("Fp {op:?}: {n} results equal blst");
+    }
+}
+
+#[test]
+fn fp2_ops_match_blst() {
+    let Some(dev) = cuzk_sys::test_device("fp2_ops_match_blst") else { return };
+    let mut rng = common::rng();
+    let n = 1 << 20;
+    let mut gen = || blst_fp2 { fp: [random_fp(&mut rng), random_fp(&mut rng)] };
+    let mut a: Vec<blst_fp2> = (0..n).map(|_| gen()).collect();
+    let b: Vec<blst_fp2> = (0..n).map(|_| gen()).collect();
+    let [zero, one, minus_one] = fp_edge_cases();
+    a[0] = blst_fp2 { fp: [zero, zero] };
+    a[1] = blst_fp2 { fp: [one, zero] };
+    a[2] = blst_fp2 { fp: [zero, minus_one] };
+    let la: Vec<u64> = a.iter().flat_map(|x| x.fp.iter().flat_map(|f| f.l)).collect();
+    let lb: Vec<u64> = b.iter().flat_map(|x| x.fp.iter().flat_map(|f| f.l)).collect();
+    let mut out = vec![0u64; la.len()];
+    for op in OPS {
+        field_op(dev, Field::CUZK_TEST_FP2, op, &la, &lb, &mut out).unwrap();
+        for i in 0..n {
+            let mut want = blst_fp2::default();
+            unsafe {
+                match op {
+                    Op::CUZK_TEST_ADD => blst_fp2_add(&mut want, &a[i], &b[i]),
+                    Op::CUZK_TEST_SUB => blst_fp2_sub(&mut want, &a[i], &b[i]),
+                    Op::CUZK_TEST_MUL => blst_fp2_mul(&mut want, &a[i], &b[i]),
+                    Op::CUZK_TEST_SQR => blst_fp2_sqr(&mut want, &a[i]),
+                    _ => blst_fp2_cneg(&mut want, &a[i], true),
+                }
+            }
+            let w: Vec<u64> = want.fp.iter().flat_map(|f| f.l).collect();
+            assert_eq!(out[12 * i..12 * i + 12], w[..], "Fp2 {op:?} differs at {i}");
+        }
+        println!("Fp2 {op:?}: {n} results equal blst");
+    }
+}

@@ -1,0 +1,172 @@
+/*
+ * cuzk.h: the whole C ABI between cuzk's CUDA code (native/) and Rust
+ * (cuzk-sys). Plain C, no C++ types, nothing thrown or aborted across it.
+ *
+ * Every function returns a cuzk_code (0 = success). When it is not 0 and
+ * `err` is not NULL, `err` holds the same code and a message.
+ *
+ * Field elements cross this boundary in blst's Montgomery form, little-endian
+ * 64-bit limbs: Fr = 4 x u64 (32 bytes, blstrs::Scalar), Fp = 6 x u64 (48
+ * bytes), Fp2 = two Fp (c0 then c1).
+ */
+#ifndef CUZK_H
+#define CUZK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cuzk_code {
+    CUZK_OK = 0,
+    CUZK_ERR_CUDA = 1,             /* a CUDA runtime call failed */
+    CUZK_ERR_INVALID_ARGUMENT = 2, /* bad size, null pointer, unknown enum */
+    CUZK_ERR_OUT_OF_MEMORY = 3,    /* host or device allocation failed */
+    CUZK_ERR_NO_CUDA = 4,          /* cuzk-sys was built without nvcc */
+    CUZK_ERR_INTERNAL = 5          /* an unexpected C++ exception */
+} cuzk_code;
+
+typedef struct cuzk_error {
+    int32_t code;
+    char message[500];
+} cuzk_error;
+
+/* ---- build --------------------------------------------------------------- */
+
+/* 1 when the library was compiled with CUDA, 0 for the CPU-only build. */
+int32_t cuzk_built_with_cuda(void);
+
+/* ---- devices (native/device/device.cu) ---------------------------------- */
+
+typedef struct cuzk_device_info {
+    char name[256];
+    uint64_t total_mem_bytes;
+    uint64_t free_mem_bytes; /* at the time of the call */
+    uint64_t l2_bytes;
+    int32_t sm_count;
+    int32_t cc_major;
+    int32_t cc_minor;
+} cuzk_device_info;
+
+/* Number of CUDA devices; 0 (and CUZK_OK) when there is no driver or device. */
+int32_t cuzk_device_count(int32_t *count, cuzk_error *err);
+int32_t cuzk_device_get_info(int32_t ordinal, cuzk_device_info *out, cuzk_error *err);
+
+/* Device memory. Allocation synchronizes the device: do it outside hot paths. */
+int32_t cuzk_device_alloc(int32_t ordinal, size_t bytes, void **out, cuzk_error *err);
+int32_t cuzk_device_free(int32_t ordinal, void *ptr, cuzk_error *err);
+
+/* Page-locked host memory. */
+int32_t cuzk_pinned_alloc(size_t bytes, void **out, cuzk_error *err);
+int32_t cuzk_pinned_free(void *ptr, cuzk_error *err);
+
+/* Streams (non-blocking w.r.t. the legacy default stream). */
+typedef struct cuzk_stream cuzk_stream;
+int32_t cuzk_stream_create(int32_t ordinal, cuzk_stream **out, cuzk_error *err);
+int32_t cuzk_stream_destroy(cuzk_stream *stream, cuzk_error *err);
+int32_t cuzk_stream_synchronize(cuzk_stream *stream, cuzk_error *err);
+
+/* Asynchronous copies and fills on a stream (host memory may be pageable;
+ * then the copy is synchronous with respect to the host). */
+int32_t cuzk_copy_to_device(cuzk_stream *stream, void *dst, const void *src, size_t bytes, cuzk_error *err);
+int32_t cuzk_copy_to_host(cuzk_stream *stream, void *dst, const void *src, size_t bytes, cuzk_error *err);
+int32_t cuzk_copy_device_to_device(cuzk_stream *stream, void *dst, const void *src, size_t bytes, cuzk_error *err);
+int32_t cuzk_memset_device(cuzk_stream *stream, void *dst, int32_t value, size_t bytes, cuzk_error *err);
+
+/* Events, for ordering streams and timing on the device. */
+typedef struct cuzk_event cuzk_event;
+int32_t cuzk_event_create(int32_t ordinal, cuzk_event **out, cuzk_error *err);
+int32_t cuzk_event_destroy(cuzk_event *event, cuzk_error *err);
+int32_t cuzk_event_record(cuzk_event *event, cuzk_stream *stream, cuzk_error *err);
+int32_t cuzk_event_synchronize(cuzk_event *event, cuzk_error *err);
+int32_t cuzk_stream_wait_event(cuzk_stream *stream, cuzk_event *event, cuzk_error *err);
+/* Milliseconds between two recorded, completed events. */
+int32_t cuzk_event_elapsed_ms(cuzk_event *start, cuzk_event *end, float *ms, cuzk_error *err);
+
+/* ---- per-GPU locks (native/gpu_locks.cu) --------------------------------- */
+
+/* Two mutexes per GPU: mem (VRAM allocation and pre-staging) and compute
+ * (kernel execution). Unlock from the thread that locked. */
+typedef struct cuzk_gpu_locks cuzk_gpu_locks;
+int32_t cuzk_gpu_locks_create(int32_t ordinal, cuzk_gpu_locks **out, cuzk_error *err);
+int32_t cuzk_gpu_locks_destroy(cuzk_gpu_locks *locks, cuzk_error *err);
+int32_t cuzk_gpu_locks_ordinal(const cuzk_gpu_locks *locks);
+int32_t cuzk_gpu_locks_lock_mem(cuzk_gpu_locks *locks, cuzk_error *err);
+void cuzk_gpu_locks_unlock_mem(cuzk_gpu_locks *locks);
+int32_t cuzk_gpu_locks_lock_compute(cuzk_gpu_locks *locks, cuzk_error *err);
+void cuzk_gpu_locks_unlock_compute(cuzk_gpu_locks *locks);
+
+/* ---- NTT over Fr (native/ntt/) ------------------------------------------- */
+
+/* Domain of size N = 2^log_n, 1 <= log_n <= 28; omega = the 2^32-th root of
+ * unity of blstrs::Scalar squared (32 - log_n) times; g = 7. All transforms
+ * are in place, natural order in and out:
+ *   FORWARD:        a_k = sum_j a_j omega^(jk)
+ *   INVERSE:        a_k = N^-1 sum_j a_j omega^(-jk)
+ *   COSET_FORWARD:  a_j *= g^j, then FORWARD
+ *   COSET_INVERSE:  INVERSE, then a_j *= g^-j            */
+typedef enum cuzk_ntt_kind {
+    CUZK_NTT_FORWARD = 0,
+    CUZK_NTT_INVERSE = 1,
+    CUZK_NTT_COSET_FORWARD = 2,
+    CUZK_NTT_COSET_INVERSE = 3
+} cuzk_ntt_kind;
+
+#define CUZK_NTT_MAX_LOG 28
+
+/* Twiddle and coset tables for one device (about 2 MiB). Read-only after
+ * creation: one context may serve any number of streams and threads. */
+typedef struct cuzk_ntt_context cuzk_ntt_context;
+int32_t cuzk_ntt_context_create(int32_t ordinal, cuzk_ntt_context **out, cuzk_error *err);
+int32_t cuzk_ntt_context_destroy(cuzk_ntt_context *ctx, cuzk_error *err);
+
+/* Enqueue one transform of 2^log_n Fr elements in device memory on `stream`. */
+int32_t cuzk_ntt(const cuzk_ntt_context *ctx, cuzk_stream *stream, void *data, uint32_t log_n,
+                 cuzk_ntt_kind kind, cuzk_error *err);
+
+/* The H term of Groth16 (bellperson's execute_fft): a, b, c hold n Fr each in
+ * host memory (pinned or pageable), n <= 2^log_n. d_a, d_b, d_c are device
+ * buffers of 2^log_n Fr each. Computes, with N = 2^log_n:
+ *   a, b, c zero-padded to N; INVERSE each; COSET_FORWARD each;
+ *   h_i = (a_i b_i - c_i) / (g^N - 1); COSET_INVERSE h
+ * and leaves h in d_a (its first N-1 elements are the coefficients; d_b and
+ * d_c are scratch). Uploads overlap with compute on three internal streams.
+ * Returns when h is complete. */
+int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const void *b, const void *c,
+                    uint64_t n, uint32_t log_n, void *d_a, void *d_b, void *d_c, cuzk_error *err);
+
+/* The same H term in two steps, for pre-staging: cuzk_h_stage enqueues the
+ * uploads (and zero padding) of a, b, c into d_a, d_b, d_c on `stream`
+ * (host memory must stay valid until the stream reaches that point;
+ * pageable memory makes the call itself wait); cuzk_h_compute enqueues the
+ * whole computation on `stream`, leaving h in d_a as cuzk_h_term does.
+ * Neither synchronizes the device or allocates. */
+int32_t cuzk_h_stage(const cuzk_ntt_context *ctx, cuzk_stream *stream, const void *a, const void *b,
+                     const void *c, uint64_t n, uint32_t log_n, void *d_a, void *d_b, void *d_c, cuzk_error *err);
+int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_a, void *d_b,
+                       void *d_c, cuzk_error *err);
+
+/* ---- tests only (native/ff/field_test.cu) -------------------------------- */
+
+typedef enum cuzk_test_field { CUZK_TEST_FR = 0, CUZK_TEST_FP = 1, CUZK_TEST_FP2 = 2 } cuzk_test_field;
+typedef enum cuzk_test_op {
+    CUZK_TEST_ADD = 0,
+    CUZK_TEST_SUB = 1,
+    CUZK_TEST_MUL = 2,
+    CUZK_TEST_SQR = 3,
+    CUZK_TEST_NEG = 4,
+    CUZK_TEST_INV = 5 /* Fr only */
+} cuzk_test_op;
+
+/* out[i] = op(a[i], b[i]) on the device for n elements of `field`; a, b, out
+ * are host arrays in blst's Montgomery form. For testing the arithmetic. */
+int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cuzk_test_op op, const void *a,
+                           const void *b, void *out, uint64_t n, cuzk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUZK_H */

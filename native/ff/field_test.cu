@@ -1,0 +1,79 @@
+// Test-only entry point: runs one field operation element-wise on the device
+#include <type_traits>
+// so Rust tests can compare millions of results against blst on the host.
+#include "../error.cuh"
+#include "fp2.cuh"
+#include "fr.cuh"
+
+namespace {
+
+using namespace cuzk;
+
+template <class F>
+__global__ void field_op_kernel(cuzk_test_op op, const F *a, const F *b, F *out, uint64_t n) {
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        F x = a[i], y = b[i], r;
+        switch (op) {
+            case CUZK_TEST_ADD: r = x + y; break;
+            case CUZK_TEST_SUB: r = x - y; break;
+            case CUZK_TEST_MUL: r = x * y; break;
+            case CUZK_TEST_SQR: r = x.sqr(); break;
+            case CUZK_TEST_NEG: r = -x; break;
+            default: r = x; break;
+        }
+        out[i] = r;
+    }
+}
+
+__global__ void fr_inverse_kernel(const fr_t *a, fr_t *out, uint64_t n) {
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        out[i] = a[i].inverse();
+}
+
+template <class F>
+int32_t run(int32_t ordinal, cuzk_test_op op, const void *a, const void *b, void *out, uint64_t n, cuzk_error *err) {
+    const size_t bytes = n * sizeof(F);
+    CUZK_CUDA(cudaSetDevice(ordinal));
+    F *d = nullptr;
+    CUZK_CUDA(cudaMalloc(&d, 3 * bytes));
+    int32_t rc = [&]() -> int32_t {
+        CUZK_CUDA(cudaMemcpy(d, a, bytes, cudaMemcpyHostToDevice));
+        CUZK_CUDA(cudaMemcpy(d + n, b, bytes, cudaMemcpyHostToDevice));
+        if constexpr (std::is_same<F, fr_t>::value) {
+            if (op == CUZK_TEST_INV) {
+                fr_inverse_kernel<<<1024, 128>>>(d, d + 2 * n, n);
+                CUZK_LAUNCHED();
+            } else {
+                field_op_kernel<F><<<1024, 256>>>(op, d, d + n, d + 2 * n, n);
+                CUZK_LAUNCHED();
+            }
+        } else {
+            field_op_kernel<F><<<1024, 256>>>(op, d, d + n, d + 2 * n, n);
+            CUZK_LAUNCHED();
+        }
+        CUZK_CUDA(cudaMemcpy(out, d + 2 * n, bytes, cudaMemcpyDeviceToHost));
+        return CUZK_OK;
+    }();
+    cudaError_t e = cudaFree(d);
+    if (rc != CUZK_OK) return rc;
+    CUZK_CUDA(e);
+    return ok(err);
+}
+
+}  // namespace
+
+extern "C" int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cuzk_test_op op, const void *a,
+                                      const void *b, void *out, uint64_t n, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(a && b && out, "null buffer");
+    CUZK_REQUIRE(op >= CUZK_TEST_ADD && op <= CUZK_TEST_INV, "unknown op %d", (int)op);
+    CUZK_REQUIRE(op != CUZK_TEST_INV || field == CUZK_TEST_FR, "inverse is tested for Fr only");
+    if (n == 0) return ok(err);
+    switch (field) {
+        case CUZK_TEST_FR: return run<fr_t>(ordinal, op, a, b, out, n, err);
+        case CUZK_TEST_FP: return run<fp_t>(ordinal, op, a, b, out, n, err);
+        case CUZK_TEST_FP2: return run<fp2_t>(ordinal, op, a, b, out, n, err);
+    }
+    return cuzk::set_error(err, CUZK_ERR_INVALID_ARGUMENT, "unknown field %d", (int)field);
+    CUZK_ENTRY_END
+}

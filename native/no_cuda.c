@@ -1,0 +1,80 @@
+/*
+ * The CPU-only configuration of cuzk-sys (built when nvcc is absent, see
+ * cuzk-sys/build.rs): the same C ABI, reporting zero devices and answering
+ * every other call with CUZK_ERR_NO_CUDA. Never compiled together with the
+ * .cu files.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuzk.h"
+
+static int32_t no_cuda(cuzk_error *err) {
+    if (err) {
+        err->code = CUZK_ERR_NO_CUDA;
+        snprintf(err->message, sizeof(err->message),
+                 "cuzk-sys was built without CUDA (no nvcc); run build/install-nvcc.sh and rebuild");
+    }
+    return CUZK_ERR_NO_CUDA;
+}
+
+int32_t cuzk_built_with_cuda(void) { return 0; }
+
+int32_t cuzk_device_count(int32_t *count, cuzk_error *err) {
+    if (count) *count = 0;
+    if (err) err->code = CUZK_OK, err->message[0] = 0;
+    return CUZK_OK;
+}
+
+int32_t cuzk_device_get_info(int32_t o, cuzk_device_info *i, cuzk_error *err) { (void)o, (void)i; return no_cuda(err); }
+int32_t cuzk_device_alloc(int32_t o, size_t b, void **p, cuzk_error *err) { (void)o, (void)b, (void)p; return no_cuda(err); }
+int32_t cuzk_device_free(int32_t o, void *p, cuzk_error *err) { (void)o, (void)p; return no_cuda(err); }
+int32_t cuzk_pinned_alloc(size_t b, void **p, cuzk_error *err) { (void)b, (void)p; return no_cuda(err); }
+int32_t cuzk_pinned_free(void *p, cuzk_error *err) { (void)p; return no_cuda(err); }
+int32_t cuzk_stream_create(int32_t o, cuzk_stream **s, cuzk_error *err) { (void)o, (void)s; return no_cuda(err); }
+int32_t cuzk_stream_destroy(cuzk_stream *s, cuzk_error *err) { (void)s; return no_cuda(err); }
+int32_t cuzk_stream_synchronize(cuzk_stream *s, cuzk_error *err) { (void)s; return no_cuda(err); }
+int32_t cuzk_copy_to_device(cuzk_stream *s, void *d, const void *h, size_t b, cuzk_error *err) { (void)s, (void)d, (void)h, (void)b; return no_cuda(err); }
+int32_t cuzk_copy_to_host(cuzk_stream *s, void *h, const void *d, size_t b, cuzk_error *err) { (void)s, (void)h, (void)d, (void)b; return no_cuda(err); }
+int32_t cuzk_copy_device_to_device(cuzk_stream *s, void *d, const void *x, size_t b, cuzk_error *err) { (void)s, (void)d, (void)x, (void)b; return no_cuda(err); }
+int32_t cuzk_memset_device(cuzk_stream *s, void *d, int32_t v, size_t b, cuzk_error *err) { (void)s, (void)d, (void)v, (void)b; return no_cuda(err); }
+int32_t cuzk_event_create(int32_t o, cuzk_event **e, cuzk_error *err) { (void)o, (void)e; return no_cuda(err); }
+int32_t cuzk_event_destroy(cuzk_event *e, cuzk_error *err) { (void)e; return no_cuda(err); }
+int32_t cuzk_event_record(cuzk_event *e, cuzk_stream *s, cuzk_error *err) { (void)e, (void)s; return no_cuda(err); }
+int32_t cuzk_event_synchronize(cuzk_event *e, cuzk_error *err) { (void)e; return no_cuda(err); }
+int32_t cuzk_stream_wait_event(cuzk_stream *s, cuzk_event *e, cuzk_error *err) { (void)s, (void)e; return no_cuda(err); }
+int32_t cuzk_event_elapsed_ms(cuzk_event *a, cuzk_event *b, float *ms, cuzk_error *err) { (void)a, (void)b, (void)ms; return no_cuda(err); }
+int32_t cuzk_gpu_locks_create(int32_t o, cuzk_gpu_locks **l, cuzk_error *err) { (void)o, (void)l; return no_cuda(err); }
+int32_t cuzk_gpu_locks_destroy(cuzk_gpu_locks *l, cuzk_error *err) { (void)l; return no_cuda(err); }
+/* Unreachable: no lock object can be created in this configuration. */
+int32_t cuzk_gpu_locks_ordinal(const cuzk_gpu_locks *l) { (void)l; return -1; }
+int32_t cuzk_gpu_locks_lock_mem(cuzk_gpu_locks *l, cuzk_error *err) { (void)l; return no_cuda(err); }
+void cuzk_gpu_locks_unlock_mem(cuzk_gpu_locks *l) { (void)l; }
+int32_t cuzk_gpu_locks_lock_compute(cuzk_gpu_locks *l, cuzk_error *err) { (void)l; return no_cuda(err); }
+void cuzk_gpu_locks_unlock_compute(cuzk_gpu_locks *l) { (void)l; }
+int32_t cuzk_ntt_context_create(int32_t o, cuzk_ntt_context **c, cuzk_error *err) { (void)o, (void)c; return no_cuda(err); }
+int32_t cuzk_ntt_context_destroy(cuzk_ntt_context *c, cuzk_error *err) { (void)c; return no_cuda(err); }
+int32_t cuzk_ntt(const cuzk_ntt_context *c, cuzk_stream *s, void *d, uint32_t l, cuzk_ntt_kind k, cuzk_error *err) {
+    (void)c, (void)s, (void)d, (void)l, (void)k;
+    return no_cuda(err);
+}
+int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const void *b, const void *c, uint64_t n,
+                    uint32_t l, void *da, void *db, void *dc, cuzk_error *err) {
+    (void)ctx, (void)a, (void)b, (void)c, (void)n, (void)l, (void)da, (void)db, (void)dc;
+    return no_cuda(err);
+}
+int32_t cuzk_h_stage(const cuzk_ntt_context *ctx, cuzk_stream *s, const void *a, const void *b, const void *c,
+                     uint64_t n, uint32_t l, void *da, void *db, void *dc, cuzk_error *err) {
+    (void)ctx, (void)s, (void)a, (void)b, (void)c, (void)n, (void)l, (void)da, (void)db, (void)dc;
+    return no_cuda(err);
+}
+int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *s, uint32_t l, void *da, void *db, void *dc,
+                       cuzk_error *err) {
+    (void)ctx, (void)s, (void)l, (void)da, (void)db, (void)dc;
+    return no_cuda(err);
+}
+int32_t cuzk_test_field_op(int32_t o, cuzk_test_field f, cuzk_test_op op, const void *a, const void *b, void *out,
+                           uint64_t n, cuzk_error *err) {
+    (void)o, (void)f, (void)op, (void)a, (void)b, (void)out, (void)n;
+    return no_cuda(err);
+}

@@ -1,0 +1,213 @@
+// NTT kernels. A transform of size N = 2^L is a few passes; each pass does
+// up to 10 radix-2 stages (the index bits [lo, lo + k)) on tiles of 1024
+// elements held in shared memory:
+//
+// DIF pass (natural in, bit-reversed out; high bits first): for every column
+// r < 2^lo, y[t] = x[r + t 2^lo] gets a 2^k-point DIF, then each output
+// y[t] *= w_M^(r * bitrev_k(t)), M = 2^(lo + k).
+// DIT pass (the transpose; low bits first): pre-multiply by the same factors,
+// then a 2^k-point DIT.
+// The pass with lo = 0 has no outer factors; there an element-wise scale
+// (1/N, coset powers) is fused in instead.
+#pragma once
+
+#include "context.cuh"
+#include "transform.cuh"
+
+namespace cuzk {
+
+constexpr int TILE_LOG = INNER_LOG;
+constexpr uint32_t TILE = 1u << TILE_LOG;
+
+
+struct pass_args {
+    fr_t *x;
+    int log_n, lo, k, logc;  // tile = 2^k rows x 2^logc adjacent columns
+    const fr_t *root_lo, *root_hi, *inner;
+    int scale;  // only when lo == 0
+    const fr_t *scale_lo, *scale_hi, *scale_c;
+};
+
+__device__ __forceinline__ fr_t load_fr(const fr_t *p) {
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+    uint4 a = q[0], b = q[1];
+    fr_t r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+
+__device__ __forceinline__ fr_t ldg_fr(const fr_t *p) {
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+    uint4 a = __ldg(q), b = __ldg(q + 1);
+    fr_t r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+
+__device__ __forceinline__ void store_fr(fr_t *p, const fr_t &v) {
+    uint4 *q = reinterpret_cast<uint4 *>(p);
+    q[0] = make_uint4(v.v[0], v.v[1], v.v[2], v.v[3]);
+    q[1] = make_uint4(v.v[4], v.v[5], v.v[6], v.v[7]);
+}
+
+// base^e for e < 2^28 from the lo/hi tables.
+__device__ __forceinline__ fr_t table_pow(const fr_t *lo, const fr_t *hi, uint32_t e) {
+    const uint32_t l = e & (TABLE_SIZE - 1), h = e >> TABLE_LOG;
+    if (h == 0) return ldg_fr(lo + l);
+    if (l == 0) return ldg_fr(hi + h);
+    return ldg_fr(lo + l) * ldg_fr(hi + h);
+}
+
+__device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) { return __brev(x) >> (32 - bits); }
+
+// Shared memory as structure of arrays (word w of element e at sm[w][e]):
+// consecutive threads touch consecutive words, no bank conflicts.
+__device__ __forceinline__ fr_t sm_load(const uint32_t (*sm)[TILE], uint32_t e) {
+    fr_t r;
+#pragma unroll
+    for (int w = 0; w < 8; w++) r.v[w] = sm[w][e];
+    return r;
+}
+
+__device__ __forceinline__ void sm_store(uint32_t (*sm)[TILE], uint32_t e, const fr_t &v) {
+#pragma unroll
+    for (int w = 0; w < 8; w++) sm[w][e] = v.v[w];
+}
+
+// The factor element (column r, row t, global index i) is multiplied by,
+// or false when it is 1.
+__device__ __forceinline__ bool outer_factor(const pass_args &p, uint32_t r, uint32_t t, uint32_t i, fr_t &f) {
+    if (p.lo > 0) {
+        const uint32_t e = (r * bitrev(t, p.k)) << (NTT_MAX_LOG - p.lo - p.k);
+        if (e == 0) return false;
+        f = table_pow(p.root_lo, p.root_hi, e);
+        return true;
+    }
+    switch (p.scale) {
+        case SCALE_CONST: f = ldg_fr(p.scale_c); return true;
+        case SCALE_COSET: f = table_pow(p.scale_lo, p.scale_hi, bitrev(i, p.log_n)); return true;
+        case SCALE_COSET_CONST:
+            f = table_pow(p.scale_lo, p.scale_hi, bitrev(i, p.log_n)) * ldg_fr(p.scale_c);
+            return true;
+        default: return false;
+    }
+}
+
+template <bool DIT>
+__global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p) {
+    __shared__ uint32_t sm[8][TILE];
+    const int k = p.k, logc = p.logc;
+    const uint32_t tile = 1u << (k + logc), cmask = (1u << logc) - 1;
+    const int col_groups_log = p.lo - logc;  // column groups per block of rows
+    const uint64_t b = blockIdx.x;
+    const uint64_t col0 = (b & ((1ull << col_groups_log) - 1)) << logc;
+    const uint64_t base = ((b >> col_groups_log) << (p.lo + k)) + col0;
+
+    for (uint32_t e = threadIdx.x; e < tile; e += blockDim.x) {
+        const uint32_t t = e >> logc, c = e & cmask;
+        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+        fr_t v = load_fr(p.x + i);
+        if (DIT) {
+            fr_t f;
+            if (outer_factor(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = v * f;
+        }
+        sm_store(sm, e, v);
+    }
+    __syncthreads();
+
+#pragma unroll 1
+    for (int step = 0; step < k; step++) {
+        const int s = DIT ? step : k - 1 - step;  // butterfly span 2^s rows
+        for (uint32_t bi = threadIdx.x; bi < tile / 2; bi += blockDim.x) {
+            const uint32_t c = bi & cmask, q = bi >> logc;
+            const uint32_t j = q & ((1u << s) - 1);
+            const uint32_t row0 = ((q >> s) << (s + 1)) + j;
+            const uint32_t e0 = (row0 << logc) | c, e1 = ((row0 + (1u << s)) << logc) | c;
+            fr_t u = sm_load(sm, e0), v = sm_load(sm, e1);
+            if (DIT) {
+                if (s > 0) v = v * ldg_fr(p.inner + (j << (INNER_LOG - 1 - s)));
+                sm_store(sm, e0, u + v);
+                sm_store(sm, e1, u - v);
+            } else {
+                fr_t d = u - v;
+                if (s > 0) d = d * ldg_fr(p.inner + (j << (INNER_LOG - 1 - s)));
+                sm_store(sm, e0, u + v);
+                sm_store(sm, e1, d);
+            }
+        }
+        __syncthreads();
+    }
+
+    for (uint32_t e = threadIdx.x; e < tile; e += blockDim.x) {
+        const uint32_t t = e >> logc, c = e & cmask;
+        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+        fr_t v = sm_load(sm, e);
+        if (!DIT) {
+            fr_t f;
+            if (outer_factor(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = v * f;
+        }
+        store_fr(p.x + i, v);
+    }
+}
+
+// In-place bit-reversal permutation of 2^log_n elements, element by element
+// (small sizes).
+__global__ void bitrev_permute_kernel(fr_t *x, int log_n) {
+    const uint32_t n = 1u << log_n;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t j = bitrev(i, log_n);
+        if (i < j) {
+            fr_t a = load_fr(x + i), b = load_fr(x + j);
+            store_fr(x + i, b);
+            store_fr(x + j, a);
+        }
+    }
+}
+
+// In-place bit-reversal permutation in tiles, for log_n >= 2 BITREV_B: an
+// index is (h, m, l) with h and l of BITREV_B bits each; its image is
+// (rev l, rev m, rev h). A block takes the 2^(2B)-element tiles of m and
+// rev m (every h, l), reading and writing runs of 2^B adjacent elements,
+// and swaps them with the permutation inside each tile done in shared
+// memory. Blocks with m > rev m have nothing to do.
+constexpr int BITREV_B = 4;
+constexpr uint32_t BITREV_SIDE = 1u << BITREV_B, BITREV_TILE = BITREV_SIDE * BITREV_SIDE;
+
+__global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int log_n) {
+    __shared__ uint32_t sm[2][8][BITREV_TILE];
+    const int mid = log_n - 2 * BITREV_B;
+    const uint32_t m1 = blockIdx.x, m2 = mid ? bitrev(m1, mid) : 0;
+    if (m1 > m2) return;
+    const uint32_t t = threadIdx.x, hi = t >> BITREV_B, lo = t & (BITREV_SIDE - 1);
+    const int hs = log_n - BITREV_B;
+    const int tiles = (m1 == m2) ? 1 : 2;
+    for (int k = 0; k < tiles; k++) {
+        const uint32_t mk = k ? m2 : m1;
+        fr_t v = load_fr(x + (((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo));
+#pragma unroll
+        for (int w = 0; w < 8; w++) sm[k][w][t] = v.v[w];
+    }
+    __syncthreads();
+    // Output (H = hi, M = m[k], Lo = lo) takes input (rev Lo, rev M, rev H),
+    // which sits in the tile of rev M = the other m.
+    const uint32_t src = (bitrev(lo, BITREV_B) << BITREV_B) | bitrev(hi, BITREV_B);
+    for (int k = 0; k < tiles; k++) {
+        const int from = (tiles == 2) ? 1 - k : 0;
+        fr_t v;
+#pragma unroll
+        for (int w = 0; w < 8; w++) v.v[w] = sm[from][w][src];
+        const uint32_t mk = k ? m2 : m1;
+        store_fr(x + (((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo), v);
+    }
+}
+
+// h_i = (a_i b_i - c_i) * z_inv, into a.
+__global__ void h_pointwise_kernel(fr_t *a, const fr_t *b, const fr_t *c, const fr_t *z_inv, uint64_t n) {
+    const fr_t z = ldg_fr(z_inv);
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        store_fr(a + i, (load_fr(a + i) * load_fr(b + i) - load_fr(c + i)) * z);
+}
+
+}  // namespace cuzk

@@ -1,0 +1,41 @@
+// Host-side launchers of the NTT kernels (defined in transform.cu).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "../cuzk.h"
+#include "context.cuh"
+
+namespace cuzk {
+
+// Element-wise factors fused into the pass with lo = 0.
+enum scale_mode {
+    SCALE_NONE = 0,
+    SCALE_CONST = 1,       // * c
+    SCALE_COSET = 2,       // * g^bitrev_L(i)  (tables passed in)
+    SCALE_COSET_CONST = 3  // * g^bitrev_L(i) * c
+};
+
+// An element-wise factor fused into the pass with lo = 0 (see kernels.cuh).
+struct scale_spec {
+    int mode;  // scale_mode
+    const fr_t *lo, *hi, *c;
+};
+
+// All radix-2 stages of a size-2^log_n transform with the `dir` roots:
+// DIF (natural in, bit-reversed out, `scale` applied to the output) or
+// DIT (bit-reversed in, natural out, `scale` applied to the input).
+int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, int log_n, scale_spec scale,
+                       cudaStream_t stream, cuzk_error *err);
+
+int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err);
+
+// a = (a b - c) * z_inv[log_n] for 2^log_n elements.
+int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const fr_t *c, int log_n,
+                            cudaStream_t stream, cuzk_error *err);
+
+// One natural-order transform of cuzk.h's cuzk_ntt_kind.
+int32_t enqueue_transform(const ntt_tables &t, fr_t *x, int log_n, cuzk_ntt_kind kind, cudaStream_t stream,
+                          cuzk_error *err);
+
+}  // namespace cuzk
