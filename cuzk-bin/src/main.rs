@@ -35,6 +35,9 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Busy fraction and gap statistics per prover worker and GPU from an engine timeline.
     Timeline(cmd::timeline::Args),
+    /// Test parameters for a Filecoin circuit under its production file names.
+    #[cfg(feature = "filecoin")]
+    FilecoinSetup(cmd::filecoin_setup::Args),
     /// Daemon client: one proof through a running cuzk-daemon.
     Single(cmd::single::Args),
     /// Daemon client: N proofs, J at a time; throughput and latency.
@@ -62,6 +65,8 @@ fn main() {
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Timeline(a) => cmd::timeline::run(a),
+        #[cfg(feature = "filecoin")]
+        Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
         Command::Single(a) => cmd::single::run(a),
         Command::Batch(a) => cmd::batch::run(a),
         Command::Status(a) => cmd::daemon_info::status(a),

@@ -16,6 +16,8 @@ pub mod circuits;
 pub mod config;
 pub mod cs;
 pub mod engine;
+#[cfg(feature = "filecoin")]
+pub mod filecoin;
 pub mod groth16;
 pub mod ntt;
 pub mod par;

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: bridges to bellperson 0.27 (the
 //! oracle) and small circuits with unusual shapes.
 
+pub mod fil;
+
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar as Fr};
 use cuzk_core::groth16::Proof;

@@ -2,6 +2,8 @@ pub mod batch;
 pub mod bench;
 pub mod daemon_info;
 pub mod demo;
+#[cfg(feature = "filecoin")]
+pub mod filecoin_setup;
 pub mod proof_request;
 pub mod prove;
 pub mod setup;

@@ -1,0 +1,91 @@
+//! One partition circuit of any Filecoin proof type, as a single concrete
+//! type: the engine's synthesis workers, our setup and bellperson (the
+//! test oracle) all take it as a `Circuit<Fr>`.
+//!
+//! filecoin-proofs' circuits are generic over the Merkle tree shape; the
+//! five sector sizes use three shapes (2 KiB, 8 MiB and 512 MiB share one),
+//! so three families × three shapes cover everything.
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar as Fr;
+use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape64GiB};
+use storage_proofs_porep::stacked::StackedCircuit;
+use storage_proofs_post::fallback::FallbackPoStCircuit;
+use storage_proofs_update::EmptySectorUpdateCircuit;
+
+/// Tree shape of 2 KiB, 8 MiB and 512 MiB sectors.
+pub type ShapeBase = SectorShape2KiB;
+/// Tree shape of 32 GiB sectors.
+pub type ShapeSub8 = SectorShape32GiB;
+/// Tree shape of 64 GiB sectors.
+pub type ShapeTop2 = SectorShape64GiB;
+
+pub enum FilecoinCircuit {
+    PorepBase(StackedCircuit<ShapeBase, DefaultPieceHasher>),
+    PorepSub8(StackedCircuit<ShapeSub8, DefaultPieceHasher>),
+    PorepTop2(StackedCircuit<ShapeTop2, DefaultPieceHasher>),
+    PostBase(FallbackPoStCircuit<ShapeBase>),
+    PostSub8(FallbackPoStCircuit<ShapeSub8>),
+    PostTop2(FallbackPoStCircuit<ShapeTop2>),
+    UpdateBase(EmptySectorUpdateCircuit<ShapeBase>),
+    UpdateSub8(EmptySectorUpdateCircuit<ShapeSub8>),
+    UpdateTop2(EmptySectorUpdateCircuit<ShapeTop2>),
+}
+
+impl Circuit<Fr> for FilecoinCircuit {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        use FilecoinCircuit::*;
+        match self {
+            PorepBase(c) => c.synthesize(cs),
+            PorepSub8(c) => c.synthesize(cs),
+            PorepTop2(c) => c.synthesize(cs),
+            PostBase(c) => c.synthesize(cs),
+            PostSub8(c) => c.synthesize(cs),
+            PostTop2(c) => c.synthesize(cs),
+            UpdateBase(c) => c.synthesize(cs),
+            UpdateSub8(c) => c.synthesize(cs),
+            UpdateTop2(c) => c.synthesize(cs),
+        }
+    }
+}
+
+/// Wraps a concrete circuit of shape `Tree` into the enum.
+pub(crate) trait IntoFilecoinCircuit {
+    fn into_filecoin(self) -> FilecoinCircuit;
+}
+
+macro_rules! into_circuit {
+    ($ty:ty, $variant:ident) => {
+        impl IntoFilecoinCircuit for $ty {
+            fn into_filecoin(self) -> FilecoinCircuit {
+                FilecoinCircuit::$variant(self)
+            }
+        }
+    };
+}
+into_circuit!(StackedCircuit<ShapeBase, DefaultPieceHasher>, PorepBase);
+into_circuit!(StackedCircuit<ShapeSub8, DefaultPieceHasher>, PorepSub8);
+into_circuit!(StackedCircuit<ShapeTop2, DefaultPieceHasher>, PorepTop2);
+into_circuit!(FallbackPoStCircuit<ShapeBase>, PostBase);
+into_circuit!(FallbackPoStCircuit<ShapeSub8>, PostSub8);
+into_circuit!(FallbackPoStCircuit<ShapeTop2>, PostTop2);
+into_circuit!(EmptySectorUpdateCircuit<ShapeBase>, UpdateBase);
+into_circuit!(EmptySectorUpdateCircuit<ShapeSub8>, UpdateSub8);
+into_circuit!(EmptySectorUpdateCircuit<ShapeTop2>, UpdateTop2);
+
+/// Calls `$f::<Shape>(args)` for the tree shape of a sector size.
+macro_rules! by_shape {
+    ($size:expr, $f:ident, $($args:expr),* $(,)?) => {{
+        use filecoin_proofs::constants::*;
+        match $size {
+            SECTOR_SIZE_2_KIB | SECTOR_SIZE_8_MIB | SECTOR_SIZE_512_MIB => $f::<$crate::filecoin::circuit::ShapeBase>($($args),*),
+            SECTOR_SIZE_32_GIB => $f::<$crate::filecoin::circuit::ShapeSub8>($($args),*),
+            SECTOR_SIZE_64_GIB => $f::<$crate::filecoin::circuit::ShapeTop2>($($args),*),
+            other => Err($crate::filecoin::FilecoinError::Unsupported {
+                what: format!("sector size {other}"),
+                why: "Filecoin supports 2 KiB, 8 MiB, 512 MiB, 32 GiB and 64 GiB",
+            }),
+        }
+    }};
+}
+pub(crate) use by_shape;

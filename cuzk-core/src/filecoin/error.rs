@@ -1,0 +1,86 @@
+//! Errors of the Filecoin layer: each names what is wrong with the request,
+//! the parameters or the proof, so the daemon can return it as the reason.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FilecoinError {
+    #[error("unknown registered proof {value} for {kind}")]
+    UnknownRegisteredProof { kind: &'static str, value: u64 },
+    #[error("{what} is not supported: {why}")]
+    Unsupported { what: String, why: &'static str },
+    #[error("sector size {request} in the request does not match {registered} ({expected} bytes)")]
+    SectorSizeMismatch { request: u64, registered: String, expected: u64 },
+    #[error("{field} must be exactly 32 bytes, got {len}")]
+    BadLength { field: &'static str, len: usize },
+    #[error("{field} is not a valid field element (its top bits are set): {why}")]
+    BadFieldElement { field: &'static str, why: String },
+    #[error("the request has no vanilla proof ({field} is empty)")]
+    EmptyVanillaProof { field: &'static str },
+    #[error("{what}: malformed JSON: {source}")]
+    Json { what: &'static str, #[source] source: serde_json::Error },
+    #[error("{what}: malformed base64: {source}")]
+    Base64 { what: &'static str, #[source] source: base64::DecodeError },
+    #[error("{what} {index}: malformed bincode: {source}")]
+    Bincode { what: &'static str, index: usize, #[source] source: bincode::Error },
+    #[error("{what}: expected {expected}, got {got}")]
+    Count { what: &'static str, expected: usize, got: usize },
+    #[error("the vanilla proofs are inconsistent with the request: {0}")]
+    Inconsistent(String),
+    #[error("the vanilla proofs do not verify against the public inputs (commitments, seed, randomness, prover id?): {0}")]
+    VanillaInvalid(String),
+    #[error("building the circuit failed: {0}")]
+    Circuit(String),
+    #[error("synthesis of partition {partition} failed: {source}")]
+    Synthesis { partition: usize, #[source] source: bellpepper_core::SynthesisError },
+    #[error("partition {partition}: the circuit's public inputs differ from the verifier's at input {index} (wrong commitments, randomness, prover or sector id?)")]
+    PublicInputsMismatch { partition: usize, index: usize },
+    #[error("missing parameter file {path} (circuit {circuit_id}): put the Filecoin parameters in the param cache")]
+    MissingParams { path: PathBuf, circuit_id: String },
+    #[error("reading {path}: {source}")]
+    Params { path: PathBuf, #[source] source: crate::srs::ParamsError },
+    #[error("writing {path}: {source}")]
+    Io { path: PathBuf, #[source] source: std::io::Error },
+    #[error("proving failed: {0}")]
+    Prove(#[from] crate::groth16::ProveError),
+    #[error("parameter setup failed: {0}")]
+    Setup(#[from] crate::groth16::SetupError),
+    #[error("self-check failed: the proof of partition {partition} does not verify with {vk}")]
+    SelfCheckFailed { partition: usize, vk: PathBuf },
+    #[error("self-check could not run: {0}")]
+    SelfCheck(String),
+}
+
+pub type Result<T> = std::result::Result<T, FilecoinError>;
+
+/// Runs Filecoin code that may panic on malformed input (it indexes and
+/// `expect`s freely) and turns a panic into a named error.
+pub(crate) fn no_panic<T>(what: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => match e.downcast_ref::<VanillaFailure>() {
+            Some(v) => Err(FilecoinError::VanillaInvalid(format!("{what}: {}", v.0))),
+            None => Err(FilecoinError::Circuit(format!("{what}: {e:#}"))),
+        },
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(FilecoinError::Circuit(format!("{what}: malformed input ({msg})")))
+        }
+    }
+}
+
+/// Raised inside [`no_panic`] when the vanilla proofs fail their check.
+#[derive(Debug)]
+pub(crate) struct VanillaFailure(pub String);
+
+impl std::fmt::Display for VanillaFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for VanillaFailure {}

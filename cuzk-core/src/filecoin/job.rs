@@ -1,0 +1,84 @@
+//! The engine's view of a Filecoin request: an
+//! [`engine::PartitionedCircuit`](crate::engine::PartitionedCircuit) whose
+//! partitions are the prepared circuits. Each circuit is synthesized once
+//! (filecoin-proofs' circuits are consumed by synthesis).
+
+use super::circuit::FilecoinCircuit;
+use super::error::{FilecoinError, Result};
+use super::kind::ProofKind;
+use super::params::ParamCache;
+use super::prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta};
+use super::request::{prover_id_from_miner, ProofRequest};
+use crate::cs::ProvingAssignment;
+use crate::engine::{self, PartitionedCircuit};
+use crate::srs::{Parameters, ReadOptions};
+use std::path::Path;
+use std::sync::Mutex;
+
+pub struct FilecoinJob {
+    meta: ProofMeta,
+    circuits: Mutex<Vec<Option<FilecoinCircuit>>>,
+}
+
+impl FilecoinJob {
+    pub fn new(prepared: PreparedProof) -> Self {
+        let PreparedProof { meta, circuits } = prepared;
+        Self { meta, circuits: Mutex::new(circuits.into_iter().map(Some).collect()) }
+    }
+
+    /// Decodes and prepares an engine request (the gRPC fields).
+    pub fn from_engine(kind: engine::ProofKind, inputs: &engine::FilecoinInputs) -> Result<Self> {
+        Ok(Self::new(prepare(&request_from_engine(kind, inputs)?)?))
+    }
+
+    /// Public inputs and the assembly / self-check step
+    /// ([`ProofMeta::finish`]).
+    pub fn meta(&self) -> &ProofMeta {
+        &self.meta
+    }
+}
+
+/// The engine's request fields as a [`ProofRequest`].
+pub fn request_from_engine(kind: engine::ProofKind, i: &engine::FilecoinInputs) -> Result<ProofRequest> {
+    let kind = ProofKind::from_proto(kind as i32).ok_or_else(|| FilecoinError::Unsupported {
+        what: format!("proof kind {kind:?}"),
+        why: "not a Filecoin proof kind",
+    })?;
+    Ok(ProofRequest {
+        kind,
+        registered_proof: i.registered_proof,
+        sector_size: i.sector_size,
+        vanilla_proof: i.vanilla_proof.clone(),
+        vanilla_proofs: i.vanilla_proofs.clone(),
+        sector_number: i.sector_number,
+        prover_id: prover_id_from_miner(i.miner_id),
+        randomness: i.randomness.clone(),
+        partition_index: i.partition_index,
+        comm_r_old: i.comm_r_old.clone(),
+        comm_r_new: i.comm_r_new.clone(),
+        comm_d_new: i.comm_d_new.clone(),
+    })
+}
+
+impl PartitionedCircuit for FilecoinJob {
+    fn circuit_id(&self) -> String {
+        self.meta.circuit_id.clone()
+    }
+
+    fn partitions(&self) -> usize {
+        self.meta.partitions()
+    }
+
+    fn synthesize(&self, partition: usize) -> std::result::Result<ProvingAssignment, String> {
+        let circuit = {
+            let mut all = self.circuits.lock().unwrap_or_else(|e| e.into_inner());
+            all.get_mut(partition).and_then(Option::take)
+        };
+        let circuit = circuit.ok_or_else(|| format!("partition {partition} is out of range or already synthesized"))?;
+        synthesize_partition(partition, circuit, &self.meta.public_inputs[partition]).map_err(|e| e.to_string())
+    }
+
+    fn load_params(&self, param_cache: &Path) -> std::result::Result<Parameters, String> {
+        ParamCache::new(param_cache).load_params(&self.meta.circuit_id, ReadOptions::default()).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,93 @@
+//! Circuit ids and parameter files: `v28-<circuit-id>.params|.vk` in the
+//! param cache, as filecoin-proofs names them.
+//!
+//! The id is `<prefix>-<sha256 of the public params' identifier>`, computed
+//! by filecoin-proofs itself. For SnapDeals we compute it from the update
+//! circuit's public params: filecoin-proofs-api 19.1's
+//! `RegisteredUpdateProof::cache_params_path()` returns the PoRep file.
+
+use super::circuit::by_shape;
+use super::error::{FilecoinError, Result};
+use super::kind::ProofType;
+use crate::groth16::{prepare_verifying_key, PreparedVerifyingKey};
+use crate::srs::{Parameters, ReadOptions, VerifyingKey};
+use std::path::{Path, PathBuf};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::parameter_cache::{CacheableParameters, VERSION};
+use storage_proofs_update::constants::TreeRHasher;
+use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams};
+
+/// The circuit id of a proof type (what the SRS is keyed by).
+pub fn circuit_id(pt: ProofType) -> Result<String> {
+    let id = match pt {
+        ProofType::Seal(p) => p.circuit_identifier(),
+        ProofType::Post(p) => p.circuit_identifier(),
+        ProofType::Update(p) => return by_shape!(u64::from(p.sector_size()), update_circuit_id, u64::from(p.sector_size())),
+    };
+    id.map_err(|e| FilecoinError::Circuit(format!("circuit id of {pt:?}: {e:#}")))
+}
+
+fn update_circuit_id<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(sector_size: u64) -> Result<String> {
+    Ok(<EmptySectorUpdateCompound<Tree> as CacheableParameters<EmptySectorUpdateCircuit<Tree>, PublicParams>>::cache_identifier(
+        &PublicParams::from_sector_size(sector_size),
+    ))
+}
+
+/// The parameter files of one circuit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamFiles {
+    pub circuit_id: String,
+    pub params: PathBuf,
+    pub vk: PathBuf,
+}
+
+/// A param cache folder (`[srs] param_cache`).
+#[derive(Clone, Debug)]
+pub struct ParamCache {
+    pub dir: PathBuf,
+}
+
+impl ParamCache {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    pub fn files(&self, circuit_id: &str) -> ParamFiles {
+        let name = |ext: &str| self.dir.join(format!("v{VERSION}-{circuit_id}.{ext}"));
+        ParamFiles { circuit_id: circuit_id.to_string(), params: name("params"), vk: name("vk") }
+    }
+
+    pub fn files_for(&self, pt: ProofType) -> Result<ParamFiles> {
+        Ok(self.files(&circuit_id(pt)?))
+    }
+
+    /// Loads the proving parameters; a missing file is an error naming it.
+    pub fn load_params(&self, circuit_id: &str, opts: ReadOptions) -> Result<Parameters> {
+        let path = self.files(circuit_id).params;
+        exists(&path, circuit_id)?;
+        Parameters::read_file(&path, opts).map_err(|source| FilecoinError::Params { path, source })
+    }
+
+    /// Loads the `.vk` for the self-check.
+    pub fn load_vk(&self, circuit_id: &str) -> Result<SelfCheckKey> {
+        let path = self.files(circuit_id).vk;
+        exists(&path, circuit_id)?;
+        let vk = VerifyingKey::read_file(&path, ReadOptions::default())
+            .map_err(|source| FilecoinError::Params { path: path.clone(), source })?;
+        Ok(SelfCheckKey { pvk: prepare_verifying_key(&vk), path })
+    }
+}
+
+fn exists(path: &Path, circuit_id: &str) -> Result<()> {
+    if path.is_file() {
+        Ok(())
+    } else {
+        Err(FilecoinError::MissingParams { path: path.to_path_buf(), circuit_id: circuit_id.to_string() })
+    }
+}
+
+/// A prepared `.vk`, with where it came from (for error messages).
+pub struct SelfCheckKey {
+    pub pvk: PreparedVerifyingKey,
+    pub path: PathBuf,
+}

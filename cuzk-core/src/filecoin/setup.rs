@@ -1,0 +1,99 @@
+//! Parameters for testing: our fast setup on the blank circuit
+//! filecoin-proofs builds for the public params, written under the
+//! production file names. Random toxic waste: never for production.
+//!
+//! Files are written to temporary names and renamed into place (`.params`
+//! before `.vk`; a `.vk` means the pair is complete), so a reader never sees
+//! a partial file and concurrent generators do not clash.
+
+use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
+use super::error::{no_panic, FilecoinError, Result};
+use super::kind::ProofType;
+use super::params::{circuit_id, ParamCache, ParamFiles};
+use crate::groth16::{generate_parameters, setup::Progress, ToxicWaste};
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::parameters::{public_params, window_post_public_params, winning_post_public_params};
+use filecoin_proofs::types::PoStType;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound};
+use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
+use storage_proofs_update::constants::TreeRHasher;
+use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams};
+
+/// The circuit without a witness, as filecoin-proofs makes it for setup.
+pub fn blank_circuit(pt: ProofType) -> Result<FilecoinCircuit> {
+    by_shape!(pt.sector_size(), blank_shape, pt)
+}
+
+fn blank_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pt: ProofType) -> Result<FilecoinCircuit>
+where
+    StackedCircuit<Tree, DefaultPieceHasher>: IntoFilecoinCircuit,
+    FallbackPoStCircuit<Tree>: IntoFilecoinCircuit,
+    EmptySectorUpdateCircuit<Tree>: IntoFilecoinCircuit,
+{
+    no_panic("blank circuit", || {
+        Ok(match pt {
+            ProofType::Seal(p) => {
+                let pp = public_params::<Tree>(&p.as_v1_config())?;
+                <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(&pp).into_filecoin()
+            }
+            ProofType::Post(p) => {
+                let config = p.as_v1_config();
+                let pp = match config.typ {
+                    PoStType::Winning => winning_post_public_params::<Tree>(&config)?,
+                    PoStType::Window => window_post_public_params::<Tree>(&config)?,
+                };
+                <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp).into_filecoin()
+            }
+            ProofType::Update(p) => {
+                let pp = PublicParams::from_sector_size(u64::from(p.sector_size()));
+                <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp).into_filecoin()
+            }
+        })
+    })
+}
+
+/// Generates parameters for `pt` with `tw` and writes them into `cache`.
+pub fn generate_params(pt: ProofType, cache: &ParamCache, tw: &ToxicWaste, progress: Option<Progress>) -> Result<ParamFiles> {
+    let files = cache.files(&circuit_id(pt)?);
+    let params = generate_parameters(blank_circuit(pt)?, tw, progress)?;
+    std::fs::create_dir_all(&cache.dir).map_err(|source| FilecoinError::Io { path: cache.dir.clone(), source })?;
+    let tmp_params = temp_name(&files.params);
+    let tmp_vk = temp_name(&files.vk);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| FilecoinError::Io { path, source }
+    };
+    params.write_file(&tmp_params).map_err(io(&tmp_params))?;
+    params.vk.write_file(&tmp_vk).map_err(io(&tmp_vk))?;
+    std::fs::rename(&tmp_params, &files.params).map_err(io(&files.params))?;
+    std::fs::rename(&tmp_vk, &files.vk).map_err(io(&files.vk))?;
+    Ok(files)
+}
+
+/// Test parameters for `pt` in `cache`: reused when present, else made
+/// with random toxic waste (one generator per circuit in this process).
+pub fn ensure_params(pt: ProofType, cache: &ParamCache) -> Result<ParamFiles> {
+    let files = cache.files(&circuit_id(pt)?);
+    let lock = {
+        static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+        let mut map = LOCKS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(files.vk.clone()).or_default().clone()
+    };
+    let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    if files.params.is_file() && files.vk.is_file() {
+        return Ok(files);
+    }
+    generate_params(pt, cache, &ToxicWaste::random(&mut rand_core::OsRng), None)
+}
+
+fn temp_name(path: &Path) -> PathBuf {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp-{}-{nanos}", std::process::id()));
+    path.with_file_name(name)
+}

@@ -1,0 +1,98 @@
+//! PoRep C2 at 2 KiB from a real C1 output, through the Curio envelope:
+//! filecoin-proofs' `verify_seal` accepts our proof, and with fixed r, s
+//! each partition proof equals bellperson 0.27's on the same circuit and
+//! parameters. Parameters: our setup, cached outside the repo.
+
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, Scalar as Fr};
+use cuzk_core::filecoin::filecoin_proofs_api::seal::verify_seal;
+use cuzk_core::filecoin::filecoin_proofs_api::SectorId;
+use cuzk_core::filecoin::{encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest};
+use cuzk_core::srs::{Parameters, ReadOptions};
+use cuzk_tests::fil::{data_dir, ensure_params, param_cache};
+use std::time::Instant;
+
+fn arr(v: &serde_json::Value) -> [u8; 32] {
+    let b: Vec<u8> = v.as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as u8).collect();
+    b.try_into().unwrap()
+}
+
+#[test]
+fn porep_2kib_verifies_and_matches_bellperson() {
+    let cache = param_cache();
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
+    let c1 = std::fs::read(data_dir().join("c1-output.json")).unwrap();
+    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
+    req.prover_id = arr(&meta["prover_id"]);
+    req.sector_number = meta["sector_id"].as_u64().unwrap();
+    req.sector_size = 2048;
+    req.vanilla_proof = encode_envelope(req.sector_number, 2048, &c1);
+
+    let t = Instant::now();
+    let prepared = prepare(&req).unwrap();
+    eprintln!("prepare: {:.2} s", t.elapsed().as_secs_f64());
+    let files = ensure_params(prepared.meta.proof_type);
+    assert_eq!(files.circuit_id, prepared.meta.circuit_id);
+
+    let t = Instant::now();
+    let params = Parameters::read_file(&files.params, ReadOptions::trusted()).unwrap();
+    let key = cache.load_vk(&files.circuit_id).unwrap();
+    eprintln!("load params: {:.1} s", t.elapsed().as_secs_f64());
+
+    let t = Instant::now();
+    let synthesized = prepared.synthesize().unwrap();
+    eprintln!(
+        "synthesis: {:.1} s, {} constraints",
+        t.elapsed().as_secs_f64(),
+        synthesized.assignments[0].num_constraints()
+    );
+    let rs: Vec<(Fr, Fr)> = (0..synthesized.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
+    let t = Instant::now();
+    let proofs = prove_partitions(&synthesized, &params, Some(&rs)).unwrap();
+    eprintln!("prove: {:.1} s", t.elapsed().as_secs_f64());
+    let bytes = synthesized.meta.finish(&proofs, Some(&key)).unwrap();
+    assert_eq!(bytes.len(), 192 * proofs.len());
+
+    let verify = |proof: &[u8]| {
+        verify_seal(
+            prepared_type(&synthesized.meta),
+            arr(&meta["comm_r"]),
+            arr(&meta["comm_d"]),
+            req.prover_id,
+            SectorId::from(req.sector_number),
+            arr(&meta["ticket"]),
+            arr(&meta["seed"]),
+            proof,
+        )
+    };
+    assert!(verify(&bytes).unwrap(), "verify_seal rejects our proof");
+    let mut bad = bytes.clone();
+    bad[100] ^= 1;
+    assert!(!verify(&bad).unwrap_or(false), "verify_seal accepts a tampered proof");
+
+    // The self-check rejects a proof of other public inputs.
+    let mut wrong = synthesized.meta.clone();
+    wrong.public_inputs[0][0] += Fr::from(1);
+    assert!(matches!(wrong.finish(&proofs, Some(&key)), Err(FilecoinError::SelfCheckFailed { partition: 0, .. })));
+
+    // The oracle: bellperson 0.27 on the same circuit, params, r and s.
+    drop(params);
+    let t = Instant::now();
+    let file = std::io::BufReader::new(std::fs::File::open(&files.params).unwrap());
+    let bp_params = bp::Parameters::<Bls12>::read(file, false).unwrap();
+    let circuits = prepare(&req).unwrap().circuits;
+    for (k, circuit) in circuits.into_iter().enumerate() {
+        let theirs = bp::create_proof(circuit, &bp_params, rs[k].0, rs[k].1).unwrap();
+        let mut tb = Vec::new();
+        theirs.write(&mut tb).unwrap();
+        assert_eq!(tb, proofs[k].to_bytes().to_vec(), "partition {k} differs from bellperson");
+    }
+    eprintln!("bellperson (load + prove): {:.1} s", t.elapsed().as_secs_f64());
+}
+
+fn prepared_type(meta: &cuzk_core::filecoin::ProofMeta) -> cuzk_core::filecoin::filecoin_proofs_api::RegisteredSealProof {
+    match meta.proof_type {
+        cuzk_core::filecoin::ProofType::Seal(p) => p,
+        other => panic!("not a seal type: {other:?}"),
+    }
+}
