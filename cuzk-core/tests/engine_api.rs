@@ -139,9 +139,18 @@ fn status_metrics_preload_and_evict() {
     for needle in ["cuzk_jobs_completed_total 1", "cuzk_queue_pending{kind=\"builtin\"} 0", "cuzk_memory_budget_bytes", "cuzk_srs_resident_bytes{circuit_id=\"builtin-synthetic-256-4\"}"] {
         assert!(metrics.contains(needle), "metrics lack {needle}:\n{metrics}");
     }
+    // The job's result is published before its batch releases the SRS
+    // reference: wait for the release (evicting an SRS in use is refused).
+    let idle_by = std::time::Instant::now() + Duration::from_secs(10);
+    while engine.status().srs.iter().any(|e| e.ref_count > 0) && std::time::Instant::now() < idle_by {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let ev = engine.evict_srs(&id).unwrap();
     assert!(ev.was_loaded && ev.freed_bytes > 0);
     assert!(!engine.evict_srs(&id).unwrap().was_loaded);
+    while engine.status().memory.used_bytes != 0 && std::time::Instant::now() < idle_by {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(engine.status().memory.used_bytes, 0);
     assert!(matches!(engine.preload_srs("nonsense"), Err(EngineError::Srs { message, .. }) if message.contains("unknown circuit id")));
     assert!(matches!(engine.preload_srs("v28-stacked-proof-of-replication"), Err(EngineError::Srs { message, .. }) if message.contains("issue 7")));
