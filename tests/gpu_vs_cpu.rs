@@ -37,7 +37,7 @@ fn check(ctx: &NttContext, spec: &str, seed: u64) {
     bufs.a.copy_to_host(&stream, (1 << log_n) - 1, &mut top).unwrap();
     assert!(from_repr(&top)[0] == Fr::ZERO, "{spec:?}: top coefficient of h is not zero");
 
-    let cpu = h_coefficients(pa.a, pa.b, pa.c).unwrap();
+    let cpu = h_coefficients(&pa.a, &pa.b, &pa.c).unwrap();
     assert_eq!(gpu.len(), cpu.len(), "{spec:?}: length");
     if let Some(i) = gpu.iter().zip(&cpu).position(|(g, c)| g != c) {
         panic!("{spec:?} (n = {n}): GPU h differs from the CPU prover at coefficient {i}");

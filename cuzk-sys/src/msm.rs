@@ -48,45 +48,33 @@ pub trait Group {
 pub enum G1 {}
 pub enum G2 {}
 
-impl Group for G1 {
-    type Affine = G1AffineRepr;
-    type Proj = G1ProjRepr;
-    const NAME: &'static str = "G1";
-    const ZERO: G1ProjRepr = [0; 18];
-    unsafe fn raw(
-        o: i32,
-        p: *const c_void,
-        s: *const c_void,
-        n: u64,
-        f: u32,
-        opts: *const ffi::cuzk_msm_options,
-        out: *mut c_void,
-        st: *mut ffi::cuzk_msm_stats,
-        e: *mut ffi::cuzk_error,
-    ) -> i32 {
-        ffi::cuzk_msm_g1(o, p, s, n, f, opts, out, st, e)
-    }
+/// The two groups differ only in their types, name and C entry point.
+macro_rules! impl_group {
+    ($g:ty, $aff:ty, $proj:ty, $name:literal, $limbs:literal, $entry:ident) => {
+        impl Group for $g {
+            type Affine = $aff;
+            type Proj = $proj;
+            const NAME: &'static str = $name;
+            const ZERO: $proj = [0; $limbs];
+            unsafe fn raw(
+                o: i32,
+                p: *const c_void,
+                s: *const c_void,
+                n: u64,
+                f: u32,
+                opts: *const ffi::cuzk_msm_options,
+                out: *mut c_void,
+                st: *mut ffi::cuzk_msm_stats,
+                e: *mut ffi::cuzk_error,
+            ) -> i32 {
+                ffi::$entry(o, p, s, n, f, opts, out, st, e)
+            }
+        }
+    };
 }
 
-impl Group for G2 {
-    type Affine = G2AffineRepr;
-    type Proj = G2ProjRepr;
-    const NAME: &'static str = "G2";
-    const ZERO: G2ProjRepr = [0; 36];
-    unsafe fn raw(
-        o: i32,
-        p: *const c_void,
-        s: *const c_void,
-        n: u64,
-        f: u32,
-        opts: *const ffi::cuzk_msm_options,
-        out: *mut c_void,
-        st: *mut ffi::cuzk_msm_stats,
-        e: *mut ffi::cuzk_error,
-    ) -> i32 {
-        ffi::cuzk_msm_g2(o, p, s, n, f, opts, out, st, e)
-    }
-}
+impl_group!(G1, G1AffineRepr, G1ProjRepr, "G1", 18, cuzk_msm_g1);
+impl_group!(G2, G2AffineRepr, G2ProjRepr, "G2", 36, cuzk_msm_g2);
 
 /// Tuning that never changes the result (tests use it to cover window
 /// sizes and chunking).

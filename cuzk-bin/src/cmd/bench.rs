@@ -112,7 +112,7 @@ pub fn run(b: Bench) -> Result<()> {
             row("coset ntt", &format!("2^{log}"), time_runs(runs, || Ok(d.coset_fft(&mut a)))?);
             let (x, y, z) = (random_scalars(n, 0.0), random_scalars(n, 0.0), random_scalars(n, 0.0));
             let h = time_runs(runs, || {
-                groth16::h_term::h_coefficients(x.clone(), y.clone(), z.clone())?;
+                groth16::h_term::h_coefficients(&x, &y, &z)?;
                 Ok(())
             })?;
             row("h term (7 NTTs)", &format!("2^{log}"), h);

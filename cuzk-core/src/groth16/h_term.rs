@@ -5,13 +5,19 @@ use crate::ntt::{Domain, NttError};
 use blstrs::Scalar as Fr;
 
 /// The N−1 coefficients of h, where N is the domain size for `a.len()`
-/// constraints. a, b, c are consumed (their buffers are reused).
-pub fn h_coefficients(mut a: Vec<Fr>, mut b: Vec<Fr>, mut c: Vec<Fr>) -> Result<Vec<Fr>, NttError> {
+/// constraints. Each input is copied once into a zero-padded buffer of N.
+pub fn h_coefficients(a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<Vec<Fr>, NttError> {
     assert!(a.len() == b.len() && b.len() == c.len(), "a, b, c must have one entry per constraint");
     let domain = Domain::for_len(a.len())?;
     let n = domain.size();
-    for v in [&mut a, &mut b, &mut c] {
+    let padded = |x: &[Fr]| {
+        let mut v = Vec::with_capacity(n);
+        v.extend_from_slice(x);
         v.resize(n, Fr::default());
+        v
+    };
+    let (mut a, mut b, mut c) = (padded(a), padded(b), padded(c));
+    for v in [&mut a, &mut b, &mut c] {
         // Evaluations on ⟨ω⟩ → coefficients → evaluations on the coset,
         // where Z is a non-zero constant.
         domain.ifft(v);

@@ -157,7 +157,7 @@ pub(crate) fn check_params(params: &Parameters, pa: &ProvingAssignment) -> Resul
 
 fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr) -> Result<Proof, ProveError> {
     let t = Instant::now();
-    let h = h_coefficients(pa.a.clone(), pa.b.clone(), pa.c.clone())?;
+    let h = h_coefficients(&pa.a, &pa.b, &pa.c)?;
     let t_h = t.elapsed();
 
     let t = Instant::now();
