@@ -21,10 +21,12 @@ export CUZK_REQUIRE_CUDA=1
 cd "$ROOT"
 json="$(mktemp)"
 cargo build --release -p cuzk-sys --tests --benches --message-format=json-render-diagnostics >"$json"
-cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --message-format=json-render-diagnostics >>"$json"
+cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --test gpu_engine --message-format=json-render-diagnostics >>"$json"
+# The CLI (engine benchmark) and the daemon, with the cuda feature.
+cargo build --release -p cuzk-bin --bins --message-format=json-render-diagnostics >>"$json"
 
 rm -rf "$DEST"
-mkdir -p "$DEST/tests" "$DEST/benches"
+mkdir -p "$DEST/tests" "$DEST/benches" "$DEST/bin"
 python3 - "$json" "$DEST" <<'PY'
 import json, shutil, sys, os
 src, dest = sys.argv[1], sys.argv[2]
@@ -35,12 +37,15 @@ for line in open(src):
     t = m["target"]
     if m["profile"].get("test") and t["kind"] == ["lib"]:
         continue  # unit tests run on any machine
-    kind = "benches" if "bench" in t["kind"] else "tests"
+    if t["kind"] == ["bin"]:
+        kind = "bin"
+    else:
+        kind = "benches" if "bench" in t["kind"] else "tests"
     shutil.copy(m["executable"], os.path.join(dest, kind, t["name"]))
 PY
 rm -f "$json"
-strip --strip-debug "$DEST"/tests/* "$DEST"/benches/* 2>/dev/null || true
+strip --strip-debug "$DEST"/tests/* "$DEST"/benches/* "$DEST"/bin/* 2>/dev/null || true
 cp "$ROOT/build/gpu-run.sh" "$DEST/run.sh"
 git -C "$ROOT" rev-parse --short HEAD >"$DEST/COMMIT"
 du -sh "$DEST"
-ls -l "$DEST"/tests "$DEST"/benches
+ls -l "$DEST"/tests "$DEST"/benches "$DEST"/bin

@@ -5,6 +5,9 @@
 #
 #   bash .gpu-bundle/run.sh [--quick] [--no-bench] [--only-bench]
 #   ONLY="h_term api" bash .gpu-bundle/run.sh      (just these test binaries)
+#   ENGINE="synthetic:1000000" bash .gpu-bundle/run.sh --only-bench
+#       (engine benchmark: gw = 1, 2, 3, then a 16 GiB VRAM limit; ENGINE=
+#        skips it, ENGINE_JOBS / ENGINE_PARTITIONS size the stream)
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,6 +50,13 @@ if [ "$BENCH" = 1 ]; then
     done
 fi
 
+ENGINE="${ENGINE-synthetic:1000000}"
+if [ "$BENCH" = 1 ] && [ -n "$ENGINE" ] && [ -x "$HERE/bin/cuzk" ]; then
+    "$HERE/bin/cuzk" bench engine --circuit "$ENGINE" --jobs "${ENGINE_JOBS:-12}" --partitions "${ENGINE_PARTITIONS:-1}" \
+        --gpu-workers 1,2,3 --vram-limit 0,16GiB,512MiB --timeline-dir "$OUT" >"$OUT/engine.log" 2>&1
+    echo "== engine bench: rc=$?"
+fi
+
 echo
 echo "## summary"
 for s in "${summary[@]}"; do echo "$s"; done
@@ -56,3 +66,11 @@ for f in "$OUT"/bench-*.log; do
     grep -E '^device:' "$f"
     sed -n '/^| what/,$p' "$f"
 done
+if [ -f "$OUT/engine.log" ]; then
+    echo; echo "### engine.log"
+    grep -E '^(gw=|\|)|rror' "$OUT/engine.log" | tail -20
+fi
+
+# The device tool returns at most 8 files: pack the logs into one.
+(cd "$OUT" && tar czf logs.tgz --exclude=logs.tgz --exclude=run.log -- * 2>/dev/null \
+    && find . -maxdepth 1 -type f ! -name logs.tgz ! -name run.log -delete)

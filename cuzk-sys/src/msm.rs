@@ -199,3 +199,52 @@ pub fn test_inputs<G: Group>(
         )
     })
 }
+
+/// Device bytes one [`msm`] call allocates for `n` points (an upper bound,
+/// mirroring native/msm/pippenger.cuh: the window plan, the chunk of at
+/// most 2^29 sort entries or `max_chunk_points`, double-buffered keys and
+/// values, CUB's sort space, buckets, and the staging of host inputs).
+/// Callers reserve this from a VRAM budget before calling.
+pub fn workspace_bytes<G: Group>(n: u64, points_on_device: bool, scalars_on_device: bool, max_chunk_points: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let c = (4u64..=20).min_by_key(|&c| (256u64.div_ceil(c)) * (n + (1 << c))).unwrap();
+    let nwin = 256u64.div_ceil(c);
+    let mut chunk = ((1u64 << 29) / nwin).max(1);
+    if max_chunk_points > 0 {
+        chunk = chunk.min(max_chunk_points);
+    }
+    let chunk = chunk.min(n);
+    let entries = chunk * nwin;
+    let affine = std::mem::size_of::<G::Affine>() as u64;
+    // xyzz bucket: four coordinates, each 2/3 of a jacobian's three.
+    let xyzz = 4 * (std::mem::size_of::<G::Proj>() as u64 / 3);
+    let staging = (if points_on_device { 0 } else { chunk * affine }) + (if scalars_on_device { 0 } else { chunk * 32 });
+    // keys + values double-buffered (16 B per entry) and CUB's temporary
+    // space (at most about one more copy of the keys and values).
+    let sort = entries * 16 + entries * 8 + (1 << 20);
+    let buckets = nwin * (1u64 << (c - 1)) * xyzz;
+    // Partial sums between accumulation passes: bounded by the device's
+    // thread count (132 SMs x 2048 threads on an H200), 4 copies.
+    let partials = 4 * 132 * 2048 * (4 + xyzz);
+    staging + sort + buckets + partials + (64 << 20)
+}
+
+/// The largest `max_chunk_points` whose [`workspace_bytes`] fits in
+/// `budget` (at least 1024 points: below that an MSM is not worth a GPU).
+pub fn chunk_for_budget<G: Group>(n: u64, points_on_device: bool, scalars_on_device: bool, budget: u64) -> u64 {
+    let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
+    if workspace_bytes::<G>(n, points_on_device, scalars_on_device, hi) <= budget {
+        return hi;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo + 1) / 2;
+        if workspace_bytes::<G>(n, points_on_device, scalars_on_device, mid) <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}

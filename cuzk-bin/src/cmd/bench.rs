@@ -54,6 +54,37 @@ pub enum Bench {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// A steady stream of jobs through the engine (GPU backend where there
+    /// is one): throughput, and per-GPU busy fraction from the timeline.
+    Engine(EngineBench),
+}
+
+#[derive(clap::Args)]
+pub struct EngineBench {
+    #[arg(long)]
+    circuit: CircuitSpec,
+    /// Params for the circuit (default: generated once, not timed).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    #[arg(long, default_value_t = 8)]
+    jobs: usize,
+    #[arg(long, default_value_t = 1)]
+    partitions: usize,
+    /// gpus.gpu_workers_per_device; a list runs one engine per value.
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    gpu_workers: Vec<usize>,
+    /// synthesis.partition_workers (0: the config default)
+    #[arg(long, default_value_t = 0)]
+    partition_workers: usize,
+    /// pipeline.synthesis_concurrency (0: the config default)
+    #[arg(long, default_value_t = 0)]
+    synthesis_concurrency: usize,
+    /// gpus.vram_limit, e.g. 16GiB (0: none); a list runs one engine per value.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    vram_limit: Vec<String>,
+    /// Folder for the engine timelines (default: the temporary folder).
+    #[arg(long)]
+    timeline_dir: Option<PathBuf>,
 }
 
 fn time_runs(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
@@ -77,6 +108,9 @@ fn header() {
 }
 
 pub fn run(b: Bench) -> Result<()> {
+    if let Bench::Engine(e) = b {
+        return engine_bench(e);
+    }
     println!("threads: {}", cuzk_core::par::threads());
     header();
     match b {
@@ -128,7 +162,97 @@ pub fn run(b: Bench) -> Result<()> {
                 row("msm g1", &label, time_runs(runs, || { std::hint::black_box(msm::msm(&points, &scalars)); Ok(()) })?);
             }
         }
+        Bench::Engine(_) => unreachable!("handled above"),
     }
+    Ok(())
+}
+
+/// The bench's circuit with its SRS made once (every engine run of the
+/// matrix reuses it; the engine loads it through `load_params`).
+struct BenchCircuit {
+    job: cuzk_core::engine::BuiltinJob,
+    params: std::sync::Arc<cuzk_core::srs::Parameters>,
+}
+
+impl cuzk_core::engine::PartitionedCircuit for BenchCircuit {
+    fn circuit_id(&self) -> String {
+        self.job.circuit_id()
+    }
+    fn partitions(&self) -> usize {
+        self.job.partitions()
+    }
+    fn synthesize(&self, partition: usize) -> Result<cuzk_core::cs::ProvingAssignment, String> {
+        self.job.synthesize(partition)
+    }
+    fn load_params(&self, _: &std::path::Path) -> Result<cuzk_core::srs::Parameters, String> {
+        Ok((*self.params).clone())
+    }
+}
+
+/// For each (gpu workers, VRAM limit): starts the engine as the daemon
+/// would, loads the SRS (not timed), submits every job at once, and reports
+/// wall time, proofs per second and the timeline's busy fractions.
+fn engine_bench(b: EngineBench) -> Result<()> {
+    use cuzk_core::engine::{BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
+    use std::sync::Arc;
+    let params = Arc::new(match &b.params {
+        Some(p) => files::read_params(p, true)?,
+        None => cmd::setup::generate(&b.circuit)?.0,
+    });
+    let dir = b.timeline_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let mut rows = Vec::new();
+    for limit in &b.vram_limit {
+        for &gw in &b.gpu_workers {
+            let timeline = dir.join(format!("timeline-gw{gw}-vram{limit}.jsonl"));
+            let _ = std::fs::remove_file(&timeline);
+            let mut config = cuzk_core::config::Config::default();
+            config.gpus.gpu_workers_per_device = gw;
+            if b.partition_workers > 0 {
+                config.synthesis.partition_workers = b.partition_workers;
+            }
+            if b.synthesis_concurrency > 0 {
+                config.pipeline.synthesis_concurrency = b.synthesis_concurrency;
+            }
+            let bytes = cuzk_core::config::parse_size(limit).map_err(|e| anyhow::anyhow!("--vram-limit: {e}"))?;
+            config.gpus.vram_limit = cuzk_core::config::ByteSize(bytes);
+            config.logging.timeline = timeline.display().to_string();
+            let engine = Engine::start(config).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let circuits: Vec<Arc<BenchCircuit>> = (0..b.jobs)
+                .map(|i| Arc::new(BenchCircuit { job: BuiltinJob::new(b.circuit.clone(), b.partitions, 1000 + i as u64), params: params.clone() }))
+                .collect();
+            let t = Instant::now();
+            engine.preload_srs(&circuits[0].circuit_id()).ok();
+            let warm = ProofRequest::custom(circuits[0].clone());
+            let (warm_id, _) = engine.prove(warm, None)?; // SRS into the engine (and VRAM), not timed
+            println!("gw={gw} vram_limit={limit}: backend {}, SRS and first proof in {:.1} s", engine.status().backend, t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let ids: Vec<_> = circuits.iter().map(|c| engine.submit(ProofRequest::custom(c.clone()))).collect::<Result<_, _>>()?;
+            for id in ids {
+                match engine.await_job(id, None)? {
+                    JobOutcome::Completed(_) => {}
+                    other => anyhow::bail!("job {id}: {other:?}"),
+                }
+            }
+            let wall = t.elapsed().as_secs_f64();
+            let st = engine.status();
+            engine.shutdown(ShutdownMode::Drain);
+            // The measured stream only: without the warm-up job's events.
+            let warm_tag = format!("\"job\":\"{warm_id}\"");
+            let text: String = std::fs::read_to_string(&timeline)?.lines().filter(|l| !l.contains(&warm_tag)).map(|l| format!("{l}\n")).collect();
+            let report = cuzk_core::engine::timeline_stats::analyze(text.as_bytes()).map_err(|e| anyhow::anyhow!(e))?;
+            print!("{report}");
+            let busy = report.gpus.iter().map(|g| format!("{:.1}%", g.busy_fraction * 100.0)).collect::<Vec<_>>().join(" ");
+            let peak = st.devices.iter().map(|d| cuzk_core::config::format_size(d.vram.peak_bytes)).collect::<Vec<_>>().join(" ");
+            let proofs = b.jobs * b.partitions;
+            rows.push(format!(
+                "| {} | {}x{} | {gw} | {limit} | {:.2} | {:.2} | {:.1} | {busy} | {peak} |",
+                b.circuit, b.jobs, b.partitions, wall, proofs as f64 / wall, wall * 1e3 / proofs as f64
+            ));
+        }
+    }
+    println!("\n| circuit | jobs x partitions | gw | vram_limit | wall s | proofs/s | ms/proof | GPU busy | VRAM peak |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    rows.iter().for_each(|r| println!("{r}"));
     Ok(())
 }
 

@@ -10,13 +10,16 @@
 //! within what is free, upload, compute). Both paths give identical proofs.
 //!
 //! [`CpuBackend`] runs everything on the CPU (no device memory, so its
-//! VRAM is unlimited unless `gpus.vram_limit` caps it); a CUDA backend
-//! implements the same trait.
+//! VRAM is unlimited unless `gpus.vram_limit` caps it);
+//! `gpu_backend::GpuBackend` (feature `cuda`) proves on CUDA devices.
+//! [`default_backend`] picks the GPU where there is one.
 
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized, Proof};
+use super::interlock::VramBudget;
 use crate::srs::Parameters;
 use std::any::Any;
+use std::sync::Arc;
 
 /// A device the backend proves on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +31,12 @@ pub struct DeviceInfo {
 
 /// What one prover call works on: circuits of the same shape, one SRS.
 pub struct ProveInput<'a> {
-    pub params: &'a Parameters,
+    /// Shared, so a backend can tie device copies of the SRS to it.
+    pub params: &'a Arc<Parameters>,
     pub assignments: &'a [ProvingAssignment],
+    /// The device's VRAM budget, for memory a backend keeps beyond one call
+    /// (a resident SRS); per-call memory is reserved by the worker.
+    pub vram: &'a Arc<VramBudget>,
 }
 
 /// Backend state between phases (device buffers, partial results).
@@ -88,4 +95,22 @@ impl ProverBackend for CpuBackend {
     fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
         computed.downcast::<Vec<Proof>>().map(|b| *b).map_err(|_| "cpu backend: unexpected phase state".into())
     }
+}
+
+/// The GPU backend over every CUDA device when the build has CUDA and a
+/// device is present; the CPU backend otherwise (the reason is logged).
+/// `CUZK_BACKEND=cpu` forces the CPU.
+pub fn default_backend() -> Arc<dyn ProverBackend> {
+    if std::env::var("CUZK_BACKEND").is_ok_and(|v| v == "cpu") {
+        log::info!("backend: CPU (CUZK_BACKEND=cpu)");
+        return Arc::new(CpuBackend);
+    }
+    #[cfg(feature = "cuda")]
+    match super::gpu_backend::GpuBackend::new() {
+        Ok(b) => return Arc::new(b),
+        Err(e) => log::info!("backend: CPU ({e})"),
+    }
+    #[cfg(not(feature = "cuda"))]
+    log::info!("backend: CPU (built without the cuda feature)");
+    Arc::new(CpuBackend)
 }

@@ -64,6 +64,11 @@ impl VramBudget {
         VramReservation { budget: self.clone(), bytes }
     }
 
+    /// Bytes not handed out now.
+    pub fn free(&self) -> u64 {
+        self.total - self.state.lock().unwrap().used
+    }
+
     /// All of `bytes`, or None when they do not fit now.
     pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<VramReservation> {
         let mut s = self.state.lock().unwrap();

@@ -12,6 +12,8 @@ pub mod backend;
 pub mod batch;
 pub mod circuit_source;
 mod dispatcher;
+#[cfg(feature = "cuda")]
+pub mod gpu_backend;
 mod inflight;
 pub mod interlock;
 pub mod job;
@@ -32,7 +34,7 @@ pub mod timeline;
 pub mod timeline_stats;
 pub mod work_queue;
 
-pub use backend::{CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend};
+pub use backend::{default_backend, CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend};
 pub use circuit_source::{BuiltinJob, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};
@@ -90,9 +92,10 @@ pub struct Engine {
 const FILECOIN_UNSUPPORTED: &str = "not yet supported: needs the Filecoin feature (issue 7)";
 
 impl Engine {
-    /// Starts the engine with the CPU backend.
+    /// Starts the engine on the GPUs where the build and machine have them
+    /// ([`default_backend`]), else on the CPU.
     pub fn start(config: crate::config::Config) -> Result<Engine, EngineError> {
-        Self::start_with_backend(config, Arc::new(CpuBackend))
+        Self::start_with_backend(config, default_backend())
     }
 
     /// Submits a job; returns at once. A request id already used by a

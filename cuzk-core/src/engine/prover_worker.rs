@@ -64,7 +64,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     });
     let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
     sh.timeline.record(event("gpu_picked"));
-    let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments };
+    let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram };
     let result = catch_unwind(AssertUnwindSafe(|| prove(sh, w, &input, &event)));
     drop(memory);
     sh.set_worker(w.slot, |s| s.done += 1);

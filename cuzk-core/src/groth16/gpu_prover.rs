@@ -1,28 +1,33 @@
 //! The GPU Groth16 prover (feature `cuda`): the same proofs as the CPU
 //! prover, byte for byte, with the heavy algebra on one device.
 //!
-//! Per circuit: the H term on the device (cuzk-sys h_term: 7 NTTs and the
-//! pointwise step), h stays there and feeds the H MSM directly; the L, A,
-//! B_G1 (G1) and B_G2 (G2) MSMs on the device (cuzk-sys msm), with the
-//! density bitmaps applied on the host (the scalars of variables present in
-//! A or B are compacted so they line up with the params' dense point
-//! lists). Scalars 0 and 1 need no separate path for correctness: in the
-//! GPU Pippenger a 0 produces no bucket entry and a 1 one entry, i.e. one
-//! mixed addition. The epilogue is the CPU prover's own
-//! ([`super::prover::assemble`]), so equal MSM results mean equal bytes.
+//! Per circuit: the H term on the device (cuzk-sys h_stage / h_compute: the
+//! transforms and the pointwise step), h stays there and feeds the H MSM
+//! directly; the L, A, B_G1 (G1) and B_G2 (G2) MSMs on the device
+//! (cuzk-sys msm), with the density bitmaps applied on the host (the
+//! scalars of variables present in A or B are compacted so they line up
+//! with the params' dense point lists). The points come from host memory
+//! or from a resident [`DeviceSrs`]. Scalars 0 and 1 need no separate path
+//! for correctness: in the GPU Pippenger a 0 produces no bucket entry and a
+//! 1 one entry, i.e. one mixed addition. The epilogue is the CPU prover's
+//! own ([`super::prover::assemble`]), so equal MSM results mean equal bytes.
 //!
-//! Not yet: SRS chunks uploaded once per batch or kept resident (each MSM
-//! uploads its points), a separate batch-addition pass for the ones, B_G2
-//! overlapped on CPU threads, a VRAM budget.
+//! The work is split for the engine's interlock: [`GpuProver::stage_h`]
+//! uploads a circuit's a, b, c (pre-staging), [`GpuProver::msms`] runs the
+//! kernels, and `assemble` runs on the CPU after the GPU is released.
+//!
+//! Not yet: a separate batch-addition pass for the ones, B_G2 overlapped on
+//! CPU threads.
 
+use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
 use super::Proof;
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::srs::Parameters;
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
-use cuzk_sys::msm::{self, Input, G1, G2};
-use cuzk_sys::{FrRepr, HTermBuffers, NttContext};
+use blstrs::{G1Projective, G2Projective, Scalar as Fr};
+use cuzk_sys::msm::{self, Input, MsmOptions, G1, G2};
+use cuzk_sys::{FrRepr, HTermBuffers, NttContext, Stream};
 use log::debug;
 use std::time::Instant;
 
@@ -34,6 +39,8 @@ pub enum GpuProveError {
     NoDevice(String),
     #[error("GPU failure: {0}")]
     Gpu(#[from] cuzk_sys::Error),
+    #[error("H term on the CPU: {0}")]
+    CpuH(#[from] crate::ntt::NttError),
 }
 
 // blstrs' types are #[repr(transparent)] over blst's; cuzk-sys speaks blst.
@@ -41,13 +48,8 @@ fn scalars_repr(s: &[Fr]) -> &[FrRepr] {
     const _: () = assert!(std::mem::size_of::<Fr>() == std::mem::size_of::<FrRepr>());
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const FrRepr, s.len()) }
 }
-fn g1_repr(p: &[G1Affine]) -> &[msm::G1AffineRepr] {
-    const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<msm::G1AffineRepr>());
-    unsafe { std::slice::from_raw_parts(p.as_ptr() as *const msm::G1AffineRepr, p.len()) }
-}
-fn g2_repr(p: &[G2Affine]) -> &[msm::G2AffineRepr] {
-    const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<msm::G2AffineRepr>());
-    unsafe { std::slice::from_raw_parts(p.as_ptr() as *const msm::G2AffineRepr, p.len()) }
+fn host(s: &[Fr]) -> Input<'_, FrRepr> {
+    Input::Host(scalars_repr(s))
 }
 fn g1(raw: msm::G1ProjRepr) -> G1Projective {
     const _: () = assert!(std::mem::size_of::<G1Projective>() == std::mem::size_of::<msm::G1ProjRepr>());
@@ -76,7 +78,145 @@ pub fn default_device() -> Result<i32, GpuProveError> {
     }
 }
 
-/// [`super::prove_synthesized_deterministic`] on the GPU `device`.
+/// log2 of the H term's domain for circuits of `num_constraints`.
+pub fn h_log_n(num_constraints: usize) -> Result<u32, GpuProveError> {
+    let n = crate::ntt::Domain::for_len(num_constraints).map_err(ProveError::from)?.size();
+    Ok(n.trailing_zeros().max(1))
+}
+
+/// One circuit's a, b, c uploaded for the H term (the pre-staged part).
+pub struct StagedH {
+    bufs: HTermBuffers,
+    log_n: u32,
+}
+
+/// How [`GpuProver::msms`] may use device memory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GpuOptions {
+    /// Chunking of every MSM (bounds its workspace).
+    pub msm: Option<MsmOptions>,
+    /// Compute the H term on the CPU (no H buffers in VRAM).
+    pub h_on_cpu: bool,
+}
+
+/// The device-side state of the prover on one GPU: the NTT tables (built
+/// once, shared by every thread proving on this device).
+pub struct GpuProver {
+    device: i32,
+    ntt: NttContext,
+}
+
+impl GpuProver {
+    pub fn new(device: i32) -> Result<Self, GpuProveError> {
+        if device < 0 || device >= cuzk_sys::device_count().unwrap_or(0) {
+            default_device()?;
+            return Err(GpuProveError::NoDevice(format!("no CUDA device {device}")));
+        }
+        Ok(GpuProver { device, ntt: NttContext::new(device)? })
+    }
+
+    pub fn device(&self) -> i32 {
+        self.device
+    }
+
+    /// Device bytes of the H term's buffers for circuits of `num_constraints`.
+    pub fn h_bytes(num_constraints: usize) -> Result<u64, GpuProveError> {
+        Ok(HTermBuffers::bytes(h_log_n(num_constraints)?))
+    }
+
+    /// Allocates H buffers and uploads `pa`'s a, b, c into them.
+    pub fn stage_h(&self, pa: &ProvingAssignment) -> Result<StagedH, GpuProveError> {
+        let log_n = h_log_n(pa.num_constraints())?;
+        let mut bufs = HTermBuffers::new(self.device, log_n)?;
+        self.restage_h(pa, log_n, &mut bufs)?;
+        Ok(StagedH { bufs, log_n })
+    }
+
+    fn restage_h(&self, pa: &ProvingAssignment, log_n: u32, bufs: &mut HTermBuffers) -> Result<(), GpuProveError> {
+        let stream = Stream::new(self.device)?;
+        self.ntt.h_stage(&stream, scalars_repr(&pa.a), scalars_repr(&pa.b), scalars_repr(&pa.c), log_n, bufs)?;
+        Ok(())
+    }
+
+    /// The MSM results of every circuit (each then goes through
+    /// [`assemble`]). `first`, if given, is circuit 0 already staged by
+    /// [`GpuProver::stage_h`]; its buffers are reused for the others.
+    pub fn msms(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        assignments: &[ProvingAssignment],
+        first: Option<StagedH>,
+        opts: GpuOptions,
+    ) -> Result<Vec<MsmResults>, GpuProveError> {
+        let Some(shape) = assignments.first() else { return Ok(Vec::new()) };
+        for (index, other) in assignments.iter().enumerate().skip(1) {
+            check_same_shape(shape, other, index)?;
+        }
+        check_params(params, shape)?;
+        let mut staged = first;
+        let mut out = Vec::with_capacity(assignments.len());
+        for (i, pa) in assignments.iter().enumerate() {
+            let t = Instant::now();
+            let h = if opts.h_on_cpu {
+                let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
+                self.g1_msm(points.g1(Points::H, 0..params.h.len()), Input::Host(scalars_repr(&h[..params.h.len()])), opts)?
+            } else {
+                let st = match staged.as_mut() {
+                    Some(st) if i == 0 => st,
+                    Some(st) => {
+                        self.restage_h(pa, st.log_n, &mut st.bufs)?;
+                        st
+                    }
+                    None => staged.insert(self.stage_h(pa)?),
+                };
+                let stream = Stream::new(self.device)?;
+                self.ntt.h_compute(&stream, st.log_n, &mut st.bufs)?;
+                stream.synchronize()?;
+                let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
+                self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?
+            };
+            let t_h = t.elapsed();
+            out.push(self.other_msms(params, points, pa, h, opts)?);
+            debug!("gpu msms: h term + H msm {t_h:?}, all {:?}", t.elapsed());
+        }
+        Ok(out)
+    }
+
+    fn g1_msm(&self, points: Input<'_, msm::G1AffineRepr>, scalars: Input<'_, FrRepr>, opts: GpuOptions) -> Result<G1Projective, GpuProveError> {
+        Ok(g1(msm::msm::<G1>(self.device, points, scalars, opts.msm)?.0))
+    }
+
+    fn other_msms(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        h: G1Projective,
+        opts: GpuOptions,
+    ) -> Result<MsmResults, GpuProveError> {
+        let inputs = &pa.input_assignment;
+        let aux = &pa.aux_assignment;
+        let n_in = inputs.len();
+        let b_in = pa.b_input_density.count();
+        let l = self.g1_msm(points.g1(Points::L, 0..params.l.len()), host(aux), opts)?;
+        let a_aux = compact(aux, &pa.a_aux_density);
+        let a = self.g1_msm(points.g1(Points::A, 0..n_in), host(inputs), opts)?
+            + self.g1_msm(points.g1(Points::A, n_in..params.a.len()), host(&a_aux), opts)?;
+        let b_inputs = compact(inputs, &pa.b_input_density);
+        let b_aux = compact(aux, &pa.b_aux_density);
+        let b_g1 = self.g1_msm(points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
+            + self.g1_msm(points.g1(Points::BG1, b_in..params.b_g1.len()), host(&b_aux), opts)?;
+        let g2_msm = |p, s: &[Fr]| -> Result<G2Projective, GpuProveError> {
+            Ok(g2(msm::msm::<G2>(self.device, p, host(s), opts.msm)?.0))
+        };
+        let b_g2 = g2_msm(points.g2(0..b_in), &b_inputs)? + g2_msm(points.g2(b_in..params.b_g2.len()), &b_aux)?;
+        Ok(MsmResults { h, l, a, b_g1, b_g2 })
+    }
+}
+
+/// [`super::prove_synthesized_deterministic`] on the GPU `device`, points
+/// streamed from host memory.
 pub fn prove_synthesized_deterministic_gpu(
     device: i32,
     params: &Parameters,
@@ -86,61 +226,10 @@ pub fn prove_synthesized_deterministic_gpu(
     if randomness.len() != assignments.len() {
         return Err(ProveError::RandomnessCount { randomness: randomness.len(), circuits: assignments.len() }.into());
     }
-    let Some(first) = assignments.first() else { return Ok(Vec::new()) };
-    for (index, other) in assignments.iter().enumerate().skip(1) {
-        check_same_shape(first, other, index)?;
+    if assignments.is_empty() {
+        return Ok(Vec::new());
     }
-    check_params(params, first)?;
-    if device < 0 || device >= cuzk_sys::device_count().unwrap_or(0) {
-        default_device()?;
-        return Err(GpuProveError::NoDevice(format!("no CUDA device {device}")));
-    }
-    let n = crate::ntt::Domain::for_len(first.num_constraints()).map_err(ProveError::from)?.size();
-    let log_n = n.trailing_zeros().max(1);
-    let ctx = NttContext::new(device)?;
-    let mut bufs = HTermBuffers::new(device, log_n)?;
-    let mut proofs = Vec::with_capacity(assignments.len());
-    for (pa, &(r, s)) in assignments.iter().zip(randomness) {
-        let t = Instant::now();
-        ctx.h_term(scalars_repr(&pa.a), scalars_repr(&pa.b), scalars_repr(&pa.c), log_n, &mut bufs)?;
-        let h_len = params.h.len();
-        let h = g1(msm::msm::<G1>(
-            device,
-            Input::Host(g1_repr(&params.h)),
-            Input::Device { buf: &bufs.a, offset: 0, len: h_len },
-            None,
-        )?
-        .0);
-        let t_h = t.elapsed();
-
-        let inputs = &pa.input_assignment;
-        let aux = &pa.aux_assignment;
-        let n_in = inputs.len();
-        let b_in = pa.b_input_density.count();
-        let g1_msm = |points: &[G1Affine], scalars: &[Fr]| -> Result<G1Projective, GpuProveError> {
-            Ok(g1(msm::msm_g1(device, g1_repr(points), scalars_repr(scalars))?))
-        };
-        let l = g1_msm(&params.l, aux)?;
-        let a_aux = compact(aux, &pa.a_aux_density);
-        let a = g1_msm(&params.a[..n_in], inputs)? + g1_msm(&params.a[n_in..], &a_aux)?;
-        let b_inputs = compact(inputs, &pa.b_input_density);
-        let b_aux = compact(aux, &pa.b_aux_density);
-        let b_g1 = g1_msm(&params.b_g1[..b_in], &b_inputs)? + g1_msm(&params.b_g1[b_in..], &b_aux)?;
-        let b_g2 = g2(msm::msm::<G2>(
-            device,
-            Input::Host(g2_repr(&params.b_g2[..b_in])),
-            Input::Host(scalars_repr(&b_inputs)),
-            None,
-        )?
-        .0) + g2(msm::msm::<G2>(
-            device,
-            Input::Host(g2_repr(&params.b_g2[b_in..])),
-            Input::Host(scalars_repr(&b_aux)),
-            None,
-        )?
-        .0);
-        debug!("gpu proof: h term + H msm {t_h:?}, all {:?}", t.elapsed());
-        proofs.push(assemble(&params.vk, MsmResults { h, l, a, b_g1, b_g2 }, r, s));
-    }
-    Ok(proofs)
+    let prover = GpuProver::new(device)?;
+    let results = prover.msms(params, SrsPoints::Host(params), assignments, None, GpuOptions::default())?;
+    Ok(results.into_iter().zip(randomness).map(|(m, &(r, s))| assemble(&params.vk, m, r, s)).collect())
 }

@@ -5,6 +5,8 @@
 
 #[cfg(feature = "cuda")]
 pub mod gpu_prover;
+#[cfg(feature = "cuda")]
+pub mod gpu_srs;
 pub mod h_term;
 pub mod proof;
 pub mod prover;

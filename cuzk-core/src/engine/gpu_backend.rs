@@ -1,0 +1,246 @@
+//! The CUDA backend (feature `cuda`): [`GpuProver`] behind the engine's
+//! interlock phases.
+//!
+//! - `prestage` (under `mem_mtx`): make the SRS resident in VRAM if it is
+//!   not and there is room (uploaded once, kept while the host SRS lives),
+//!   then upload circuit 0's a, b, c into the H buffers the worker reserved.
+//! - `compute` (under `compute_mtx`): the H terms and every MSM; circuits
+//!   after the first reuse the staged buffers.
+//! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
+//!   within the granted bytes: H on the device if its buffers fit, else on
+//!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
+//!   already resident.
+//! - `epilogue` (no lock): the CPU prover's `assemble`.
+//!
+//! Every path gives the same bytes for the same r and s (tested).
+
+use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend};
+use super::interlock::VramReservation;
+use crate::groth16::gpu_prover::{GpuOptions, GpuProver, StagedH};
+use crate::groth16::gpu_srs::{DeviceSrs, SrsPoints};
+use crate::groth16::{assemble, MsmResults, Proof};
+use crate::srs::Parameters;
+use blstrs::Scalar as Fr;
+use cuzk_sys::msm::{self, MsmOptions, G1, G2};
+use ff::Field;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+/// VRAM left out of the budget for the CUDA context, CUB and the driver.
+const VRAM_HEADROOM: u64 = 1 << 30;
+
+/// A proving key kept in VRAM, with the budget it holds.
+struct ResidentSrs {
+    params: Weak<Parameters>,
+    srs: Arc<DeviceSrs>,
+    last_used: Instant,
+    _vram: VramReservation,
+}
+
+struct GpuDevice {
+    info: DeviceInfo,
+    prover: GpuProver,
+    resident: Mutex<Vec<ResidentSrs>>,
+}
+
+/// r and s of each proof.
+#[derive(Clone, Copy, Debug)]
+enum Randomness {
+    Fresh,
+    /// Tests: the same r, s for every proof, to compare bytes across paths.
+    Fixed(Fr, Fr),
+}
+
+pub struct GpuBackend {
+    devices: Vec<GpuDevice>,
+    randomness: Randomness,
+    keep_srs_resident: bool,
+}
+
+struct Staged {
+    first: Option<StagedH>,
+    srs: Option<Arc<DeviceSrs>>,
+}
+
+struct Computed {
+    params: Arc<Parameters>,
+    results: Vec<MsmResults>,
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl GpuBackend {
+    /// Every CUDA device; an error that says why where there is none.
+    pub fn new() -> Result<Self, String> {
+        let n = cuzk_sys::device_count().map_err(err)?;
+        if n == 0 {
+            return Err(crate::groth16::gpu_prover::default_device().map(|_| ()).err().map_or("no CUDA device".into(), err));
+        }
+        let mut devices = Vec::new();
+        for ordinal in 0..n {
+            let q = cuzk_sys::DeviceInfo::query(ordinal).map_err(err)?;
+            let prover = GpuProver::new(ordinal).map_err(err)?;
+            // Measured once: what is free now, less headroom (other users of
+            // the card are not ours to spend).
+            let vram_bytes = q.free_mem_bytes.saturating_sub(VRAM_HEADROOM);
+            log::info!(
+                "GPU found gpu={ordinal} name={:?} sms={} cc={}.{} vram_total={} vram_budget={}",
+                q.name, q.sm_count, q.compute_capability.0, q.compute_capability.1,
+                crate::config::format_size(q.total_mem_bytes), crate::config::format_size(vram_bytes)
+            );
+            let info = DeviceInfo { ordinal: ordinal as u32, name: q.name, vram_bytes };
+            devices.push(GpuDevice { info, prover, resident: Mutex::default() });
+        }
+        Ok(GpuBackend { devices, randomness: Randomness::Fresh, keep_srs_resident: true })
+    }
+
+    /// Every proof uses this r and s (tests compare bytes with the CPU).
+    pub fn with_fixed_randomness(mut self, r: Fr, s: Fr) -> Self {
+        self.randomness = Randomness::Fixed(r, s);
+        self
+    }
+
+    /// Never keep an SRS in VRAM (points stream from host memory).
+    pub fn without_resident_srs(mut self) -> Self {
+        self.keep_srs_resident = false;
+        self
+    }
+
+    fn device(&self, ordinal: u32) -> Result<&GpuDevice, String> {
+        self.devices.iter().find(|d| d.info.ordinal == ordinal).ok_or_else(|| format!("no CUDA device {ordinal}"))
+    }
+
+    /// The resident copy of `input.params` on `dev`, if there is one.
+    fn find_resident(dev: &GpuDevice, params: &Arc<Parameters>) -> Option<Arc<DeviceSrs>> {
+        let mut resident = dev.resident.lock().unwrap();
+        // A host SRS that was evicted frees its device copy.
+        resident.retain(|r| r.params.strong_count() > 0);
+        let r = resident.iter_mut().find(|r| r.params.upgrade().is_some_and(|p| Arc::ptr_eq(&p, params)))?;
+        r.last_used = Instant::now();
+        Some(r.srs.clone())
+    }
+
+    /// Makes `input.params` resident when it fits with room left for one
+    /// more working set (another worker's), evicting idle copies of other
+    /// SRSs least recently used first.
+    fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, String> {
+        if let Some(srs) = Self::find_resident(dev, input.params) {
+            return Ok(Some(srs));
+        }
+        if !self.keep_srs_resident {
+            return Ok(None);
+        }
+        let bytes = DeviceSrs::bytes(input.params);
+        let want = bytes + self.vram_needed(input);
+        let mut resident = dev.resident.lock().unwrap();
+        while input.vram.free() < want {
+            let idle = resident.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.srs) == 1).min_by_key(|(_, r)| r.last_used);
+            match idle.map(|(i, _)| i) {
+                Some(i) => {
+                    let gone = resident.remove(i);
+                    log::info!("device SRS evicted gpu={} bytes={}", dev.info.ordinal, gone._vram.bytes());
+                }
+                None => return Ok(None),
+            }
+        }
+        let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
+        let t = Instant::now();
+        let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, input.params).map_err(err)?);
+        log::info!(
+            "device SRS uploaded gpu={} bytes={} upload_ms={}",
+            dev.info.ordinal, bytes, t.elapsed().as_millis()
+        );
+        resident.push(ResidentSrs { params: Arc::downgrade(input.params), srs: srs.clone(), last_used: Instant::now(), _vram: vram });
+        Ok(Some(srs))
+    }
+
+    fn points<'a>(params: &'a Parameters, srs: &'a Option<Arc<DeviceSrs>>) -> SrsPoints<'a> {
+        match srs {
+            Some(d) => SrsPoints::Device(d),
+            None => SrsPoints::Host(params),
+        }
+    }
+
+    /// The largest MSM of a proof: (G1 points, G2 points).
+    fn msm_sizes(params: &Parameters) -> (u64, u64) {
+        let g1 = params.h.len().max(params.l.len()).max(params.a.len()).max(params.b_g1.len());
+        (g1 as u64, params.b_g2.len() as u64)
+    }
+}
+
+impl ProverBackend for GpuBackend {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.devices.iter().map(|d| d.info.clone()).collect()
+    }
+
+    /// The H buffers plus the largest MSM workspace (points from the host:
+    /// the upper bound).
+    fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
+        let Some(first) = input.assignments.first() else { return 0 };
+        let h = GpuProver::h_bytes(first.num_constraints()).unwrap_or(0);
+        let (n1, n2) = Self::msm_sizes(input.params);
+        h + msm::workspace_bytes::<G1>(n1, false, false, 0).max(msm::workspace_bytes::<G2>(n2, false, false, 0))
+    }
+
+    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        let dev = self.device(device)?;
+        let srs = self.make_resident(dev, input)?;
+        let first = match input.assignments.first() {
+            Some(pa) => Some(dev.prover.stage_h(pa).map_err(err)?),
+            None => None,
+        };
+        Ok(Box::new(Staged { first, srs }))
+    }
+
+    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        let dev = self.device(device)?;
+        let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
+        let points = Self::points(input.params, &srs);
+        let results = dev.prover.msms(input.params, points, input.assignments, first, GpuOptions::default()).map_err(err)?;
+        Ok(Box::new(Computed { params: input.params.clone(), results }))
+    }
+
+    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        let dev = self.device(device)?;
+        let srs = Self::find_resident(dev, input.params);
+        let Some(first) = input.assignments.first() else {
+            return Ok(Box::new(Computed { params: input.params.clone(), results: Vec::new() }));
+        };
+        let h_bytes = GpuProver::h_bytes(first.num_constraints()).map_err(err)?;
+        let (n1, n2) = Self::msm_sizes(input.params);
+        let on_dev = srs.is_some();
+        // H on the device only if its buffers leave the MSMs at least half.
+        let h_on_cpu = h_bytes > vram_granted / 2;
+        let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
+        let chunk = msm::chunk_for_budget::<G1>(n1, on_dev, false, budget).min(msm::chunk_for_budget::<G2>(n2, on_dev, false, budget));
+        log::info!(
+            "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points={chunk} srs_resident={on_dev}",
+            crate::config::format_size(vram_granted)
+        );
+        let opts = GpuOptions { msm: Some(MsmOptions { window_bits: 0, max_chunk_points: chunk }), h_on_cpu };
+        let points = Self::points(input.params, &srs);
+        let results = dev.prover.msms(input.params, points, input.assignments, None, opts).map_err(err)?;
+        Ok(Box::new(Computed { params: input.params.clone(), results }))
+    }
+
+    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
+        let Computed { params, results } = *computed.downcast::<Computed>().map_err(|_| "cuda backend: unexpected computed state")?;
+        let mut rng = rand_core::OsRng;
+        Ok(results
+            .into_iter()
+            .map(|m| {
+                let (r, s) = match self.randomness {
+                    Randomness::Fresh => (Fr::random(&mut rng), Fr::random(&mut rng)),
+                    Randomness::Fixed(r, s) => (r, s),
+                };
+                assemble(&params.vk, m, r, s)
+            })
+            .collect())
+    }
+}

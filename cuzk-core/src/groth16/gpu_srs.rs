@@ -1,0 +1,111 @@
+//! The proving key's points for the GPU prover: read from host memory by
+//! each MSM (streamed in chunks), or uploaded once into VRAM and kept
+//! there ([`DeviceSrs`]) so a batch, and every later batch of the same
+//! circuit, reads them at device bandwidth instead of PCIe bandwidth.
+
+use crate::srs::Parameters;
+use blstrs::{G1Affine, G2Affine};
+use cuzk_sys::msm::{G1AffineRepr, G2AffineRepr, Input};
+use cuzk_sys::{DeviceBuffer, Stream};
+
+// blstrs' affine types are #[repr(transparent)] over blst's; cuzk-sys
+// speaks blst.
+pub(crate) fn g1_repr(p: &[G1Affine]) -> &[G1AffineRepr] {
+    const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<G1AffineRepr>());
+    unsafe { std::slice::from_raw_parts(p.as_ptr() as *const G1AffineRepr, p.len()) }
+}
+pub(crate) fn g2_repr(p: &[G2Affine]) -> &[G2AffineRepr] {
+    const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<G2AffineRepr>());
+    unsafe { std::slice::from_raw_parts(p.as_ptr() as *const G2AffineRepr, p.len()) }
+}
+
+/// The five point vectors of a proving key in device memory.
+pub struct DeviceSrs {
+    pub device: i32,
+    h: DeviceBuffer<G1AffineRepr>,
+    l: DeviceBuffer<G1AffineRepr>,
+    a: DeviceBuffer<G1AffineRepr>,
+    b_g1: DeviceBuffer<G1AffineRepr>,
+    b_g2: DeviceBuffer<G2AffineRepr>,
+}
+
+fn upload<T: Copy>(device: i32, stream: &Stream, host: &[T]) -> Result<DeviceBuffer<T>, cuzk_sys::Error> {
+    let mut buf = DeviceBuffer::new(device, host.len())?;
+    buf.copy_from_host(stream, 0, host)?;
+    Ok(buf)
+}
+
+impl DeviceSrs {
+    /// Device bytes the points of `params` take.
+    pub fn bytes(params: &Parameters) -> u64 {
+        let g1 = (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) as u64;
+        g1 * std::mem::size_of::<G1AffineRepr>() as u64 + params.b_g2.len() as u64 * std::mem::size_of::<G2AffineRepr>() as u64
+    }
+
+    /// Allocates and uploads every point (returns when the copies are done).
+    pub fn upload(device: i32, params: &Parameters) -> Result<Self, cuzk_sys::Error> {
+        let stream = Stream::new(device)?;
+        Ok(DeviceSrs {
+            device,
+            h: upload(device, &stream, g1_repr(&params.h))?,
+            l: upload(device, &stream, g1_repr(&params.l))?,
+            a: upload(device, &stream, g1_repr(&params.a))?,
+            b_g1: upload(device, &stream, g1_repr(&params.b_g1))?,
+            b_g2: upload(device, &stream, g2_repr(&params.b_g2))?,
+        })
+    }
+}
+
+/// The point vectors of a proving key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Points {
+    H,
+    L,
+    A,
+    BG1,
+}
+
+/// Where the MSMs read the proving key's points from.
+#[derive(Clone, Copy)]
+pub enum SrsPoints<'a> {
+    Host(&'a Parameters),
+    Device(&'a DeviceSrs),
+}
+
+impl<'a> SrsPoints<'a> {
+    /// `range` of one G1 point vector.
+    pub fn g1(&self, which: Points, range: std::ops::Range<usize>) -> Input<'a, G1AffineRepr> {
+        match *self {
+            SrsPoints::Host(p) => {
+                let v = match which {
+                    Points::H => &p.h,
+                    Points::L => &p.l,
+                    Points::A => &p.a,
+                    Points::BG1 => &p.b_g1,
+                };
+                Input::Host(g1_repr(&v[range]))
+            }
+            SrsPoints::Device(d) => {
+                let buf = match which {
+                    Points::H => &d.h,
+                    Points::L => &d.l,
+                    Points::A => &d.a,
+                    Points::BG1 => &d.b_g1,
+                };
+                Input::Device { buf, offset: range.start, len: range.len() }
+            }
+        }
+    }
+
+    /// `range` of the B_G2 points.
+    pub fn g2(&self, range: std::ops::Range<usize>) -> Input<'a, G2AffineRepr> {
+        match *self {
+            SrsPoints::Host(p) => Input::Host(g2_repr(&p.b_g2[range])),
+            SrsPoints::Device(d) => Input::Device { buf: &d.b_g2, offset: range.start, len: range.len() },
+        }
+    }
+
+    pub fn on_device(&self) -> bool {
+        matches!(self, SrsPoints::Device(_))
+    }
+}
