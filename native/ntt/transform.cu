@@ -1,4 +1,7 @@
 // Plans the passes of a transform and launches the kernels of kernels.cuh.
+#include <cstdlib>
+#include <cstring>
+
 #include "../error.cuh"
 #include "kernels.cuh"
 #include "transform.cuh"
@@ -27,10 +30,26 @@ int plan_passes(int log_n, int lo[], int k[]) {
     return count;
 }
 
+template <bool DIT>
+void launch_pass(int mv, uint32_t blocks, uint32_t threads, cudaStream_t stream, const pass_args &p) {
+    if (mv == MUL_SPLIT)
+        ntt_pass_kernel<DIT, MUL_SPLIT><<<blocks, threads, 0, stream>>>(p);
+    else
+        ntt_pass_kernel<DIT, MUL_FUSED><<<blocks, threads, 0, stream>>>(p);
+}
+
 }  // namespace
 
+int ntt_mul_variant() {
+    const char *v = getenv("CUZK_NTT_MUL");
+    if (v && strcmp(v, "split") == 0) return MUL_SPLIT;
+    if (v && strcmp(v, "fused") == 0) return MUL_FUSED;
+    return MUL_DEFAULT;
+}
+
 int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, int log_n, scale_spec scale,
-                       cudaStream_t stream, cuzk_error *err) {
+                       cudaStream_t stream, cuzk_error *err, const fr_t *pre_mul) {
+    const int mv = ntt_mul_variant();
     int lo[4], k[4];
     const int passes = plan_passes(log_n, lo, k);
     for (int n = 0; n < passes; n++) {
@@ -44,32 +63,34 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
         p.root_lo = t.root_lo[dir];
         p.root_hi = t.root_hi[dir];
         p.inner = t.inner[dir];
+        p.mid = t.mid[dir];
         p.scale = (lo[i] == 0) ? scale.mode : SCALE_NONE;
         p.scale_lo = scale.lo;
         p.scale_hi = scale.hi;
         p.scale_c = scale.c;
+        p.pre_mul = (n == 0) ? pre_mul : nullptr;
         const uint32_t tile_log = p.k + p.logc;
         const uint32_t threads = 1u << (tile_log - 1);
         const uint32_t blocks = 1u << (log_n - tile_log);
         if (dit)
-            ntt_pass_kernel<true><<<blocks, threads, 0, stream>>>(p);
+            launch_pass<true>(mv, blocks, threads, stream, p);
         else
-            ntt_pass_kernel<false><<<blocks, threads, 0, stream>>>(p);
+            launch_pass<false>(mv, blocks, threads, stream, p);
         CUZK_LAUNCHED();
     }
     return CUZK_OK;
 }
 
-int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err) {
+int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err, const fr_t *sub) {
     if (log_n >= 2 * BITREV_B + 4) {
-        bitrev_tiles_kernel<<<1u << (log_n - 2 * BITREV_B), BITREV_TILE, 0, stream>>>(x, log_n);
+        bitrev_tiles_kernel<<<1u << (log_n - 2 * BITREV_B), BITREV_TILE, 0, stream>>>(x, log_n, sub);
         CUZK_LAUNCHED();
         return CUZK_OK;
     }
     const uint32_t n = 1u << log_n;
     const uint32_t threads = n < 256 ? n : 256;
     const uint32_t blocks = (n + threads - 1) / threads;
-    bitrev_permute_kernel<<<blocks, threads, 0, stream>>>(x, log_n);
+    bitrev_permute_kernel<<<blocks, threads, 0, stream>>>(x, log_n, sub);
     CUZK_LAUNCHED();
     return CUZK_OK;
 }
@@ -79,8 +100,11 @@ int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const f
     const uint64_t n = 1ull << log_n;
     const uint32_t threads = 256;
     const uint64_t blocks = (n + threads - 1) / threads;
-    h_pointwise_kernel<<<(uint32_t)(blocks < 65536 ? blocks : 65536), threads, 0, stream>>>(a, b, c,
-                                                                                           t.z_inv + log_n, n);
+    const uint32_t grid = (uint32_t)(blocks < 65536 ? blocks : 65536);
+    if (ntt_mul_variant() == MUL_SPLIT)
+        h_pointwise_kernel<MUL_SPLIT><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
+    else
+        h_pointwise_kernel<MUL_FUSED><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
     CUZK_LAUNCHED();
     return CUZK_OK;
 }
