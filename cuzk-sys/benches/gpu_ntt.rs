@@ -97,15 +97,15 @@ fn main() {
     rows.push(format!("| H2D pinned 1 GiB | {:.3} ms | {:.1} GB/s |", 1e3 * up_bytes as f64 / h2d, h2d / 1e9));
     drop((pinned, dbuf));
 
-    // `--compare`: also time the alternative Fr multiplication (CUZK_NTT_MUL)
-    // and the seven-transform H term (CUZK_H_TERM); the native code reads
-    // both variables at every call.
+    // `--compare`: also time the other pass kernels (CUZK_NTT_KERNEL) and
+    // the seven-transform H term (CUZK_H_TERM); the native code reads both
+    // variables at every call.
     let compare = std::env::args().any(|a| a == "--compare");
-    let muls: Vec<&str> = if compare { vec!["fused", "split"] } else { vec![""] };
-    let set_mul = |m: &str| {
-        if m.is_empty() { std::env::remove_var("CUZK_NTT_MUL") } else { std::env::set_var("CUZK_NTT_MUL", m) }
+    let kernels: Vec<&str> = if compare { vec!["ilp3", "classic", "ilp4"] } else { vec![""] };
+    let set_kernel = |m: &str| {
+        if m.is_empty() { std::env::remove_var("CUZK_NTT_KERNEL") } else { std::env::set_var("CUZK_NTT_KERNEL", m) }
     };
-    let tag = |m: &str| if m.is_empty() { String::new() } else { format!(" [mul {m}]") };
+    let tag = |m: &str| if m.is_empty() { String::new() } else { format!(" [{m}]") };
 
     // NTT.
     for log_n in [20u32, 24, 26, 27] {
@@ -115,8 +115,8 @@ fn main() {
         let mut buf = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
         buf.copy_from_host(&stream, 0, &host).unwrap();
         for kind in [NttKind::Forward, NttKind::CosetInverse] {
-          for m in &muls {
-            set_mul(m);
+          for m in &kernels {
+            set_kernel(m);
             let ms = time_device(dev, &stream, runs, || ctx.ntt(&stream, &mut buf, log_n, kind).unwrap());
             let traffic = 2.0 * 32.0 * n as f64 * (ntt_passes(log_n) + 1) as f64; // passes + bit reversal
             let floor_ms = 2.0 * 32.0 * n as f64 / d2d * 1e3; // one read + one write of the data
@@ -127,7 +127,7 @@ fn main() {
           }
         }
     }
-    set_mul("");
+    set_kernel("");
 
     // H term from pinned memory (uploads included), host wall clock.
     for log_n in [24u32, 27] {
@@ -139,11 +139,14 @@ fn main() {
             inputs.push(p);
         }
         let mut bufs = HTermBuffers::new(dev, log_n).unwrap();
-        let algos: Vec<&str> = if compare { vec!["six", "seven"] } else { vec!["six"] };
-        for algo in &algos {
-          for m in &muls {
+        let mut combos: Vec<(&str, &str)> = kernels.iter().map(|k| ("six", *k)).collect();
+        if compare {
+            combos.push(("seven", "classic")); // the previous H term
+        }
+        for (algo, m) in &combos {
+          {
             std::env::set_var("CUZK_H_TERM", algo);
-            set_mul(m);
+            set_kernel(m);
             let mut run = || {
                 let t = Instant::now();
                 ctx.h_term(&inputs[0], &inputs[1], &inputs[2], log_n, &mut bufs).unwrap();
@@ -164,7 +167,7 @@ fn main() {
           }
         }
         std::env::remove_var("CUZK_H_TERM");
-        set_mul("");
+        set_kernel("");
     }
 
     println!("\n| what | median | notes |\n| --- | --- | --- |");

@@ -20,7 +20,7 @@ namespace cuzk {
 // chains, MUL_SPLIT (Fr-style moduli only) as wide multiplies plus add chains.
 enum mont_mul_variant { MUL_FUSED = 0, MUL_SPLIT = 1 };
 #ifndef CUZK_MONT_MUL_DEFAULT
-#define CUZK_MONT_MUL_DEFAULT MUL_SPLIT
+#define CUZK_MONT_MUL_DEFAULT MUL_FUSED
 #endif
 constexpr int MUL_DEFAULT = CUZK_MONT_MUL_DEFAULT;
 

@@ -165,6 +165,115 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
     }
 }
 
+// The same pass for full 1024-element tiles (log_n >= 10) with a quarter as
+// many threads: each thread keeps two butterflies of a stage in flight (two
+// independent multiplications for the scheduler to interleave) and moves
+// elements through shared memory as two 16-byte words (4 shared-memory
+// instructions per element instead of 16).
+constexpr uint32_t ILP_THREADS = TILE / 4;
+
+__device__ __forceinline__ fr_t sm4_load(const uint4 (*sm)[TILE], uint32_t e) {
+    const uint4 a = sm[0][e], b = sm[1][e];
+    fr_t r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+
+__device__ __forceinline__ void sm4_store(uint4 (*sm)[TILE], uint32_t e, const fr_t &v) {
+    sm[0][e] = make_uint4(v.v[0], v.v[1], v.v[2], v.v[3]);
+    sm[1][e] = make_uint4(v.v[4], v.v[5], v.v[6], v.v[7]);
+}
+
+// MIN_BLOCKS: blocks per SM the registers are budgeted for (3: 80
+// registers, no spills; 4: 64 registers, a few spilled words).
+template <bool DIT, int MV, int MIN_BLOCKS>
+__global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(const pass_args p) {
+    __shared__ uint4 sm[2][TILE];
+    const int k = p.k, logc = p.logc;  // k + logc == TILE_LOG
+    const uint32_t cmask = (1u << logc) - 1;
+    const int col_groups_log = p.lo - logc;
+    const uint64_t b = blockIdx.x;
+    const uint64_t col0 = (b & ((1ull << col_groups_log) - 1)) << logc;
+    const uint64_t base = ((b >> col_groups_log) << (p.lo + k)) + col0;
+
+#pragma unroll
+    for (uint32_t u = 0; u < TILE / ILP_THREADS; u++) {
+        const uint32_t e = threadIdx.x + u * ILP_THREADS;
+        const uint32_t t = e >> logc, c = e & cmask;
+        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+        fr_t v = load_fr(p.x + i);
+        if (p.pre_mul) v = fmul<MV>(v, ldg_fr(p.pre_mul + i));
+        if (DIT) {
+            fr_t f;
+            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
+        }
+        sm4_store(sm, e, v);
+    }
+    __syncthreads();
+
+#pragma unroll 1
+    for (int step = 0; step < k; step++) {
+        const int s = DIT ? step : k - 1 - step;  // butterfly span 2^s rows
+        uint32_t e0[2], e1[2], tw[2];
+        fr_t x0[2], x1[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t bi = threadIdx.x + h * ILP_THREADS;
+            const uint32_t c = bi & cmask, q = bi >> logc;
+            const uint32_t j = q & ((1u << s) - 1);
+            const uint32_t row0 = ((q >> s) << (s + 1)) + j;
+            e0[h] = (row0 << logc) | c;
+            e1[h] = ((row0 + (1u << s)) << logc) | c;
+            tw[h] = j << (INNER_LOG - 1 - s);
+            x0[h] = sm4_load(sm, e0[h]);
+            x1[h] = sm4_load(sm, e1[h]);
+        }
+        if (DIT) {
+            if (s > 0) {
+                const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
+                x1[0] = fmul<MV>(x1[0], w0);
+                x1[1] = fmul<MV>(x1[1], w1);
+            }
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
+                x0[h] = a, x1[h] = d;
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
+                x0[h] = a, x1[h] = d;
+            }
+            if (s > 0) {
+                const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
+                x1[0] = fmul<MV>(x1[0], w0);
+                x1[1] = fmul<MV>(x1[1], w1);
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            sm4_store(sm, e0[h], x0[h]);
+            sm4_store(sm, e1[h], x1[h]);
+        }
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (uint32_t u = 0; u < TILE / ILP_THREADS; u++) {
+        const uint32_t e = threadIdx.x + u * ILP_THREADS;
+        const uint32_t t = e >> logc, c = e & cmask;
+        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+        fr_t v = sm4_load(sm, e);
+        if (!DIT) {
+            fr_t f;
+            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
+        }
+        store_fr(p.x + i, v);
+    }
+}
+
 // In-place bit-reversal permutation of 2^log_n elements, element by element
 // (small sizes). With `sub`, x[i] - sub[i] is what gets permuted.
 __global__ void bitrev_permute_kernel(fr_t *x, int log_n, const fr_t *sub) {

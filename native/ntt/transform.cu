@@ -30,26 +30,36 @@ int plan_passes(int log_n, int lo[], int k[]) {
     return count;
 }
 
+// Pass kernels: the classic one (one butterfly per thread and stage, any
+// tile) and, for full tiles, the ILP one (kernels.cuh) with 3 or 4 blocks
+// per SM. CUZK_NTT_KERNEL=classic|ilp3|ilp4 overrides the default (ilp3)
+// for benchmarks; it is read at every call.
+enum pass_kernel { KERNEL_CLASSIC, KERNEL_ILP3, KERNEL_ILP4 };
+
+int pass_kernel_choice() {
+    const char *v = getenv("CUZK_NTT_KERNEL");
+    if (v && strcmp(v, "classic") == 0) return KERNEL_CLASSIC;
+    if (v && strcmp(v, "ilp4") == 0) return KERNEL_ILP4;
+    return KERNEL_ILP3;
+}
+
 template <bool DIT>
-void launch_pass(int mv, uint32_t blocks, uint32_t threads, cudaStream_t stream, const pass_args &p) {
-    if (mv == MUL_SPLIT)
-        ntt_pass_kernel<DIT, MUL_SPLIT><<<blocks, threads, 0, stream>>>(p);
-    else
-        ntt_pass_kernel<DIT, MUL_FUSED><<<blocks, threads, 0, stream>>>(p);
+void launch_pass(int kernel, const pass_args &p, cudaStream_t stream) {
+    const uint32_t tile_log = p.k + p.logc;
+    const uint32_t blocks = 1u << (p.log_n - tile_log);
+    if (tile_log < (uint32_t)TILE_LOG) kernel = KERNEL_CLASSIC;
+    switch (kernel) {
+        case KERNEL_ILP3: ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, 3><<<blocks, ILP_THREADS, 0, stream>>>(p); break;
+        case KERNEL_ILP4: ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, 4><<<blocks, ILP_THREADS, 0, stream>>>(p); break;
+        default: ntt_pass_kernel<DIT, MUL_DEFAULT><<<blocks, 1u << (tile_log - 1), 0, stream>>>(p); break;
+    }
 }
 
 }  // namespace
 
-int ntt_mul_variant() {
-    const char *v = getenv("CUZK_NTT_MUL");
-    if (v && strcmp(v, "split") == 0) return MUL_SPLIT;
-    if (v && strcmp(v, "fused") == 0) return MUL_FUSED;
-    return MUL_DEFAULT;
-}
-
 int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, int log_n, scale_spec scale,
                        cudaStream_t stream, cuzk_error *err, const fr_t *pre_mul) {
-    const int mv = ntt_mul_variant();
+    const int kernel = pass_kernel_choice();
     int lo[4], k[4];
     const int passes = plan_passes(log_n, lo, k);
     for (int n = 0; n < passes; n++) {
@@ -69,13 +79,10 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
         p.scale_hi = scale.hi;
         p.scale_c = scale.c;
         p.pre_mul = (n == 0) ? pre_mul : nullptr;
-        const uint32_t tile_log = p.k + p.logc;
-        const uint32_t threads = 1u << (tile_log - 1);
-        const uint32_t blocks = 1u << (log_n - tile_log);
         if (dit)
-            launch_pass<true>(mv, blocks, threads, stream, p);
+            launch_pass<true>(kernel, p, stream);
         else
-            launch_pass<false>(mv, blocks, threads, stream, p);
+            launch_pass<false>(kernel, p, stream);
         CUZK_LAUNCHED();
     }
     return CUZK_OK;
@@ -101,10 +108,7 @@ int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const f
     const uint32_t threads = 256;
     const uint64_t blocks = (n + threads - 1) / threads;
     const uint32_t grid = (uint32_t)(blocks < 65536 ? blocks : 65536);
-    if (ntt_mul_variant() == MUL_SPLIT)
-        h_pointwise_kernel<MUL_SPLIT><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
-    else
-        h_pointwise_kernel<MUL_FUSED><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
+    h_pointwise_kernel<MUL_DEFAULT><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
     CUZK_LAUNCHED();
     return CUZK_OK;
 }

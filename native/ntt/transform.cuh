@@ -32,10 +32,6 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
 // In-place bit reversal; with `sub`, permutes x[i] - sub[i] instead.
 int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err, const fr_t *sub = nullptr);
 
-// The Fr multiplication variant the NTT kernels use (mont.cuh's
-// mont_mul_variant): MUL_DEFAULT, or CUZK_NTT_MUL=fused|split from the
-// environment (for benchmarks comparing the two).
-int ntt_mul_variant();
 
 // a = (a b - c) * z_inv[log_n] for 2^log_n elements.
 int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const fr_t *c, int log_n,
