@@ -44,6 +44,7 @@ PY
 rm -f "$json"
 strip --strip-debug "$DEST"/tests/* "$DEST"/benches/* 2>/dev/null || true
 cp "$ROOT/build/gpu-run.sh" "$DEST/run.sh"
+cp "$ROOT/build/gpu-run-ntt.sh" "$DEST/run-ntt.sh"
 git -C "$ROOT" rev-parse --short HEAD >"$DEST/COMMIT"
 du -sh "$DEST"
 ls -l "$DEST"/tests "$DEST"/benches
