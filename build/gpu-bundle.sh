@@ -21,9 +21,12 @@ export CUZK_REQUIRE_CUDA=1
 cd "$ROOT"
 json="$(mktemp)"
 cargo build --release -p cuzk-sys --tests --benches --message-format=json-render-diagnostics >"$json"
-cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --test gpu_engine --message-format=json-render-diagnostics >>"$json"
-# The CLI (engine benchmark) and the daemon, with the cuda feature.
-cargo build --release -p cuzk-bin --bins --message-format=json-render-diagnostics >>"$json"
+# CUZK_BUNDLE_SYS_ONLY=1: only cuzk-sys's tests and benches (NTT/H/MSM work).
+if [ -z "${CUZK_BUNDLE_SYS_ONLY:-}" ]; then
+    cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --test gpu_engine --message-format=json-render-diagnostics >>"$json"
+    # The CLI (engine benchmark) and the daemon, with the cuda feature.
+    cargo build --release -p cuzk-bin --bins --message-format=json-render-diagnostics >>"$json"
+fi
 
 rm -rf "$DEST"
 mkdir -p "$DEST/tests" "$DEST/benches" "$DEST/bin"
@@ -46,6 +49,7 @@ PY
 rm -f "$json"
 strip --strip-debug "$DEST"/tests/* "$DEST"/benches/* "$DEST"/bin/* 2>/dev/null || true
 cp "$ROOT/build/gpu-run.sh" "$DEST/run.sh"
+cp "$ROOT/build/gpu-run-ntt.sh" "$DEST/run-ntt.sh"
 git -C "$ROOT" rev-parse --short HEAD >"$DEST/COMMIT"
 du -sh "$DEST"
 ls -l "$DEST"/tests "$DEST"/benches "$DEST"/bin

@@ -116,7 +116,7 @@ typedef enum cuzk_ntt_kind {
 
 #define CUZK_NTT_MAX_LOG 28
 
-/* Twiddle and coset tables for one device (about 2 MiB). Read-only after
+/* Twiddle and coset tables for one device (about 34 MiB). Read-only after
  * creation: one context may serve any number of streams and threads. */
 typedef struct cuzk_ntt_context cuzk_ntt_context;
 int32_t cuzk_ntt_context_create(int32_t ordinal, cuzk_ntt_context **out, cuzk_error *err);

@@ -16,6 +16,14 @@ namespace cuzk {
 
 // P: static constexpr int N; __host__ __device__ static constexpr uint32_t
 // mod(int i), one(i) (R mod m); static constexpr uint32_t m0 = -m^-1 mod 2^32.
+// Multiplication variants (see row()): MUL_FUSED does q * m as multiply-add
+// chains, MUL_SPLIT (Fr-style moduli only) as wide multiplies plus add chains.
+enum mont_mul_variant { MUL_FUSED = 0, MUL_SPLIT = 1 };
+#ifndef CUZK_MONT_MUL_DEFAULT
+#define CUZK_MONT_MUL_DEFAULT MUL_FUSED
+#endif
+constexpr int MUL_DEFAULT = CUZK_MONT_MUL_DEFAULT;
+
 template <class P>
 struct mont_t {
     static constexpr int N = P::N;
@@ -106,6 +114,17 @@ struct mont_t {
                          : "r"(a[j]), "r"(bi));
     }
 
+    // acc[j], acc[j + 1] = a[j] * bi for even j < COUNT, each product one
+    // 64-bit multiply (ptxas keeps mul.lo/mul.hi of constants apart).
+    template <int COUNT>
+    __device__ __forceinline__ static void mul_wide_pairs(uint32_t *acc, const uint32_t *a, uint32_t bi) {
+#pragma unroll
+        for (int j = 0; j < COUNT; j += 2)
+            asm("{.reg .b64 t; mul.wide.u32 t, %2, %3; mov.b64 {%0, %1}, t;}"
+                : "=r"(acc[j]), "=r"(acc[j + 1])
+                : "r"(a[j]), "r"(bi));
+    }
+
     // acc += (a[0], a[2], ...) * bi as adjacent lo/hi pairs; leaves the carry
     // out of acc[N-1] in the carry flag.
     __device__ __forceinline__ static void mad_pairs(uint32_t *acc, const uint32_t *a, uint32_t bi) {
@@ -148,6 +167,7 @@ struct mont_t {
 
     // One row: (even, odd) += a * bi, then += q * m with q zeroing even[0].
     // `even` is the aligned array of this row; `odd` the offset one.
+    template <int V>
     __device__ __forceinline__ static void row(uint32_t *even, uint32_t *odd, const uint32_t *a, uint32_t bi,
                                                const uint32_t *m, bool first) {
         if (first) {
@@ -162,7 +182,28 @@ struct mont_t {
             asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
         }
         const uint32_t q = even[0] * P::m0;
-        if constexpr (low_limbs_cheap) {
+        if constexpr (low_limbs_cheap && V == MUL_SPLIT) {
+            // The q * m products as separate wide multiplies (one IMAD.WIDE
+            // each), then plain add chains: ptxas never fuses q * m's
+            // mad.lo/madc.hi pairs, and the unfused form costs an IMAD plus
+            // an IMAD.HI per product on the multiply pipe, where the adds
+            // here go to the integer ALU pipe.
+            uint32_t po[N], pe[N];
+            mul_wide_pairs<N - 2>(po + 2, m + 3, q);
+            mul_wide_pairs<N - 2>(pe + 2, m + 2, q);
+            uint32_t neg_q, q_hi;
+            asm volatile("sub.cc.u32 %0, %2, %3; subc.u32 %1, %3, %2;" : "=r"(neg_q), "=r"(q_hi) : "r"(0u), "r"(q));
+            asm volatile("add.cc.u32 %0, %0, %2; addc.cc.u32 %1, %1, %3;"
+                         : "+r"(odd[0]), "+r"(odd[1])
+                         : "r"(neg_q), "r"(q_hi));
+#pragma unroll
+            for (int j = 2; j < N; j++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(odd[j]) : "r"(po[j]));
+            asm volatile("add.cc.u32 %0, %0, %2; addc.cc.u32 %1, %1, %3;"
+                         : "+r"(even[0]), "+r"(even[1])
+                         : "r"(q), "r"(0u));
+#pragma unroll
+            for (int j = 2; j < N; j++) asm volatile("addc.cc.u32 %0, %0, %1;" : "+r"(even[j]) : "r"(pe[j]));
+        } else if constexpr (low_limbs_cheap) {
             uint32_t neg_q, q_hi;
             asm volatile("sub.cc.u32 %0, %2, %3; subc.u32 %1, %3, %2;" : "=r"(neg_q), "=r"(q_hi) : "r"(0u), "r"(q));
             asm volatile("add.cc.u32 %0, %0, %2; addc.cc.u32 %1, %1, %3;"
@@ -181,6 +222,12 @@ struct mont_t {
     }
 
     __device__ __forceinline__ friend mont_t operator*(const mont_t &a, const mont_t &b) {
+        return mul<MUL_DEFAULT>(a, b);
+    }
+
+    // a * b with a chosen variant (MUL_FUSED or MUL_SPLIT; same result).
+    template <int V>
+    __device__ __forceinline__ static mont_t mul(const mont_t &a, const mont_t &b) {
         static_assert(N % 2 == 0, "even limb count");
         uint32_t m[N];
 #pragma unroll
@@ -188,8 +235,8 @@ struct mont_t {
         uint32_t even[N], odd[N];
 #pragma unroll
         for (int i = 0; i < N; i += 2) {
-            row(even, odd, a.v, b.v[i], m, i == 0);
-            row(odd, even, a.v, b.v[i + 1], m, false);
+            row<V>(even, odd, a.v, b.v[i], m, i == 0);
+            row<V>(odd, even, a.v, b.v[i + 1], m, false);
         }
         // After the last row `odd` is aligned with odd[0] == 0: the result is
         // odd / 2^32 + even, i.e. even[j] + odd[j + 1].

@@ -7,8 +7,10 @@ namespace cuzk {
 namespace {
 
 // Layout of the single table allocation, in elements.
-enum table_id { ROOT_LO, ROOT_HI, INNER, COSET_LO, COSET_HI, TABLE_KINDS };
-__host__ __device__ constexpr uint32_t table_len(int id) { return id == INNER ? INNER_SIZE : TABLE_SIZE; }
+enum table_id { ROOT_LO, ROOT_HI, INNER, COSET_LO, COSET_HI, MID, TABLE_KINDS };
+__host__ __device__ constexpr uint32_t table_len(int id) {
+    return id == INNER ? INNER_SIZE : id == MID ? MID_SIZE : TABLE_SIZE;
+}
 __host__ __device__ constexpr size_t table_offset(int dir, int id) {
     size_t off = 0;
     for (int d = 0; d <= dir; d++)
@@ -18,10 +20,12 @@ __host__ __device__ constexpr size_t table_offset(int dir, int id) {
         }
     return off;
 }
-constexpr size_t TABLES_END = table_offset(1, TABLE_KINDS - 1) + TABLE_SIZE;
+constexpr size_t TABLES_END = table_offset(1, TABLE_KINDS - 1) + table_len(TABLE_KINDS - 1);
 constexpr size_t INV_N_OFFSET = TABLES_END;
 constexpr size_t Z_INV_OFFSET = INV_N_OFFSET + NTT_MAX_LOG + 1;
-constexpr size_t BASES_OFFSET = Z_INV_OFFSET + NTT_MAX_LOG + 1;  // omega_2^28, its inverse, g, g^-1
+constexpr size_t Z_INV_N1_OFFSET = Z_INV_OFFSET + NTT_MAX_LOG + 1;
+constexpr size_t Z_INV_N3_OFFSET = Z_INV_N1_OFFSET + NTT_MAX_LOG + 1;
+constexpr size_t BASES_OFFSET = Z_INV_N3_OFFSET + NTT_MAX_LOG + 1;  // omega_2^28, its inverse, g, g^-1
 constexpr size_t TOTAL_ELEMENTS = BASES_OFFSET + 4;
 
 // One thread: the bases and the per-size scalars. Slow (inversions), run once.
@@ -39,7 +43,10 @@ __global__ void setup_scalars_kernel(fr_t *mem) {
     fr_t inv_n = fr_t::one(), g_pow = g;  // g^(2^L)
     for (int L = 0; L <= NTT_MAX_LOG; L++) {
         mem[INV_N_OFFSET + L] = inv_n;
-        mem[Z_INV_OFFSET + L] = (g_pow - fr_t::one()).inverse();
+        const fr_t z_inv = (g_pow - fr_t::one()).inverse();
+        mem[Z_INV_OFFSET + L] = z_inv;
+        mem[Z_INV_N1_OFFSET + L] = z_inv * inv_n;
+        mem[Z_INV_N3_OFFSET + L] = z_inv * inv_n * inv_n * inv_n;
         inv_n = inv_n * inv2;
         g_pow = g_pow.sqr();
     }
@@ -61,7 +68,8 @@ __global__ void setup_tables_kernel(fr_t *mem) {
             case ROOT_HI: v = root.pow((uint64_t)i << TABLE_LOG); break;
             case INNER: v = root.pow((uint64_t)i << (NTT_MAX_LOG - INNER_LOG)); break;  // omega_1024^i
             case COSET_LO: v = gen.pow((uint64_t)i); break;
-            default: v = gen.pow((uint64_t)i << TABLE_LOG); break;
+            case COSET_HI: v = gen.pow((uint64_t)i << TABLE_LOG); break;
+            default: v = root.pow((uint64_t)i << (NTT_MAX_LOG - MID_LOG)); break;  // MID
         }
         mem[x] = v;
     }
@@ -99,11 +107,14 @@ extern "C" int32_t cuzk_ntt_context_create(int32_t ordinal, cuzk_ntt_context **o
         ctx->tables.root_lo[d] = mem + table_offset(d, ROOT_LO);
         ctx->tables.root_hi[d] = mem + table_offset(d, ROOT_HI);
         ctx->tables.inner[d] = mem + table_offset(d, INNER);
+        ctx->tables.mid[d] = mem + table_offset(d, MID);
         ctx->tables.coset_lo[d] = mem + table_offset(d, COSET_LO);
         ctx->tables.coset_hi[d] = mem + table_offset(d, COSET_HI);
     }
     ctx->tables.inv_n = mem + INV_N_OFFSET;
     ctx->tables.z_inv = mem + Z_INV_OFFSET;
+    ctx->tables.z_inv_n1 = mem + Z_INV_N1_OFFSET;
+    ctx->tables.z_inv_n3 = mem + Z_INV_N3_OFFSET;
     *out = ctx;
     return ok(err);
     CUZK_ENTRY_END

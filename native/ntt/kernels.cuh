@@ -23,10 +23,17 @@ constexpr uint32_t TILE = 1u << TILE_LOG;
 struct pass_args {
     fr_t *x;
     int log_n, lo, k, logc;  // tile = 2^k rows x 2^logc adjacent columns
-    const fr_t *root_lo, *root_hi, *inner;
+    const fr_t *root_lo, *root_hi, *inner, *mid;
     int scale;  // only when lo == 0
     const fr_t *scale_lo, *scale_hi, *scale_c;
+    const fr_t *pre_mul;  // when set: x[i] *= pre_mul[i] as the pass loads x (first pass of a transform)
 };
+
+// Fr multiplication with the variant the kernels were instantiated for.
+template <int MV>
+__device__ __forceinline__ fr_t fmul(const fr_t &a, const fr_t &b) {
+    return fr_t::mul<MV>(a, b);
+}
 
 __device__ __forceinline__ fr_t load_fr(const fr_t *p) {
     const uint4 *q = reinterpret_cast<const uint4 *>(p);
@@ -53,11 +60,12 @@ __device__ __forceinline__ void store_fr(fr_t *p, const fr_t &v) {
 }
 
 // base^e for e < 2^28 from the lo/hi tables.
+template <int MV>
 __device__ __forceinline__ fr_t table_pow(const fr_t *lo, const fr_t *hi, uint32_t e) {
     const uint32_t l = e & (TABLE_SIZE - 1), h = e >> TABLE_LOG;
     if (h == 0) return ldg_fr(lo + l);
     if (l == 0) return ldg_fr(hi + h);
-    return ldg_fr(lo + l) * ldg_fr(hi + h);
+    return fmul<MV>(ldg_fr(lo + l), ldg_fr(hi + h));
 }
 
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, int bits) { return __brev(x) >> (32 - bits); }
@@ -78,24 +86,28 @@ __device__ __forceinline__ void sm_store(uint32_t (*sm)[TILE], uint32_t e, const
 
 // The factor element (column r, row t, global index i) is multiplied by,
 // or false when it is 1.
+template <int MV>
 __device__ __forceinline__ bool outer_factor(const pass_args &p, uint32_t r, uint32_t t, uint32_t i, fr_t &f) {
     if (p.lo > 0) {
         const uint32_t e = (r * bitrev(t, p.k)) << (NTT_MAX_LOG - p.lo - p.k);
         if (e == 0) return false;
-        f = table_pow(p.root_lo, p.root_hi, e);
+        if (p.lo + p.k <= MID_LOG)  // e is a multiple of 2^(28 - 19): one read, no multiplication
+            f = ldg_fr(p.mid + (e >> (NTT_MAX_LOG - MID_LOG)));
+        else
+            f = table_pow<MV>(p.root_lo, p.root_hi, e);
         return true;
     }
     switch (p.scale) {
         case SCALE_CONST: f = ldg_fr(p.scale_c); return true;
-        case SCALE_COSET: f = table_pow(p.scale_lo, p.scale_hi, bitrev(i, p.log_n)); return true;
+        case SCALE_COSET: f = table_pow<MV>(p.scale_lo, p.scale_hi, bitrev(i, p.log_n)); return true;
         case SCALE_COSET_CONST:
-            f = table_pow(p.scale_lo, p.scale_hi, bitrev(i, p.log_n)) * ldg_fr(p.scale_c);
+            f = fmul<MV>(table_pow<MV>(p.scale_lo, p.scale_hi, bitrev(i, p.log_n)), ldg_fr(p.scale_c));
             return true;
         default: return false;
     }
 }
 
-template <bool DIT>
+template <bool DIT, int MV>
 __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p) {
     __shared__ uint32_t sm[8][TILE];
     const int k = p.k, logc = p.logc;
@@ -109,9 +121,10 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
         const uint32_t t = e >> logc, c = e & cmask;
         const uint64_t i = base + ((uint64_t)t << p.lo) + c;
         fr_t v = load_fr(p.x + i);
+        if (p.pre_mul) v = fmul<MV>(v, ldg_fr(p.pre_mul + i));
         if (DIT) {
             fr_t f;
-            if (outer_factor(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = v * f;
+            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
         }
         sm_store(sm, e, v);
     }
@@ -127,12 +140,12 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
             const uint32_t e0 = (row0 << logc) | c, e1 = ((row0 + (1u << s)) << logc) | c;
             fr_t u = sm_load(sm, e0), v = sm_load(sm, e1);
             if (DIT) {
-                if (s > 0) v = v * ldg_fr(p.inner + (j << (INNER_LOG - 1 - s)));
+                if (s > 0) v = fmul<MV>(v, ldg_fr(p.inner + (j << (INNER_LOG - 1 - s))));
                 sm_store(sm, e0, u + v);
                 sm_store(sm, e1, u - v);
             } else {
                 fr_t d = u - v;
-                if (s > 0) d = d * ldg_fr(p.inner + (j << (INNER_LOG - 1 - s)));
+                if (s > 0) d = fmul<MV>(d, ldg_fr(p.inner + (j << (INNER_LOG - 1 - s))));
                 sm_store(sm, e0, u + v);
                 sm_store(sm, e1, d);
             }
@@ -146,22 +159,134 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
         fr_t v = sm_load(sm, e);
         if (!DIT) {
             fr_t f;
-            if (outer_factor(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = v * f;
+            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
+        }
+        store_fr(p.x + i, v);
+    }
+}
+
+// The same pass for full 1024-element tiles (log_n >= 10) with a quarter as
+// many threads: each thread keeps two butterflies of a stage in flight (two
+// independent multiplications for the scheduler to interleave) and moves
+// elements through shared memory as two 16-byte words (4 shared-memory
+// instructions per element instead of 16).
+constexpr uint32_t ILP_THREADS = TILE / 4;
+
+__device__ __forceinline__ fr_t sm4_load(const uint4 (*sm)[TILE], uint32_t e) {
+    const uint4 a = sm[0][e], b = sm[1][e];
+    fr_t r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+
+__device__ __forceinline__ void sm4_store(uint4 (*sm)[TILE], uint32_t e, const fr_t &v) {
+    sm[0][e] = make_uint4(v.v[0], v.v[1], v.v[2], v.v[3]);
+    sm[1][e] = make_uint4(v.v[4], v.v[5], v.v[6], v.v[7]);
+}
+
+// MIN_BLOCKS: blocks per SM the registers are budgeted for (3: 80
+// registers, no spills; 4: 64 registers, a few spilled words).
+template <bool DIT, int MV, int MIN_BLOCKS>
+__global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(const pass_args p) {
+    __shared__ uint4 sm[2][TILE];
+    const int k = p.k, logc = p.logc;  // k + logc == TILE_LOG
+    const uint32_t cmask = (1u << logc) - 1;
+    const int col_groups_log = p.lo - logc;
+    const uint64_t b = blockIdx.x;
+    const uint64_t col0 = (b & ((1ull << col_groups_log) - 1)) << logc;
+    const uint64_t base = ((b >> col_groups_log) << (p.lo + k)) + col0;
+
+#pragma unroll
+    for (uint32_t u = 0; u < TILE / ILP_THREADS; u++) {
+        const uint32_t e = threadIdx.x + u * ILP_THREADS;
+        const uint32_t t = e >> logc, c = e & cmask;
+        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+        fr_t v = load_fr(p.x + i);
+        if (p.pre_mul) v = fmul<MV>(v, ldg_fr(p.pre_mul + i));
+        if (DIT) {
+            fr_t f;
+            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
+        }
+        sm4_store(sm, e, v);
+    }
+    __syncthreads();
+
+#pragma unroll 1
+    for (int step = 0; step < k; step++) {
+        const int s = DIT ? step : k - 1 - step;  // butterfly span 2^s rows
+        uint32_t e0[2], e1[2], tw[2];
+        fr_t x0[2], x1[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t bi = threadIdx.x + h * ILP_THREADS;
+            const uint32_t c = bi & cmask, q = bi >> logc;
+            const uint32_t j = q & ((1u << s) - 1);
+            const uint32_t row0 = ((q >> s) << (s + 1)) + j;
+            e0[h] = (row0 << logc) | c;
+            e1[h] = ((row0 + (1u << s)) << logc) | c;
+            tw[h] = j << (INNER_LOG - 1 - s);
+            x0[h] = sm4_load(sm, e0[h]);
+            x1[h] = sm4_load(sm, e1[h]);
+        }
+        if (DIT) {
+            if (s > 0) {
+                const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
+                x1[0] = fmul<MV>(x1[0], w0);
+                x1[1] = fmul<MV>(x1[1], w1);
+            }
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
+                x0[h] = a, x1[h] = d;
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
+                x0[h] = a, x1[h] = d;
+            }
+            if (s > 0) {
+                const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
+                x1[0] = fmul<MV>(x1[0], w0);
+                x1[1] = fmul<MV>(x1[1], w1);
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            sm4_store(sm, e0[h], x0[h]);
+            sm4_store(sm, e1[h], x1[h]);
+        }
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (uint32_t u = 0; u < TILE / ILP_THREADS; u++) {
+        const uint32_t e = threadIdx.x + u * ILP_THREADS;
+        const uint32_t t = e >> logc, c = e & cmask;
+        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+        fr_t v = sm4_load(sm, e);
+        if (!DIT) {
+            fr_t f;
+            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
         }
         store_fr(p.x + i, v);
     }
 }
 
 // In-place bit-reversal permutation of 2^log_n elements, element by element
-// (small sizes).
-__global__ void bitrev_permute_kernel(fr_t *x, int log_n) {
+// (small sizes). With `sub`, x[i] - sub[i] is what gets permuted.
+__global__ void bitrev_permute_kernel(fr_t *x, int log_n, const fr_t *sub) {
     const uint32_t n = 1u << log_n;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const uint32_t j = bitrev(i, log_n);
         if (i < j) {
             fr_t a = load_fr(x + i), b = load_fr(x + j);
+            if (sub) a = a - load_fr(sub + i), b = b - load_fr(sub + j);
             store_fr(x + i, b);
             store_fr(x + j, a);
+        } else if (i == j && sub) {
+            store_fr(x + i, load_fr(x + i) - load_fr(sub + i));
         }
     }
 }
@@ -175,7 +300,7 @@ __global__ void bitrev_permute_kernel(fr_t *x, int log_n) {
 constexpr int BITREV_B = 4;
 constexpr uint32_t BITREV_SIDE = 1u << BITREV_B, BITREV_TILE = BITREV_SIDE * BITREV_SIDE;
 
-__global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int log_n) {
+__global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int log_n, const fr_t *sub) {
     __shared__ uint32_t sm[2][8][BITREV_TILE];
     const int mid = log_n - 2 * BITREV_B;
     const uint32_t m1 = blockIdx.x, m2 = mid ? bitrev(m1, mid) : 0;
@@ -185,7 +310,9 @@ __global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int 
     const int tiles = (m1 == m2) ? 1 : 2;
     for (int k = 0; k < tiles; k++) {
         const uint32_t mk = k ? m2 : m1;
-        fr_t v = load_fr(x + (((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo));
+        const uint64_t at = ((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo;
+        fr_t v = load_fr(x + at);
+        if (sub) v = v - load_fr(sub + at);
 #pragma unroll
         for (int w = 0; w < 8; w++) sm[k][w][t] = v.v[w];
     }
@@ -203,11 +330,12 @@ __global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int 
     }
 }
 
-// h_i = (a_i b_i - c_i) * z_inv, into a.
+// h_i = (a_i b_i - c_i) * z_inv, into a (the seven-transform H term).
+template <int MV>
 __global__ void h_pointwise_kernel(fr_t *a, const fr_t *b, const fr_t *c, const fr_t *z_inv, uint64_t n) {
     const fr_t z = ldg_fr(z_inv);
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-        store_fr(a + i, (load_fr(a + i) * load_fr(b + i) - load_fr(c + i)) * z);
+        store_fr(a + i, fmul<MV>(fmul<MV>(load_fr(a + i), load_fr(b + i)) - load_fr(c + i), z));
 }
 
 }  // namespace cuzk

@@ -1,4 +1,7 @@
 // Plans the passes of a transform and launches the kernels of kernels.cuh.
+#include <cstdlib>
+#include <cstring>
+
 #include "../error.cuh"
 #include "kernels.cuh"
 #include "transform.cuh"
@@ -27,10 +30,36 @@ int plan_passes(int log_n, int lo[], int k[]) {
     return count;
 }
 
+// Pass kernels: the classic one (one butterfly per thread and stage, any
+// tile) and, for full tiles, the ILP one (kernels.cuh) with 3 or 4 blocks
+// per SM. CUZK_NTT_KERNEL=classic|ilp3|ilp4 overrides the default (ilp3)
+// for benchmarks; it is read at every call.
+enum pass_kernel { KERNEL_CLASSIC, KERNEL_ILP3, KERNEL_ILP4 };
+
+int pass_kernel_choice() {
+    const char *v = getenv("CUZK_NTT_KERNEL");
+    if (v && strcmp(v, "classic") == 0) return KERNEL_CLASSIC;
+    if (v && strcmp(v, "ilp4") == 0) return KERNEL_ILP4;
+    return KERNEL_ILP3;
+}
+
+template <bool DIT>
+void launch_pass(int kernel, const pass_args &p, cudaStream_t stream) {
+    const uint32_t tile_log = p.k + p.logc;
+    const uint32_t blocks = 1u << (p.log_n - tile_log);
+    if (tile_log < (uint32_t)TILE_LOG) kernel = KERNEL_CLASSIC;
+    switch (kernel) {
+        case KERNEL_ILP3: ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, 3><<<blocks, ILP_THREADS, 0, stream>>>(p); break;
+        case KERNEL_ILP4: ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, 4><<<blocks, ILP_THREADS, 0, stream>>>(p); break;
+        default: ntt_pass_kernel<DIT, MUL_DEFAULT><<<blocks, 1u << (tile_log - 1), 0, stream>>>(p); break;
+    }
+}
+
 }  // namespace
 
 int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, int log_n, scale_spec scale,
-                       cudaStream_t stream, cuzk_error *err) {
+                       cudaStream_t stream, cuzk_error *err, const fr_t *pre_mul) {
+    const int kernel = pass_kernel_choice();
     int lo[4], k[4];
     const int passes = plan_passes(log_n, lo, k);
     for (int n = 0; n < passes; n++) {
@@ -44,32 +73,31 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
         p.root_lo = t.root_lo[dir];
         p.root_hi = t.root_hi[dir];
         p.inner = t.inner[dir];
+        p.mid = t.mid[dir];
         p.scale = (lo[i] == 0) ? scale.mode : SCALE_NONE;
         p.scale_lo = scale.lo;
         p.scale_hi = scale.hi;
         p.scale_c = scale.c;
-        const uint32_t tile_log = p.k + p.logc;
-        const uint32_t threads = 1u << (tile_log - 1);
-        const uint32_t blocks = 1u << (log_n - tile_log);
+        p.pre_mul = (n == 0) ? pre_mul : nullptr;
         if (dit)
-            ntt_pass_kernel<true><<<blocks, threads, 0, stream>>>(p);
+            launch_pass<true>(kernel, p, stream);
         else
-            ntt_pass_kernel<false><<<blocks, threads, 0, stream>>>(p);
+            launch_pass<false>(kernel, p, stream);
         CUZK_LAUNCHED();
     }
     return CUZK_OK;
 }
 
-int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err) {
+int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err, const fr_t *sub) {
     if (log_n >= 2 * BITREV_B + 4) {
-        bitrev_tiles_kernel<<<1u << (log_n - 2 * BITREV_B), BITREV_TILE, 0, stream>>>(x, log_n);
+        bitrev_tiles_kernel<<<1u << (log_n - 2 * BITREV_B), BITREV_TILE, 0, stream>>>(x, log_n, sub);
         CUZK_LAUNCHED();
         return CUZK_OK;
     }
     const uint32_t n = 1u << log_n;
     const uint32_t threads = n < 256 ? n : 256;
     const uint32_t blocks = (n + threads - 1) / threads;
-    bitrev_permute_kernel<<<blocks, threads, 0, stream>>>(x, log_n);
+    bitrev_permute_kernel<<<blocks, threads, 0, stream>>>(x, log_n, sub);
     CUZK_LAUNCHED();
     return CUZK_OK;
 }
@@ -79,8 +107,8 @@ int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const f
     const uint64_t n = 1ull << log_n;
     const uint32_t threads = 256;
     const uint64_t blocks = (n + threads - 1) / threads;
-    h_pointwise_kernel<<<(uint32_t)(blocks < 65536 ? blocks : 65536), threads, 0, stream>>>(a, b, c,
-                                                                                           t.z_inv + log_n, n);
+    const uint32_t grid = (uint32_t)(blocks < 65536 ? blocks : 65536);
+    h_pointwise_kernel<MUL_DEFAULT><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
     CUZK_LAUNCHED();
     return CUZK_OK;
 }

@@ -25,10 +25,13 @@ struct scale_spec {
 // All radix-2 stages of a size-2^log_n transform with the `dir` roots:
 // DIF (natural in, bit-reversed out, `scale` applied to the output) or
 // DIT (bit-reversed in, natural out, `scale` applied to the input).
+// With `pre_mul`, x[i] *= pre_mul[i] as the first pass loads x.
 int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, int log_n, scale_spec scale,
-                       cudaStream_t stream, cuzk_error *err);
+                       cudaStream_t stream, cuzk_error *err, const fr_t *pre_mul = nullptr);
 
-int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err);
+// In-place bit reversal; with `sub`, permutes x[i] - sub[i] instead.
+int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err, const fr_t *sub = nullptr);
+
 
 // a = (a b - c) * z_inv[log_n] for 2^log_n elements.
 int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const fr_t *c, int log_n,

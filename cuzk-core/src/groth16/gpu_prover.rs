@@ -1,8 +1,8 @@
 //! The GPU Groth16 prover (feature `cuda`): the same proofs as the CPU
 //! prover, byte for byte, with the heavy algebra on one device.
 //!
-//! Per circuit: the H term on the device (cuzk-sys h_stage / h_compute: the
-//! transforms and the pointwise step), h stays there and feeds the H MSM
+//! Per circuit: the H term on the device (cuzk-sys h_stage / h_compute: six
+//! NTTs and the pointwise step), h stays there and feeds the H MSM
 //! directly; the L, A, B_G1 (G1) and B_G2 (G2) MSMs on the device
 //! (cuzk-sys msm), with the density bitmaps applied on the host (the
 //! scalars of variables present in A or B are compacted so they line up
