@@ -53,7 +53,7 @@ fi
 ENGINE="${ENGINE-synthetic:1000000}"
 if [ "$BENCH" = 1 ] && [ -n "$ENGINE" ] && [ -x "$HERE/bin/cuzk" ]; then
     "$HERE/bin/cuzk" bench engine --circuit "$ENGINE" --jobs "${ENGINE_JOBS:-12}" --partitions "${ENGINE_PARTITIONS:-1}" \
-        --gpu-workers 1,2,3 --vram-limit 0,16GiB,512MiB --timeline-dir "$OUT" >"$OUT/engine.log" 2>&1
+        --gpu-workers 1,2,3 --vram-limit "${ENGINE_VRAM:-0,16GiB,512MiB}" --synthesis-concurrency "${ENGINE_SYNTH:-16}" --timeline-dir "$OUT" >"$OUT/engine.log" 2>&1
     echo "== engine bench: rc=$?"
 fi
 
