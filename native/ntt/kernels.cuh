@@ -107,6 +107,35 @@ __device__ __forceinline__ bool outer_factor(const pass_args &p, uint32_t r, uin
     }
 }
 
+// Element e of a block's tile (row e >> logc, column e & cmask), with the
+// pass's pre-multiplication and, for DIT, its outer twiddle applied.
+template <bool DIT, int MV>
+__device__ __forceinline__ fr_t load_tile_element(const pass_args &p, uint64_t base, uint64_t col0, uint32_t e,
+                                                  int logc, uint32_t cmask) {
+    const uint32_t t = e >> logc, c = e & cmask;
+    const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+    fr_t v = load_fr(p.x + i);
+    if (p.pre_mul) v = fmul<MV>(v, ldg_fr(p.pre_mul + i));
+    if (DIT) {
+        fr_t f;
+        if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
+    }
+    return v;
+}
+
+// The store of element e, with (DIF) the pass's outer twiddle applied.
+template <bool DIT, int MV>
+__device__ __forceinline__ void store_tile_element(const pass_args &p, uint64_t base, uint64_t col0, uint32_t e,
+                                                   int logc, uint32_t cmask, fr_t v) {
+    const uint32_t t = e >> logc, c = e & cmask;
+    const uint64_t i = base + ((uint64_t)t << p.lo) + c;
+    if (!DIT) {
+        fr_t f;
+        if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
+    }
+    store_fr(p.x + i, v);
+}
+
 template <bool DIT, int MV>
 __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p) {
     __shared__ uint32_t sm[8][TILE];
@@ -117,17 +146,8 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
     const uint64_t col0 = (b & ((1ull << col_groups_log) - 1)) << logc;
     const uint64_t base = ((b >> col_groups_log) << (p.lo + k)) + col0;
 
-    for (uint32_t e = threadIdx.x; e < tile; e += blockDim.x) {
-        const uint32_t t = e >> logc, c = e & cmask;
-        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
-        fr_t v = load_fr(p.x + i);
-        if (p.pre_mul) v = fmul<MV>(v, ldg_fr(p.pre_mul + i));
-        if (DIT) {
-            fr_t f;
-            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
-        }
-        sm_store(sm, e, v);
-    }
+    for (uint32_t e = threadIdx.x; e < tile; e += blockDim.x)
+        sm_store(sm, e, load_tile_element<DIT, MV>(p, base, col0, e, logc, cmask));
     __syncthreads();
 
 #pragma unroll 1
@@ -153,16 +173,8 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
         __syncthreads();
     }
 
-    for (uint32_t e = threadIdx.x; e < tile; e += blockDim.x) {
-        const uint32_t t = e >> logc, c = e & cmask;
-        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
-        fr_t v = sm_load(sm, e);
-        if (!DIT) {
-            fr_t f;
-            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
-        }
-        store_fr(p.x + i, v);
-    }
+    for (uint32_t e = threadIdx.x; e < tile; e += blockDim.x)
+        store_tile_element<DIT, MV>(p, base, col0, e, logc, cmask, sm_load(sm, e));
 }
 
 // The same pass for full 1024-element tiles (log_n >= 10) with a quarter as
@@ -200,15 +212,7 @@ __global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(c
 #pragma unroll
     for (uint32_t u = 0; u < TILE / ILP_THREADS; u++) {
         const uint32_t e = threadIdx.x + u * ILP_THREADS;
-        const uint32_t t = e >> logc, c = e & cmask;
-        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
-        fr_t v = load_fr(p.x + i);
-        if (p.pre_mul) v = fmul<MV>(v, ldg_fr(p.pre_mul + i));
-        if (DIT) {
-            fr_t f;
-            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
-        }
-        sm4_store(sm, e, v);
+        sm4_store(sm, e, load_tile_element<DIT, MV>(p, base, col0, e, logc, cmask));
     }
     __syncthreads();
 
@@ -263,14 +267,7 @@ __global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(c
 #pragma unroll
     for (uint32_t u = 0; u < TILE / ILP_THREADS; u++) {
         const uint32_t e = threadIdx.x + u * ILP_THREADS;
-        const uint32_t t = e >> logc, c = e & cmask;
-        const uint64_t i = base + ((uint64_t)t << p.lo) + c;
-        fr_t v = sm4_load(sm, e);
-        if (!DIT) {
-            fr_t f;
-            if (outer_factor<MV>(p, (uint32_t)col0 + c, t, (uint32_t)i, f)) v = fmul<MV>(v, f);
-        }
-        store_fr(p.x + i, v);
+        store_tile_element<DIT, MV>(p, base, col0, e, logc, cmask, sm4_load(sm, e));
     }
 }
 
