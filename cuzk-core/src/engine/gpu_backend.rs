@@ -215,8 +215,13 @@ impl ProverBackend for GpuBackend {
         let h_bytes = GpuProver::h_bytes(first.num_constraints()).map_err(err)?;
         let (n1, n2) = Self::msm_sizes(input.params);
         let on_dev = srs.is_some();
-        // H on the device only if its buffers leave the MSMs at least half.
-        let h_on_cpu = h_bytes > vram_granted / 2;
+        // H on the device when its buffers leave room for MSM chunks of
+        // 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H buffers, 4 GiB
+        // of MSM workspace); else on the CPU, all of the grant for MSMs.
+        let min_chunk = 1u64 << 20;
+        let min_msm = msm::workspace_bytes::<G1>(n1.min(min_chunk), on_dev, false, min_chunk)
+            .max(msm::workspace_bytes::<G2>(n2.min(min_chunk), on_dev, false, min_chunk));
+        let h_on_cpu = h_bytes + min_msm > vram_granted;
         let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
         let chunk = msm::chunk_for_budget::<G1>(n1, on_dev, false, budget).min(msm::chunk_for_budget::<G2>(n2, on_dev, false, budget));
         log::info!(
