@@ -27,6 +27,13 @@ if [ -z "${CUZK_BUNDLE_SYS_ONLY:-}" ]; then
     # The CLI (engine benchmark) and the daemon, with the cuda feature.
     cargo build --release -p cuzk-bin --bins --message-format=json-render-diagnostics >>"$json"
 fi
+# CUZK_BUNDLE_FIL=1: the Filecoin tests too (through the engine and through
+# the real cuzk-daemon). They find the daemon and their test data by the
+# absolute paths of this build; run.sh recreates those paths there.
+if [ -n "${CUZK_BUNDLE_FIL:-}" ]; then
+    cargo build --release -p cuzk-tests --test fil_porep --message-format=json-render-diagnostics >>"$json"
+    cargo build --release -p cuzk-bin --test daemon_filecoin --message-format=json-render-diagnostics >>"$json"
+fi
 
 rm -rf "$DEST"
 mkdir -p "$DEST/tests" "$DEST/benches" "$DEST/bin"
@@ -45,7 +52,10 @@ for line in open(src):
     else:
         kind = "benches" if "bench" in t["kind"] else "tests"
     shutil.copy(m["executable"], os.path.join(dest, kind, t["name"]))
+    if t["kind"] == ["bin"] and t["name"] == "cuzk-daemon":
+        open(os.path.join(dest, "DAEMON_PATH"), "w").write(m["executable"])
 PY
+echo "$ROOT" >"$DEST/ROOT"
 rm -f "$json"
 strip --strip-debug "$DEST"/tests/* "$DEST"/benches/* "$DEST"/bin/* 2>/dev/null || true
 cp "$ROOT/build/gpu-run.sh" "$DEST/run.sh"

@@ -26,6 +26,15 @@ done
 echo "bundle commit: $(cat "$HERE/COMMIT" 2>/dev/null)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
+# Tests built with absolute paths (the daemon binary, tests/data) find them
+# where the build had them: link the build's checkout path to this one.
+if [ -f "$HERE/ROOT" ] && [ ! -e "$(cat "$HERE/ROOT")" ]; then
+    mkdir -p "$(dirname "$(cat "$HERE/ROOT")")" && ln -s "$PWD" "$(cat "$HERE/ROOT")"
+fi
+if [ -f "$HERE/DAEMON_PATH" ] && [ -x "$HERE/bin/cuzk-daemon" ]; then
+    mkdir -p "$(dirname "$(cat "$HERE/DAEMON_PATH")")" && cp "$HERE/bin/cuzk-daemon" "$(cat "$HERE/DAEMON_PATH")"
+fi
+
 summary=()
 if [ "$TESTS" = 1 ]; then
     for t in "$HERE"/tests/*; do
