@@ -1,5 +1,6 @@
 //! GPU MSM benchmark (plain binary): G1 at 2^20, 2^24, 2^26 and G2 at 2^20,
-//! 2^24 with pseudo-random scalars and valid points made on the device
+//! 2^24 with pseudo-random scalars (and Filecoin-like: 90 % of them 0 or 1)
+//! and valid points made on the device
 //! (2^20 distinct multiples of the generator, repeated), inputs resident in
 //! device memory. Times are device events around one whole MSM (sort,
 //! accumulation, reduction; no uploads), median of several runs after one
@@ -36,13 +37,37 @@ fn same_point<G: Group>(a: &G::Proj, b: &G::Proj) -> bool {
     }
 }
 
-fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, runs: usize, rows: &mut Vec<Row>) -> G::Proj {
+/// 1 in Fr's Montgomery form (R mod r), as blstrs::Scalar holds it.
+const FR_ONE: FrRepr = [0x0000_0001_ffff_fffe, 0x5884_b7fa_0003_4802, 0x998c_4fef_ecbc_4ff5, 0x1824_b159_acc5_056f];
+
+/// Filecoin-like witness: 90 % of the scalars 0 or 1 (half each), the rest
+/// left random.
+fn make_mostly_01(dev: i32, scalars: &mut DeviceBuffer<FrRepr>) {
+    let stream = cuzk_sys::Stream::new(dev).unwrap();
+    let mut host = vec![[0u64; 4]; scalars.len()];
+    scalars.copy_to_host(&stream, 0, &mut host).unwrap();
+    for (i, s) in host.iter_mut().enumerate() {
+        let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        match h % 20 {
+            0 | 1 => {}
+            k if k % 2 == 0 => *s = [0; 4],
+            _ => *s = FR_ONE,
+        }
+    }
+    scalars.copy_from_host(&stream, 0, &host).unwrap();
+}
+
+fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, ones: bool, runs: usize, rows: &mut Vec<Row>) -> G::Proj {
     let n = 1usize << log_n;
     let mut points = DeviceBuffer::<G::Affine>::new(dev, n).unwrap();
     let mut scalars = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
     let t = std::time::Instant::now();
     msm::test_inputs::<G>(&gen, 0x5eed + log_n as u64, 1 << 20, &mut points, &mut scalars).unwrap();
-    eprintln!("{} 2^{log_n}: inputs made in {:?}", G::NAME, t.elapsed());
+    if ones {
+        make_mostly_01(dev, &mut scalars);
+    }
+    let label = format!("{} MSM 2^{log_n}{}", G::NAME, if ones { " (90% 0/1)" } else { "" });
+    eprintln!("{label}: inputs made in {:?}", t.elapsed());
     let run = |o: Option<MsmOptions>| {
         msm::msm::<G>(
             dev,
@@ -61,8 +86,8 @@ fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, runs: usize, rows: &mut
     }
     let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
     let med = median(times);
-    eprintln!("{} MSM 2^{log_n}: median {med:.2} ms (c = {}, {} chunk(s))", G::NAME, st.window_bits, st.chunks);
-    rows.push(Row { what: format!("{} MSM 2^{log_n}", G::NAME), median_ms: med, min_ms: min, window: st.window_bits });
+    eprintln!("{label}: median {med:.2} ms (c = {}, {} chunk(s))", st.window_bits, st.chunks);
+    rows.push(Row { what: label, median_ms: med, min_ms: min, window: st.window_bits });
     if log_n == 24 {
         for o in [
             MsmOptions { window_bits: 13, max_chunk_points: 0 },
@@ -88,11 +113,15 @@ fn main() {
     let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
     let mut rows = Vec::new();
     for log_n in [20, 24, 26] {
-        bench::<G1>(dev, g1, log_n, runs, &mut rows);
+        bench::<G1>(dev, g1, log_n, false, runs, &mut rows);
+    }
+    for log_n in [24, 26] {
+        bench::<G1>(dev, g1, log_n, true, runs, &mut rows);
     }
     for log_n in [20, 24] {
-        bench::<G2>(dev, g2, log_n, runs, &mut rows);
+        bench::<G2>(dev, g2, log_n, false, runs, &mut rows);
     }
+    bench::<G2>(dev, g2, 24, true, runs, &mut rows);
     println!();
     println!("| what | median ms | min ms | window bits | runs |");
     println!("| --- | --- | --- | --- | --- |");

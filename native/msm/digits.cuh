@@ -8,9 +8,8 @@
 // negative digit adds the negated point (free in affine: -y). The top window
 // never carries out, since a < 2^255 leaves it at most c - 1 bits.
 //
-// Entry (w, i) is keys[w m + i] = w B + |d| - 1 (B = 2^(c-1) buckets per
-// window) and vals[w m + i] = i | sign << 31; a zero digit gets the key
-// nwin B, which sorts after every bucket and is dropped.
+// Entry (w, i) is key w B + |d| - 1 (B = 2^(c-1) buckets per window) and
+// value i | sign << 31; zero digits get no entry.
 #pragma once
 
 #include "../ff/fr.cuh"
@@ -21,7 +20,7 @@ struct window_plan {
     uint32_t c;        // window bits
     uint32_t nwin;     // windows, nwin * c >= 256
     uint32_t buckets;  // per window: 2^(c-1)
-    uint32_t sentinel; // nwin * buckets: the key of a zero digit
+    uint32_t sentinel; // nwin * buckets: one past the last bucket key
     uint32_t key_bits; // bits the radix sort looks at
 };
 
@@ -33,39 +32,62 @@ __device__ __forceinline__ uint32_t window_bits(const uint32_t (&a)[8], uint32_t
     return (uint32_t)(w >> shift) & (c == 32 ? 0xffffffffu : ((1u << c) - 1));
 }
 
+// The signed digits of a canonical scalar, window by window.
+struct digit_walk {
+    const uint32_t (&a)[8];
+    uint32_t c, half, full, carry = 0;
+    __device__ digit_walk(const fr_t &x, uint32_t c_) : a(x.v), c(c_), half(1u << (c_ - 1)), full(1u << c_) {}
+    // Digit of window w (windows in increasing order): |d| and its sign.
+    __device__ __forceinline__ uint32_t next(uint32_t w, uint32_t &sign) {
+        uint32_t d = window_bits(a, w * c, c) + carry;
+        sign = d > half;
+        carry = sign;
+        return sign ? full - d : d;  // |d - 2^c| when negative
+    }
+};
+
+// Entries for the non-zero digits only, appended at positions taken from
+// *count (one atomic per warp): the zero digits of 0/1-heavy witnesses
+// (most of a Filecoin circuit's) never reach the sort. The order of the
+// entries does not matter, since they are sorted by key next and bucket
+// sums do not depend on the order of their terms. *count must be 0 first.
 __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan plan, uint32_t *keys,
-                                  uint32_t *vals) {
-    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
+                                  uint32_t *vals, unsigned long long *count) {
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = i < m;  // every lane stays for the warp's shuffles
     fr_t plain_one = fr_t::zero();
     plain_one.v[0] = 1;
-    fr_t a = scalars[i] * plain_one;  // canonical
-    const uint32_t c = plan.c, half = 1u << (c - 1), full = 1u << c;
-    uint32_t carry = 0;
-    for (uint32_t w = 0; w < plan.nwin; w++) {
-        uint32_t d = window_bits(a.v, w * c, c) + carry;
-        uint32_t sign = 0;
-        if (d > half) {
-            d = full - d;  // |d - 2^c|
-            sign = 1;
-            carry = 1;
-        } else {
-            carry = 0;
-        }
-        uint64_t at = (uint64_t)w * m + i;
-        keys[at] = d == 0 ? plan.sentinel : w * plan.buckets + d - 1;
-        vals[at] = (uint32_t)i | (sign << 31);
-    }
-}
+    const fr_t a = live ? scalars[i] * plain_one : fr_t::zero();  // canonical
 
-// count = the position of the first sentinel key in sorted keys (the number
-// of non-zero digits); count must hold e beforehand.
-__global__ void count_valid(const uint32_t *keys, uint64_t e, uint32_t sentinel, uint64_t *count) {
-    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= e) return;
-    bool here = keys[i] == sentinel;
-    bool before = i > 0 && keys[i - 1] == sentinel;
-    if (here && !before) *count = i;
+    // Pass 1: this lane's non-zero digits; the warp's total and this lane's
+    // offset in it (inclusive scan), one atomicAdd for the warp.
+    uint32_t mine = 0, sign;
+    {
+        digit_walk dw(a, plan.c);
+        for (uint32_t w = 0; w < plan.nwin; w++) mine += dw.next(w, sign) != 0;
+    }
+    const uint32_t lane = threadIdx.x & 31;
+    uint32_t scan = mine;
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, scan, o);
+        if (lane >= o) scan += v;
+    }
+    const uint32_t total = __shfl_sync(0xffffffffu, scan, 31);
+    unsigned long long base = 0;
+    if (lane == 31 && total) base = atomicAdd(count, (unsigned long long)total);
+    base = __shfl_sync(0xffffffffu, base, 31);
+    if (!mine) return;
+
+    // Pass 2: write them.
+    uint64_t at = base + scan - mine;
+    digit_walk dw(a, plan.c);
+    for (uint32_t w = 0; w < plan.nwin; w++) {
+        const uint32_t d = dw.next(w, sign);
+        if (d == 0) continue;
+        keys[at] = w * plan.buckets + d - 1;
+        vals[at] = (uint32_t)i | (sign << 31);
+        at++;
+    }
 }
 
 }  // namespace cuzk

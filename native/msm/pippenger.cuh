@@ -3,9 +3,9 @@
 //   per chunk of at most `chunk` points (bounded VRAM; buckets persist, so
 //   chunking changes nothing in the result):
 //     upload points and scalars unless they are already on the device
-//     scalars_to_digits   nwin entries (key, point index | sign) per scalar
+//     scalars_to_digits   an entry (key, point index | sign) per non-zero
+//                         digit, compacted (0/1 scalars: 0 or 1 entries)
 //     radix sort by key   (CUB, the CUDA toolkit's own; all windows at once)
-//     count_valid         drop the zero digits (they sort last)
 //     accumulate_runs     equal slices of entries, then the partial slots
 //   bucket_slices, sum_groups, combine_windows  -> blst Jacobian point
 //
@@ -155,21 +155,19 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             CUZK_CUDA(cudaMemcpyAsync(d_scalars.as<void>(), scl, m * sizeof(fr_t), cudaMemcpyHostToDevice, s));
             scl = d_scalars.as<fr_t>();
         }
-        const uint64_t e = m * plan.nwin;
-        scalars_to_digits<<<(unsigned)ceil_div(m, 256), 256, 0, s>>>(scl, m, plan, keys[0].as<uint32_t>(),
-                                                                       vals[0].as<uint32_t>());
-        CUZK_LAUNCHED();
-        CUZK_CUDA(cub::DeviceRadixSort::SortPairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(),
-                                                  keys[1].as<uint32_t>(), vals[0].as<uint32_t>(),
-                                                  vals[1].as<uint32_t>(), (int64_t)e, 0, (int)plan.key_bits, s));
-        CUZK_CUDA(cudaMemcpyAsync(d_count.as<void>(), &e, sizeof(e), cudaMemcpyHostToDevice, s));
-        count_valid<<<(unsigned)ceil_div(e, 256), 256, 0, s>>>(keys[1].as<uint32_t>(), e, plan.sentinel,
-                                                                d_count.as<uint64_t>());
+        // Non-zero digits only (0/1 scalars give 0 or 1 entries), then the
+        // sort of just those.
+        CUZK_CUDA(cudaMemsetAsync(d_count.as<void>(), 0, sizeof(uint64_t), s));
+        scalars_to_digits<<<(unsigned)ceil_div(m, 256), 256, 0, s>>>(
+            scl, m, plan, keys[0].as<uint32_t>(), vals[0].as<uint32_t>(), d_count.as<unsigned long long>());
         CUZK_LAUNCHED();
         uint64_t valid = 0;
         CUZK_CUDA(cudaMemcpyAsync(&valid, d_count.as<void>(), sizeof(valid), cudaMemcpyDeviceToHost, s));
         CUZK_CUDA(cudaStreamSynchronize(s));
         if (valid == 0) continue;
+        CUZK_CUDA(cub::DeviceRadixSort::SortPairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(),
+                                                  keys[1].as<uint32_t>(), vals[0].as<uint32_t>(),
+                                                  vals[1].as<uint32_t>(), (int64_t)valid, 0, (int)plan.key_bits, s));
 
         // First pass over the sorted entries, then the partial slots.
         uint64_t k = std::max<uint64_t>(1, ceil_div(valid, t_target));
