@@ -11,8 +11,8 @@
 pub mod backend;
 pub mod batch;
 pub mod circuit_source;
-mod filecoin_source;
 mod dispatcher;
+mod filecoin_source;
 mod inflight;
 pub mod interlock;
 pub mod job;
@@ -100,6 +100,12 @@ impl Engine {
         let sh = &self.shared;
         if !sh.accepting.load(Ordering::Acquire) {
             return Err(EngineError::ShuttingDown);
+        }
+        // A resubmission of a live job is answered before its request is
+        // decoded again (for a 32 GiB PoRep, seconds of JSON and hashing).
+        if let Some(id) = req.request_id.as_deref().filter(|r| !r.is_empty()).and_then(|r| sh.jobs.live_by_request(r)) {
+            log::info!("job resubmitted job={id} request_id={:?}", req.request_id);
+            return Ok(id);
         }
         let spec = job_spec(sh, &req)?;
         let request_id = spec.request_id.clone();
