@@ -96,3 +96,44 @@ fn prepared_type(meta: &cuzk_core::filecoin::ProofMeta) -> cuzk_core::filecoin::
         other => panic!("not a seal type: {other:?}"),
     }
 }
+
+/// The same real C1 output through the engine (CPU backend): a
+/// `FilecoinJob` with the self-check on, partitions scheduled, synthesized
+/// and proven by the engine's workers, assembled by the job; then
+/// `verify_seal`. (The daemon test sends a C1 output of a Curio-style
+/// prover id; this one's prover id is not derived from a miner id.)
+#[test]
+fn porep_2kib_through_the_engine() {
+    use cuzk_core::engine::{self, Engine, JobOutcome};
+    use cuzk_core::filecoin::{FilecoinJob, JobSettings};
+    let cache = param_cache();
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
+    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
+    req.prover_id = arr(&meta["prover_id"]);
+    req.sector_number = meta["sector_id"].as_u64().unwrap();
+    req.sector_size = 2048;
+    req.vanilla_proof = encode_envelope(req.sector_number, 2048, &std::fs::read(data_dir().join("c1-output.json")).unwrap());
+    let prepared = prepare(&req).unwrap();
+    ensure_params(prepared.meta.proof_type);
+    let rp = prepared_type(&prepared.meta);
+    let settings = JobSettings { read: ReadOptions::trusted(), self_check: Some(cache.clone()) };
+    let job = std::sync::Arc::new(FilecoinJob::new(prepared).with_settings(settings));
+    let mut cfg = cuzk_core::config::Config::default();
+    cfg.srs.param_cache = cache.dir.clone();
+    let engine = Engine::start(cfg).unwrap();
+    let t = Instant::now();
+    let (_, outcome) = engine.prove(engine::ProofRequest::custom(job), Some(std::time::Duration::from_secs(1800))).unwrap();
+    let JobOutcome::Completed(out) = outcome else { panic!("engine: {outcome:?}") };
+    eprintln!("engine: PoRep 2 KiB proved and self-checked in {:.1} s ({:?})", t.elapsed().as_secs_f64(), out.timings);
+    let verified = verify_seal(
+        rp,
+        arr(&meta["comm_r"]),
+        arr(&meta["comm_d"]),
+        req.prover_id,
+        SectorId::from(req.sector_number),
+        arr(&meta["ticket"]),
+        arr(&meta["seed"]),
+        &out.proof,
+    );
+    assert!(verified.unwrap(), "verify_seal rejects the engine's proof");
+}

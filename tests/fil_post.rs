@@ -3,37 +3,19 @@
 //! us, accepted by filecoin-proofs' verifiers. WindowPoSt covers two
 //! partitions (3 sectors, 2 per partition) assembled as Curio merges them.
 
-use cuzk_core::filecoin::filecoin_proofs_api::post::{
-    generate_fallback_sector_challenges, generate_single_vanilla_proof, verify_window_post, verify_winning_post,
-};
-use cuzk_core::filecoin::filecoin_proofs_api::{PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use cuzk_core::filecoin::filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use cuzk_core::filecoin::filecoin_proofs_api::RegisteredPoStProof;
 use cuzk_core::filecoin::{prove_request, prover_id_from_miner, ProofKind, ProofRequest, ProofType};
-use cuzk_tests::fil::{test_options, ensure_params, param_cache, seal_2kib, sector_data, Sealed};
-use std::collections::BTreeMap;
+use cuzk_tests::fil::{
+    ensure_params, param_cache, post_randomness as randomness, post_replicas as replicas, post_vanilla, seal_2kib, sector_data,
+    test_options, Sealed,
+};
 use std::time::Instant;
 
 const MINER: u64 = 1000;
 
-fn randomness(seed: u8) -> [u8; 32] {
-    let mut r = [seed; 32];
-    r[31] = 0; // a valid field element
-    r
-}
-
 fn vanilla(post: RegisteredPoStProof, rand: &[u8; 32], sectors: &[&Sealed]) -> Vec<Vec<u8>> {
-    let ids: Vec<SectorId> = sectors.iter().map(|s| s.sector_id).collect();
-    let challenges = generate_fallback_sector_challenges(post, rand, &ids, prover_id_from_miner(MINER)).unwrap();
-    sectors
-        .iter()
-        .map(|s| {
-            let replica = PrivateReplicaInfo::new(post, s.comm_r, s.cache(), s.sealed());
-            generate_single_vanilla_proof(post, s.sector_id, &replica, &challenges[&s.sector_id]).unwrap()
-        })
-        .collect()
-}
-
-fn replicas(post: RegisteredPoStProof, sectors: &[&Sealed]) -> BTreeMap<SectorId, PublicReplicaInfo> {
-    sectors.iter().map(|s| (s.sector_id, PublicReplicaInfo::new(post, s.comm_r))).collect()
+    post_vanilla(post, prover_id_from_miner(MINER), rand, sectors)
 }
 
 fn prove(kind: ProofKind, registered: u64, rand: [u8; 32], vanilla: Vec<Vec<u8>>, partition: u32) -> Vec<u8> {

@@ -50,15 +50,19 @@ fn mixed_concurrent_jobs_all_complete_with_valid_proofs() {
 }
 
 #[test]
-fn filecoin_kinds_fail_clearly_and_bad_requests_are_rejected() {
+fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
     let engine = Engine::start(config(1, 1)).unwrap();
     for kind in [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate, ProofKind::WindowPostPartition, ProofKind::WinningPost] {
         let req = ProofRequest { request_id: None, priority: None, work: ProofWork::Filecoin { kind, inputs: FilecoinInputs::default() } };
         assert_eq!(req.priority(), kind.default_priority());
-        let (_, outcome) = engine.prove(req, WAIT).unwrap();
-        match outcome {
-            JobOutcome::Failed(m) => assert!(m.contains("not yet supported") && m.contains("issue 7") && m.contains(kind.name()), "{m}"),
-            o => panic!("{o:?}"),
+        // Empty inputs: rejected at once with the reason (the filecoin
+        // feature decodes them; without it the feature is named).
+        match engine.submit(req) {
+            Err(EngineError::BadRequest(m)) if cfg!(feature = "filecoin") => {
+                assert!(m.contains("vanilla proof") || m.contains("registered proof") || m.contains("not a"), "{kind}: {m}")
+            }
+            Err(EngineError::BadRequest(m)) => assert!(m.contains("filecoin") && m.contains(kind.name()), "{m}"),
+            other => panic!("{kind}: {other:?}"),
         }
     }
     assert_eq!(ProofKind::WinningPost.default_priority(), Priority::Critical);
@@ -71,7 +75,7 @@ fn filecoin_kinds_fail_clearly_and_bad_requests_are_rejected() {
     let unknown = cuzk_core::engine::JobId(9999);
     assert_eq!(engine.await_job(unknown, WAIT), Err(EngineError::UnknownJob(unknown)));
     assert_eq!(engine.cancel(unknown), Err(EngineError::UnknownJob(unknown)));
-    assert_eq!(engine.status().jobs_failed, 4);
+    assert_eq!(engine.status().jobs_failed, 0, "rejected requests make no jobs");
 }
 
 #[test]
@@ -153,7 +157,15 @@ fn status_metrics_preload_and_evict() {
     }
     assert_eq!(engine.status().memory.used_bytes, 0);
     assert!(matches!(engine.preload_srs("nonsense"), Err(EngineError::Srs { message, .. }) if message.contains("unknown circuit id")));
-    assert!(matches!(engine.preload_srs("v28-stacked-proof-of-replication"), Err(EngineError::Srs { message, .. }) if message.contains("issue 7")));
+    // A Filecoin id (with or without its file prefix) names its file.
+    let fil = "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-0123";
+    match engine.preload_srs(fil) {
+        Err(EngineError::Srs { message, .. }) if cfg!(feature = "filecoin") => {
+            assert!(message.contains("missing parameter file") && message.contains(&format!("{fil}.params")), "{message}")
+        }
+        Err(EngineError::Srs { message, .. }) => assert!(message.contains("without its `filecoin` feature"), "{message}"),
+        other => panic!("{other:?}"),
+    }
     engine.shutdown(ShutdownMode::Drain);
     assert_eq!(engine.submit(ProofRequest::builtin(job)), Err(EngineError::ShuttingDown));
 }

@@ -1,13 +1,19 @@
 //! Helpers for the Filecoin tests: the test param cache, the 2 KiB test
-//! data, and sealing a 2 KiB sector on the CPU for PoSt and SnapDeals.
+//! data, sealing a 2 KiB sector on the CPU, and the inputs Curio sends
+//! for it (C1 output, PoSt and SnapDeals vanilla proofs), all made with
+//! filecoin-proofs-api.
 
+use cuzk_core::filecoin::filecoin_proofs_api::post::{generate_fallback_sector_challenges, generate_single_vanilla_proof};
 use cuzk_core::filecoin::filecoin_proofs_api::seal::{
-    add_piece, seal_pre_commit_phase1, seal_pre_commit_phase2, SealPreCommitPhase2Output,
+    add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2, SealPreCommitPhase2Output,
 };
+use cuzk_core::filecoin::filecoin_proofs_api::update::{empty_sector_update_encode_into, generate_partition_proofs};
 use cuzk_core::filecoin::filecoin_proofs_api::{
-    Commitment, PieceInfo, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
+    Commitment, PieceInfo, PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, RegisteredSealProof,
+    RegisteredUpdateProof, SectorId, UnpaddedBytesAmount,
 };
 use cuzk_core::filecoin::{setup, ParamCache, ParamFiles, ProofType};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Once;
 use std::time::Instant;
@@ -83,10 +89,75 @@ pub fn seal_2kib(prover_id: [u8; 32], sector: u64, data: &[u8]) -> Sealed {
     let pieces = stage(proof, data, &staged);
     std::fs::File::create(&sealed).unwrap();
     let sector_id = SectorId::from(sector);
-    let ticket = [3u8; 32];
-    let p1 = seal_pre_commit_phase1(proof, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces).expect("PC1");
+    let p1 = seal_pre_commit_phase1(proof, &cache, &staged, &sealed, prover_id, sector_id, TICKET, &pieces).expect("PC1");
     let SealPreCommitPhase2Output { comm_r, comm_d, .. } = seal_pre_commit_phase2(p1, &cache, &sealed).expect("PC2");
     Sealed { dir, proof, sector_id, prover_id, comm_r, comm_d, pieces }
+}
+
+impl Sealed {
+    /// The C1 output (SealCommitPhase1Output JSON, what Curio base64-wraps
+    /// into its envelope) for challenge seed `seed`.
+    pub fn commit_phase1(&self, seed: [u8; 32]) -> Vec<u8> {
+        let pre = SealPreCommitPhase2Output { registered_proof: self.proof, comm_r: self.comm_r, comm_d: self.comm_d };
+        let c1 = seal_commit_phase1(self.cache(), self.sealed(), self.prover_id, self.sector_id, TICKET, seed, pre, &self.pieces)
+            .expect("seal_commit_phase1");
+        serde_json::to_vec(&c1).unwrap()
+    }
+}
+
+/// The ticket [`seal_2kib`] seals with.
+pub const TICKET: [u8; 32] = [3u8; 32];
+
+/// PoSt vanilla proofs (bincode, one per sector) for `rand`, as Curio
+/// sends them.
+pub fn post_vanilla(post: RegisteredPoStProof, prover_id: [u8; 32], rand: &[u8; 32], sectors: &[&Sealed]) -> Vec<Vec<u8>> {
+    let ids: Vec<SectorId> = sectors.iter().map(|s| s.sector_id).collect();
+    let challenges = generate_fallback_sector_challenges(post, rand, &ids, prover_id).unwrap();
+    sectors
+        .iter()
+        .map(|s| {
+            let replica = PrivateReplicaInfo::new(post, s.comm_r, s.cache(), s.sealed());
+            generate_single_vanilla_proof(post, s.sector_id, &replica, &challenges[&s.sector_id]).unwrap()
+        })
+        .collect()
+}
+
+/// What filecoin-proofs' PoSt verifiers take for `sectors`.
+pub fn post_replicas(post: RegisteredPoStProof, sectors: &[&Sealed]) -> BTreeMap<SectorId, PublicReplicaInfo> {
+    sectors.iter().map(|s| (s.sector_id, PublicReplicaInfo::new(post, s.comm_r))).collect()
+}
+
+/// PoSt randomness derived from `seed` (top byte clear: a field element).
+pub fn post_randomness(seed: u8) -> [u8; 32] {
+    let mut r = [seed; 32];
+    r[31] = 0;
+    r
+}
+
+/// A 2 KiB SnapDeals update: a CC sector, new data encoded into it, and
+/// the partition vanilla proofs Curio sends.
+pub struct SnapCase {
+    pub old: Sealed,
+    pub comm_r_new: Commitment,
+    pub comm_d_new: Commitment,
+    /// bincode `PartitionProof`s, one per partition.
+    pub vanilla: Vec<Vec<u8>>,
+}
+
+pub fn snap_2kib(prover_id: [u8; 32], sector: u64, data_seed: u8) -> SnapCase {
+    let update = RegisteredUpdateProof::StackedDrg2KiBV1;
+    let old = seal_2kib(prover_id, sector, &[0u8; 2032]);
+    let dir = old.dir.path();
+    let pieces = stage(old.proof, &sector_data(data_seed), &dir.join("staged-new"));
+    let (replica, replica_cache) = (dir.join("update"), dir.join("update-cache"));
+    std::fs::create_dir_all(&replica_cache).unwrap();
+    std::fs::File::create(&replica).unwrap().set_len(2048).unwrap();
+    let enc = empty_sector_update_encode_into(update, &replica, &replica_cache, old.sealed(), old.cache(), dir.join("staged-new"), &pieces)
+        .unwrap();
+    let vanilla =
+        generate_partition_proofs(update, old.comm_r, enc.comm_r_new, enc.comm_d_new, old.sealed(), old.cache(), &replica, &replica_cache)
+            .unwrap();
+    SnapCase { comm_r_new: enc.comm_r_new, comm_d_new: enc.comm_d_new, vanilla: vanilla.into_iter().map(|p| p.0).collect(), old }
 }
 
 /// Deterministic sector data (fr32-valid: unpadded bytes are free-form).

@@ -60,6 +60,12 @@ impl DaemonProc {
     }
 
     pub fn start_in(dir: tempfile::TempDir, listen: Listen, daemon_extra: &str) -> Self {
+        let path = dir.path().to_path_buf();
+        Self::start_with(dir, listen, |listen| config_text(&path, listen, daemon_extra))
+    }
+
+    /// Starts the daemon with the config `config(listen address)` returns.
+    pub fn start_with(dir: tempfile::TempDir, listen: Listen, config: impl FnOnce(&str) -> String) -> Self {
         let (listen, socket) = match listen {
             Listen::Unix => {
                 let s = dir.path().join("d.sock");
@@ -68,7 +74,7 @@ impl DaemonProc {
             Listen::Tcp => ("127.0.0.1:0".to_string(), None),
         };
         let cfg = dir.path().join("cuzk.toml");
-        std::fs::write(&cfg, config_text(dir.path(), &listen, daemon_extra)).unwrap();
+        std::fs::write(&cfg, config(&listen)).unwrap();
         let stderr_log = dir.path().join("daemon.log");
         let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk-daemon"))
             .arg("-c")

@@ -18,7 +18,7 @@ use std::time::Duration;
 /// Every accepted key, by section.
 pub const KEYS: &[(&str, &[&str])] = &[
     ("daemon", &["listen", "status_listen", "shutdown"]),
-    ("srs", &["param_cache"]),
+    ("srs", &["param_cache", "self_check", "trusted_params"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
@@ -87,11 +87,18 @@ impl Default for DaemonConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct SrsConfig {
     pub param_cache: PathBuf,
+    /// Verify every Filecoin proof with its circuit's `.vk` (from
+    /// `param_cache`) before replying; a proof that fails is a failed job.
+    pub self_check: bool,
+    /// Skip the subgroup check of every point when reading Filecoin
+    /// `.params` files (the on-curve check always runs): only for files
+    /// checked otherwise, e.g. against their published digests.
+    pub trusted_params: bool,
 }
 
 impl Default for SrsConfig {
     fn default() -> Self {
-        Self { param_cache: "/var/tmp/filecoin-proof-parameters".into() }
+        Self { param_cache: "/var/tmp/filecoin-proof-parameters".into(), self_check: true, trusted_params: false }
     }
 }
 

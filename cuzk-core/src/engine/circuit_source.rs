@@ -22,6 +22,18 @@ pub trait PartitionedCircuit: Send + Sync {
     fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String>;
     /// Produces the SRS when the SRS manager does not hold it.
     fn load_params(&self, param_cache: &Path) -> Result<Parameters, String>;
+    /// An upper bound of the SRS's size, known before loading it: the SRS
+    /// manager reserves it first (making room by eviction) so a large SRS
+    /// never loads past the memory budget. None = reserve after loading.
+    fn srs_size_hint(&self, _param_cache: &Path) -> Option<u64> {
+        None
+    }
+    /// Turns the partition proofs (in partition order) into the job's
+    /// proof; an error fails the job with that reason. By default the
+    /// proofs concatenated; Filecoin jobs self-check here.
+    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
+        Ok(partition_proofs.concat())
+    }
 }
 
 /// A job of a built-in circuit: partition `p` is the instance with witness

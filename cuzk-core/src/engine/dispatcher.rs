@@ -45,7 +45,7 @@ pub fn run(sh: Arc<Shared>) {
 }
 
 fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
-    let circuit = jobs[0].circuit.clone().expect("only provable jobs are queued");
+    let circuit = jobs[0].circuit.clone();
     let circuit_id = jobs[0].circuit_id.clone();
     for j in &jobs {
         j.mark_running();
@@ -63,7 +63,8 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
     let inflight = sh.inflight.enter(&circuit_id);
     let param_cache = sh.config.srs.param_cache.clone();
     let load_circuit = circuit.clone();
-    let loader = SrsLoader { size_hint: None, load: Box::new(move || load_circuit.load_params(&param_cache)) };
+    let size_hint = circuit.srs_size_hint(&param_cache);
+    let loader = SrsLoader { size_hint, load: Box::new(move || load_circuit.load_params(&param_cache)) };
     let lease = match sh.srs.acquire(&circuit_id, loader, &abandon) {
         Ok((lease, _)) => lease,
         Err(e) => {
@@ -80,7 +81,7 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
         let members = jobs
             .iter()
             .filter(|j| j.partitions > p)
-            .map(|j| Member { job: j.clone(), circuit: j.circuit.clone().unwrap_or_else(|| circuit.clone()), partition: p })
+            .map(|j| Member { job: j.clone(), circuit: j.circuit.clone(), partition: p })
             .collect();
         let unit = SynthUnit::new((Reverse(lead.priority), lead.seq, p), members, &batch);
         // The synthesis queue is unbounded and closes only after this

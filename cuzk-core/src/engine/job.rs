@@ -9,6 +9,7 @@ use super::circuit_source::PartitionedCircuit;
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
 use super::request::{JobId, Priority, ProofKind};
 use crossbeam::channel::Sender;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -44,8 +45,7 @@ pub struct JobSpec {
     pub circuit_id: String,
     pub partitions: usize,
     pub request_id: Option<String>,
-    /// None for kinds the engine cannot prove yet (the job fails at once).
-    pub circuit: Option<Arc<dyn PartitionedCircuit>>,
+    pub circuit: Arc<dyn PartitionedCircuit>,
 }
 
 pub struct Job {
@@ -57,7 +57,7 @@ pub struct Job {
     pub circuit_id: String,
     pub partitions: usize,
     pub request_id: Option<String>,
-    pub circuit: Option<Arc<dyn PartitionedCircuit>>,
+    pub circuit: Arc<dyn PartitionedCircuit>,
     pub submitted: Instant,
     finished: AtomicBool,
     state: Mutex<State>,
@@ -115,10 +115,12 @@ impl Job {
         self.state.lock().unwrap().timings.srs_load_ms += ms(d);
     }
 
-    /// Records one partition's proof; completes the job with the last one.
+    /// Records one partition's proof; completes the job with the last one,
+    /// after the circuit's [`PartitionedCircuit::finish`] (assembly and,
+    /// for Filecoin, the self-check) accepts the proofs.
     pub fn record_partition(&self, partition: usize, proof: Vec<u8>, synth: Duration, gpu: Duration) {
         let mut st = self.state.lock().unwrap();
-        if st.phase == Phase::Finished || st.proofs[partition].is_some() {
+        if st.phase == Phase::Finished || st.remaining == 0 || st.proofs[partition].is_some() {
             return;
         }
         st.proofs[partition] = Some(proof);
@@ -126,17 +128,37 @@ impl Job {
         st.timings.synthesis_ms += ms(synth);
         st.timings.gpu_compute_ms += ms(gpu);
         self.counters.partitions_proved.fetch_add(1, Ordering::Relaxed);
-        if st.remaining == 0 {
-            st.timings.total_ms = ms(self.submitted.elapsed());
-            let proof = st.proofs.iter_mut().flat_map(|p| p.take().unwrap()).collect();
-            let out = ProofOutput { proof, partitions: self.partitions, timings: st.timings };
-            log::info!(
-                "job completed job={} kind={} partitions={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={}",
-                self.id, self.kind, self.partitions, out.timings.queue_wait_ms, out.timings.srs_load_ms,
-                out.timings.synthesis_ms, out.timings.gpu_compute_ms, out.timings.total_ms
-            );
-            self.finish(&mut st, JobOutcome::Completed(out), &self.counters.completed);
+        if st.remaining > 0 {
+            return;
         }
+        let parts: Vec<Vec<u8>> = st.proofs.iter_mut().map(|p| p.take().unwrap()).collect();
+        // The self-check verifies every partition (ms each): not under the
+        // job's lock, so status and cancel stay responsive meanwhile.
+        drop(st);
+        let t = Instant::now();
+        let finished = catch_unwind(AssertUnwindSafe(|| self.circuit.finish(parts)))
+            .unwrap_or_else(|p| Err(format!("assembling the proof panicked: {}", super::shared::panic_message(&*p))));
+        let finish_ms = ms(t.elapsed());
+        let mut st = self.state.lock().unwrap();
+        if st.phase == Phase::Finished {
+            return; // cancelled while the proof was being checked
+        }
+        let proof = match finished {
+            Ok(proof) => proof,
+            Err(message) => {
+                let message = format!("proof rejected before reply: {message}");
+                log::warn!("job failed job={} kind={} error={message:?}", self.id, self.kind);
+                return self.finish(&mut st, JobOutcome::Failed(message), &self.counters.failed);
+            }
+        };
+        st.timings.total_ms = ms(self.submitted.elapsed());
+        let out = ProofOutput { proof, partitions: self.partitions, timings: st.timings };
+        log::info!(
+            "job completed job={} kind={} partitions={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} finish_ms={finish_ms} total_ms={}",
+            self.id, self.kind, self.partitions, out.timings.queue_wait_ms, out.timings.srs_load_ms,
+            out.timings.synthesis_ms, out.timings.gpu_compute_ms, out.timings.total_ms
+        );
+        self.finish(&mut st, JobOutcome::Completed(out), &self.counters.completed);
     }
 
     /// Fails the job unless it already ended.

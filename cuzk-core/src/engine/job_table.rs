@@ -59,6 +59,13 @@ impl JobTable {
         (job, true)
     }
 
+    /// The live job submitted with `request_id`, if any.
+    pub fn live_by_request(&self, request_id: &str) -> Option<JobId> {
+        let inner = self.inner.lock().unwrap();
+        let id = inner.by_request.get(request_id)?;
+        inner.jobs.get(id).filter(|j| !j.is_finished()).map(|j| j.id)
+    }
+
     pub fn get(&self, id: JobId) -> Option<Arc<Job>> {
         self.inner.lock().unwrap().jobs.get(&id).cloned()
     }

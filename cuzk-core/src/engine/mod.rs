@@ -12,6 +12,7 @@ pub mod backend;
 pub mod batch;
 pub mod circuit_source;
 mod dispatcher;
+mod filecoin_source;
 #[cfg(feature = "cuda")]
 pub mod gpu_backend;
 mod inflight;
@@ -89,8 +90,6 @@ pub struct Engine {
     threads: Mutex<Option<Threads>>,
 }
 
-const FILECOIN_UNSUPPORTED: &str = "not yet supported: needs the Filecoin feature (issue 7)";
-
 impl Engine {
     /// Starts the engine on the GPUs where the build and machine have them
     /// ([`default_backend`]), else on the CPU.
@@ -105,7 +104,13 @@ impl Engine {
         if !sh.accepting.load(Ordering::Acquire) {
             return Err(EngineError::ShuttingDown);
         }
-        let spec = job_spec(&req)?;
+        // A resubmission of a live job is answered before its request is
+        // decoded again (for a 32 GiB PoRep, seconds of JSON and hashing).
+        if let Some(id) = req.request_id.as_deref().filter(|r| !r.is_empty()).and_then(|r| sh.jobs.live_by_request(r)) {
+            log::info!("job resubmitted job={id} request_id={:?}", req.request_id);
+            return Ok(id);
+        }
+        let spec = job_spec(sh, &req)?;
         let request_id = spec.request_id.clone();
         let (job, new) = sh.jobs.insert_or_existing(request_id.as_deref(), |id, seq| {
             Arc::new(Job::new(id, seq, spec, sh.counters.clone(), sh.jobs.finish_sender()))
@@ -119,9 +124,7 @@ impl Engine {
             job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id
         );
         sh.timeline.record(timeline::Event::new("job_submitted", job.id));
-        if job.circuit.is_none() {
-            job.fail(format!("proof kind {} is {FILECOIN_UNSUPPORTED}", job.kind));
-        } else if !sh.scheduler.push(job.clone()) {
+        if !sh.scheduler.push(job.clone()) {
             job.cancel();
             return Err(EngineError::ShuttingDown);
         }
@@ -182,19 +185,21 @@ impl Engine {
         self.shared.memory.usage()
     }
 
-    /// The parameters of a circuit id, loading them if needed (built-in ids
-    /// can always be loaded; others only once a job has loaded them).
+    /// The parameters of a circuit id, loading them if needed (built-in and
+    /// Filecoin ids can be loaded; others only once a job has loaded them).
+    /// A Filecoin id may carry its file prefix (`v28-<id>`).
     pub fn parameters(&self, circuit_id: &str) -> Result<Arc<crate::srs::Parameters>, EngineError> {
-        start::lease(&self.shared, circuit_id).map(|(l, _)| l.params.clone())
+        start::lease(&self.shared, filecoin_source::canonical_id(circuit_id)).map(|(l, _)| l.params.clone())
     }
 
     pub fn preload_srs(&self, circuit_id: &str) -> Result<PreloadResult, EngineError> {
         let t = std::time::Instant::now();
-        let (_, loaded) = start::lease(&self.shared, circuit_id)?;
+        let (_, loaded) = start::lease(&self.shared, filecoin_source::canonical_id(circuit_id))?;
         Ok(PreloadResult { already_loaded: !loaded, load_time_ms: if loaded { t.elapsed().as_millis() as u64 } else { 0 } })
     }
 
     pub fn evict_srs(&self, circuit_id: &str) -> Result<EvictResult, EngineError> {
+        let circuit_id = filecoin_source::canonical_id(circuit_id);
         match self.shared.srs.evict(circuit_id) {
             Ok(freed) => Ok(EvictResult { was_loaded: freed.is_some(), freed_bytes: freed.unwrap_or(0) }),
             Err(message) => Err(EngineError::Srs { circuit_id: circuit_id.into(), message }),
@@ -241,19 +246,22 @@ impl Drop for Engine {
     }
 }
 
-/// Checks a request and describes its job.
-fn job_spec(req: &ProofRequest) -> Result<JobSpec, EngineError> {
+/// Checks a request and describes its job. A Filecoin request is decoded
+/// and its circuits built here (bad input fails the submission, naming
+/// what is wrong); its SRS must be resident or on disk.
+fn job_spec(sh: &Shared, req: &ProofRequest) -> Result<JobSpec, EngineError> {
     let bad = |m: String| Err(EngineError::BadRequest(m));
-    let (circuit, circuit_id, partitions): (Option<Arc<dyn PartitionedCircuit>>, String, usize) = match &req.work {
-        ProofWork::Filecoin { kind, .. } => {
+    let circuit: Arc<dyn PartitionedCircuit> = match &req.work {
+        ProofWork::Filecoin { kind, inputs } => {
             if matches!(kind, ProofKind::Builtin | ProofKind::Custom) {
                 return bad(format!("proof kind {kind} is not a Filecoin kind"));
             }
-            (None, format!("filecoin-{kind}"), 1)
+            filecoin_source::circuit(*kind, inputs, &sh.config.srs, &|id| sh.srs.resident(id).is_some())?
         }
-        ProofWork::Builtin(b) => (Some(Arc::new(*b)), b.circuit_id(), b.partitions),
-        ProofWork::Custom(c) => (Some(c.clone()), c.circuit_id(), c.partitions()),
+        ProofWork::Builtin(b) => Arc::new(*b),
+        ProofWork::Custom(c) => c.clone(),
     };
+    let (circuit_id, partitions) = (circuit.circuit_id(), circuit.partitions());
     if partitions == 0 {
         return bad("a job needs at least one partition".into());
     }

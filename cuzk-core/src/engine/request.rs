@@ -69,8 +69,8 @@ pub enum Priority {
 }
 
 /// The inputs of a Filecoin proof, as the gRPC SubmitProofRequest carries
-/// them (see ARCHITECTURE.md). Proving them needs the Filecoin circuits
-/// (issue 7); until then such jobs fail with a message saying so.
+/// them (see ARCHITECTURE.md). They are decoded into the Filecoin circuits
+/// at submission (feature `filecoin`; without it the request is refused).
 #[derive(Clone, Debug, Default)]
 pub struct FilecoinInputs {
     pub sector_size: u64,

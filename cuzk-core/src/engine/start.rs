@@ -154,21 +154,21 @@ pub fn status(sh: &Shared) -> EngineStatus {
     }
 }
 
-/// A lease on a circuit's SRS by id: resident entries, or built-in ids
-/// (loaded or generated). The bool says whether this call loaded it.
+/// A lease on a circuit's SRS by id: resident entries, built-in ids
+/// (loaded or generated) or Filecoin ids (`v28-<id>.params` in the param
+/// cache, see `filecoin_source`). The bool says whether this call loaded it.
 pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineError> {
     let err = |message: String| EngineError::Srs { circuit_id: circuit_id.into(), message };
     let param_cache = sh.config.srs.param_cache.clone();
-    let load: Box<dyn FnOnce() -> Result<crate::srs::Parameters, String>> = match BuiltinJob::spec_of_circuit_id(circuit_id) {
-        Some(spec) => Box::new(move || BuiltinJob::load_builtin_params(&spec, &param_cache)),
-        None if circuit_id.starts_with("v28-") || circuit_id.starts_with("filecoin-") => {
-            let id = circuit_id.to_string();
-            Box::new(move || Err(format!("{id} is a Filecoin SRS: loading it is {}", super::FILECOIN_UNSUPPORTED)))
-        }
-        None => {
-            let id = circuit_id.to_string();
-            Box::new(move || Err(format!("unknown circuit id {id:?}: not resident, and not a built-in id (builtin-<circuit>, e.g. builtin-synthetic-4096-8)")))
-        }
+    let loader = match BuiltinJob::spec_of_circuit_id(circuit_id) {
+        Some(spec) => SrsLoader { size_hint: None, load: Box::new(move || BuiltinJob::load_builtin_params(&spec, &param_cache)) },
+        None => match super::filecoin_source::srs_loader(&sh.config.srs, circuit_id) {
+            Some(loader) => loader,
+            None => {
+                let id = circuit_id.to_string();
+                SrsLoader { size_hint: None, load: Box::new(move || Err(format!("unknown circuit id {id:?}: not resident, and not a built-in id (builtin-<circuit>, e.g. builtin-synthetic-4096-8) or a Filecoin one (v28-stacked-proof-of-replication-..., v28-proof-of-spacetime-fallback-..., v28-empty-sector-update-...)"))) }
+            }
+        },
     };
-    sh.srs.acquire(circuit_id, SrsLoader { size_hint: None, load }, &|| false).map_err(err)
+    sh.srs.acquire(circuit_id, loader, &|| false).map_err(err)
 }

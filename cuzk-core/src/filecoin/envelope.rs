@@ -21,6 +21,7 @@ struct Envelope {
 /// A decoded PoRep request body.
 pub struct C1Input {
     pub sector_num: u64,
+    /// 0 = not given.
     pub sector_size: u64,
     pub phase1: SealCommitPhase1Output,
 }
@@ -40,6 +41,20 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<C1Input> {
         .decode(env.phase1_out.as_bytes())
         .map_err(|source| FilecoinError::Base64 { what: "PoRep envelope Phase1Out", source })?;
     Ok(C1Input { sector_num: env.sector_num as u64, sector_size: env.sector_size, phase1: decode_c1(&raw)? })
+}
+
+/// The `vanilla_proof` of a PoRep request: Curio's envelope, or a bare C1
+/// output (what `seal_commit_phase1` returns; bench tools send that, and
+/// the daemon's wire check lets it through) for sector `sector_number`.
+/// A body that is neither reports the envelope's error.
+pub fn decode_porep_body(bytes: &[u8], sector_number: u64) -> Result<C1Input> {
+    match decode_envelope(bytes) {
+        Err(e @ FilecoinError::Json { .. }) => match decode_c1(bytes) {
+            Ok(phase1) => Ok(C1Input { sector_num: sector_number, sector_size: 0, phase1 }),
+            Err(_) => Err(e),
+        },
+        other => other,
+    }
 }
 
 /// Decodes a bare `SealCommitPhase1Output` JSON (what `seal_commit_phase1` returns).

@@ -27,7 +27,7 @@ pub enum FilecoinError {
     Count { what: &'static str, expected: usize, got: usize },
     #[error("the vanilla proofs are inconsistent with the request: {0}")]
     Inconsistent(String),
-    #[error("the vanilla proofs do not verify against the public inputs (commitments, seed, randomness, prover id?): {0}")]
+    #[error("the vanilla proofs do not verify against the public inputs (registered proof or sector size, commitments, seed, randomness, prover id?): {0}")]
     VanillaInvalid(String),
     #[error("building the circuit failed: {0}")]
     Circuit(String),

@@ -1,7 +1,8 @@
 //! The engine's view of a Filecoin request: an
 //! [`engine::PartitionedCircuit`](crate::engine::PartitionedCircuit) whose
 //! partitions are the prepared circuits. Each circuit is synthesized once
-//! (filecoin-proofs' circuits are consumed by synthesis).
+//! (filecoin-proofs' circuits are consumed by synthesis). The job reads
+//! its parameters and checks its finished proof as its [`JobSettings`] say.
 
 use super::circuit::FilecoinCircuit;
 use super::error::{FilecoinError, Result};
@@ -11,19 +12,36 @@ use super::prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta};
 use super::request::{prover_id_from_miner, ProofRequest};
 use crate::cs::ProvingAssignment;
 use crate::engine::{self, PartitionedCircuit};
+use crate::groth16::Proof;
 use crate::srs::{Parameters, ReadOptions};
 use std::path::Path;
 use std::sync::Mutex;
 
+/// How a job reads its parameters and checks its proof (`[srs]` keys).
+#[derive(Clone, Debug, Default)]
+pub struct JobSettings {
+    pub read: ReadOptions,
+    /// The param cache whose `.vk` verifies every partition proof before
+    /// the job completes; `None` = no self-check.
+    pub self_check: Option<ParamCache>,
+}
+
 pub struct FilecoinJob {
     meta: ProofMeta,
     circuits: Mutex<Vec<Option<FilecoinCircuit>>>,
+    settings: JobSettings,
 }
 
 impl FilecoinJob {
+    /// A job with default settings: validated reads, no self-check.
     pub fn new(prepared: PreparedProof) -> Self {
         let PreparedProof { meta, circuits } = prepared;
-        Self { meta, circuits: Mutex::new(circuits.into_iter().map(Some).collect()) }
+        Self { meta, circuits: Mutex::new(circuits.into_iter().map(Some).collect()), settings: JobSettings::default() }
+    }
+
+    pub fn with_settings(mut self, settings: JobSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// Decodes and prepares an engine request (the gRPC fields).
@@ -79,6 +97,24 @@ impl PartitionedCircuit for FilecoinJob {
     }
 
     fn load_params(&self, param_cache: &Path) -> std::result::Result<Parameters, String> {
-        ParamCache::new(param_cache).load_params(&self.meta.circuit_id, ReadOptions::default()).map_err(|e| e.to_string())
+        ParamCache::new(param_cache).load_params(&self.meta.circuit_id, self.settings.read).map_err(|e| e.to_string())
+    }
+
+    fn srs_size_hint(&self, param_cache: &Path) -> Option<u64> {
+        ParamCache::new(param_cache).params_file_size(&self.meta.circuit_id)
+    }
+
+    /// Assembly as filecoin-proofs does it, after the self-check.
+    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> std::result::Result<Vec<u8>, String> {
+        let proofs = partition_proofs
+            .iter()
+            .enumerate()
+            .map(|(k, b)| Proof::from_bytes(b).map_err(|e| format!("partition {k}: the prover's proof does not parse: {e}")))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let key = match &self.settings.self_check {
+            Some(cache) => Some(cache.load_vk(&self.meta.circuit_id).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        self.meta.finish(&proofs, key.as_ref()).map_err(|e| e.to_string())
     }
 }

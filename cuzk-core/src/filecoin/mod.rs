@@ -30,9 +30,9 @@ mod snap;
 
 pub use assemble::{assemble, check_public_inputs, self_check};
 pub use circuit::FilecoinCircuit;
-pub use envelope::{decode_c1, decode_envelope, encode_envelope, C1Input};
+pub use envelope::{decode_c1, decode_envelope, decode_porep_body, encode_envelope, C1Input};
 pub use error::{FilecoinError, Result};
-pub use job::{request_from_engine, FilecoinJob};
+pub use job::{request_from_engine, FilecoinJob, JobSettings};
 pub use kind::{
     parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofKind, ProofType, SECTOR_SIZES,
 };

@@ -68,6 +68,25 @@ impl ParamCache {
         Parameters::read_file(&path, opts).map_err(|source| FilecoinError::Params { path, source })
     }
 
+    /// The size of the `.params` file (an upper bound of the loaded SRS,
+    /// which the engine reserves before loading); None if it is missing.
+    pub fn params_file_size(&self, circuit_id: &str) -> Option<u64> {
+        std::fs::metadata(self.files(circuit_id).params).ok().filter(|m| m.is_file()).map(|m| m.len())
+    }
+
+    /// Both files of a circuit exist (the `.vk` only when `vk` is set);
+    /// else the error names the first missing one.
+    pub fn check_files(&self, circuit_id: &str, params: bool, vk: bool) -> Result<()> {
+        let files = self.files(circuit_id);
+        if params {
+            exists(&files.params, circuit_id)?;
+        }
+        if vk {
+            exists(&files.vk, circuit_id)?;
+        }
+        Ok(())
+    }
+
     /// Loads the `.vk` for the self-check.
     pub fn load_vk(&self, circuit_id: &str) -> Result<SelfCheckKey> {
         let path = self.files(circuit_id).vk;

@@ -5,7 +5,7 @@
 
 use super::built::Built;
 use super::circuit::IntoFilecoinCircuit;
-use super::envelope::decode_envelope;
+use super::envelope::decode_porep_body;
 use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
 use super::request::ProofRequest;
@@ -22,7 +22,7 @@ use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCircuit, S
 type Partitions<Tree> = Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>;
 
 pub(crate) fn build(req: &ProofRequest) -> Result<Built> {
-    let c1 = decode_envelope(&req.vanilla_proof)?;
+    let c1 = decode_porep_body(&req.vanilla_proof, req.sector_number)?;
     let rp = c1.phase1.registered_proof;
     if rp.feature_enabled(ApiFeature::NonInteractivePoRep) {
         return Err(FilecoinError::Unsupported {

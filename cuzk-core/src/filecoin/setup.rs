@@ -4,7 +4,9 @@
 //!
 //! Files are written to temporary names and renamed into place (`.params`
 //! before `.vk`; a `.vk` means the pair is complete), so a reader never sees
-//! a partial file and concurrent generators do not clash.
+//! a partial file. [`ensure_params`] holds a lock file per circuit while it
+//! checks and generates, so parallel test processes sharing a cache make
+//! each circuit's parameters once.
 
 use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
 use super::error::{no_panic, FilecoinError, Result};
@@ -76,7 +78,9 @@ pub fn generate_params(pt: ProofType, cache: &ParamCache, tw: &ToxicWaste, progr
 }
 
 /// Test parameters for `pt` in `cache`: reused when present, else made
-/// with random toxic waste (one generator per circuit in this process).
+/// with random toxic waste, once per circuit across threads and processes
+/// (an exclusive lock on `v28-<id>.lock` in the cache while checking and
+/// generating; the lock ends with its holder, even one that crashed).
 pub fn ensure_params(pt: ProofType, cache: &ParamCache) -> Result<ParamFiles> {
     let files = cache.files(&circuit_id(pt)?);
     let lock = {
@@ -84,9 +88,23 @@ pub fn ensure_params(pt: ProofType, cache: &ParamCache) -> Result<ParamFiles> {
         let mut map = LOCKS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
         map.entry(files.vk.clone()).or_default().clone()
     };
+    // File locks are per open file description: the in-process mutex keeps
+    // this process's threads from racing, the file lock other processes.
     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
     if files.params.is_file() && files.vk.is_file() {
         return Ok(files);
+    }
+    std::fs::create_dir_all(&cache.dir).map_err(|source| FilecoinError::Io { path: cache.dir.clone(), source })?;
+    let lock_path = files.vk.with_extension("lock");
+    let lock_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| FilecoinError::Io { path: lock_path.clone(), source })?;
+    lock_file.lock().map_err(|source| FilecoinError::Io { path: lock_path.clone(), source })?;
+    if files.params.is_file() && files.vk.is_file() {
+        return Ok(files); // another process made them while we waited
     }
     generate_params(pt, cache, &ToxicWaste::random(&mut rand_core::OsRng), None)
 }
