@@ -165,6 +165,10 @@ fn every_filecoin_kind_through_the_daemon() {
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (4, 0));
     let log = d.log();
     assert!(!log.contains("panicked"), "{log}");
+    // Which backend proved them, and how (the GPU machine's record).
+    for line in log.lines().filter(|l| l.contains("engine started") || l.contains("partition proved")) {
+        eprintln!("daemon: {line}");
+    }
     d.stop();
     eprintln!("whole test: {:.1} s", t.elapsed().as_secs_f64());
 }
@@ -260,6 +264,10 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (1, 1));
     let log = d.log();
     assert!(!log.contains("panicked"), "{log}");
+    // Which backend proved them, and how (the GPU machine's record).
+    for line in log.lines().filter(|l| l.contains("engine started") || l.contains("partition proved")) {
+        eprintln!("daemon: {line}");
+    }
     d.stop();
     eprintln!("whole test: {:.1} s", t.elapsed().as_secs_f64());
 }
