@@ -17,9 +17,8 @@ fn arr(v: &serde_json::Value) -> [u8; 32] {
     b.try_into().unwrap()
 }
 
-#[test]
-fn porep_2kib_verifies_and_matches_bellperson() {
-    let cache = param_cache();
+/// The shared C1 output in Curio's envelope, and its public values.
+fn shared_c1_request() -> (ProofRequest, serde_json::Value) {
     let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
     let c1 = std::fs::read(data_dir().join("c1-output.json")).unwrap();
     let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
@@ -27,6 +26,28 @@ fn porep_2kib_verifies_and_matches_bellperson() {
     req.sector_number = meta["sector_id"].as_u64().unwrap();
     req.sector_size = 2048;
     req.vanilla_proof = encode_envelope(req.sector_number, 2048, &c1);
+    (req, meta)
+}
+
+/// filecoin-proofs' `verify_seal` of `proof` for the shared C1's sector.
+fn verify_shared(meta: &cuzk_core::filecoin::ProofMeta, values: &serde_json::Value, req: &ProofRequest, proof: &[u8]) -> bool {
+    verify_seal(
+        prepared_type(meta),
+        arr(&values["comm_r"]),
+        arr(&values["comm_d"]),
+        req.prover_id,
+        SectorId::from(req.sector_number),
+        arr(&values["ticket"]),
+        arr(&values["seed"]),
+        proof,
+    )
+    .unwrap_or(false)
+}
+
+#[test]
+fn porep_2kib_verifies_and_matches_bellperson() {
+    let cache = param_cache();
+    let (req, meta) = shared_c1_request();
 
     let t = Instant::now();
     let prepared = prepare(&req).unwrap();
@@ -53,22 +74,10 @@ fn porep_2kib_verifies_and_matches_bellperson() {
     let bytes = synthesized.meta.finish(&proofs, Some(&key)).unwrap();
     assert_eq!(bytes.len(), 192 * proofs.len());
 
-    let verify = |proof: &[u8]| {
-        verify_seal(
-            prepared_type(&synthesized.meta),
-            arr(&meta["comm_r"]),
-            arr(&meta["comm_d"]),
-            req.prover_id,
-            SectorId::from(req.sector_number),
-            arr(&meta["ticket"]),
-            arr(&meta["seed"]),
-            proof,
-        )
-    };
-    assert!(verify(&bytes).unwrap(), "verify_seal rejects our proof");
+    assert!(verify_shared(&synthesized.meta, &meta, &req, &bytes), "verify_seal rejects our proof");
     let mut bad = bytes.clone();
     bad[100] ^= 1;
-    assert!(!verify(&bad).unwrap_or(false), "verify_seal accepts a tampered proof");
+    assert!(!verify_shared(&synthesized.meta, &meta, &req, &bad), "verify_seal accepts a tampered proof");
 
     // The self-check rejects a proof of other public inputs.
     let mut wrong = synthesized.meta.clone();
@@ -97,7 +106,8 @@ fn prepared_type(meta: &cuzk_core::filecoin::ProofMeta) -> cuzk_core::filecoin::
     }
 }
 
-/// The same real C1 output through the engine (CPU backend): a
+/// The same real C1 output through the engine (the default backend: the
+/// GPU where there is one, else the CPU): a
 /// `FilecoinJob` with the self-check on, partitions scheduled, synthesized
 /// and proven by the engine's workers, assembled by the job; then
 /// `verify_seal`. (The daemon test sends a C1 output of a Curio-style
@@ -107,15 +117,10 @@ fn porep_2kib_through_the_engine() {
     use cuzk_core::engine::{self, Engine, JobOutcome};
     use cuzk_core::filecoin::{FilecoinJob, JobSettings};
     let cache = param_cache();
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
-    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
-    req.prover_id = arr(&meta["prover_id"]);
-    req.sector_number = meta["sector_id"].as_u64().unwrap();
-    req.sector_size = 2048;
-    req.vanilla_proof = encode_envelope(req.sector_number, 2048, &std::fs::read(data_dir().join("c1-output.json")).unwrap());
+    let (req, meta) = shared_c1_request();
     let prepared = prepare(&req).unwrap();
     ensure_params(prepared.meta.proof_type);
-    let rp = prepared_type(&prepared.meta);
+    let proof_meta = prepared.meta.clone();
     let settings = JobSettings { read: ReadOptions::trusted(), self_check: Some(cache.clone()) };
     let job = std::sync::Arc::new(FilecoinJob::new(prepared).with_settings(settings));
     let mut cfg = cuzk_core::config::Config::default();
@@ -125,15 +130,5 @@ fn porep_2kib_through_the_engine() {
     let (_, outcome) = engine.prove(engine::ProofRequest::custom(job), Some(std::time::Duration::from_secs(1800))).unwrap();
     let JobOutcome::Completed(out) = outcome else { panic!("engine: {outcome:?}") };
     eprintln!("engine: PoRep 2 KiB proved and self-checked in {:.1} s ({:?})", t.elapsed().as_secs_f64(), out.timings);
-    let verified = verify_seal(
-        rp,
-        arr(&meta["comm_r"]),
-        arr(&meta["comm_d"]),
-        req.prover_id,
-        SectorId::from(req.sector_number),
-        arr(&meta["ticket"]),
-        arr(&meta["seed"]),
-        &out.proof,
-    );
-    assert!(verified.unwrap(), "verify_seal rejects the engine's proof");
+    assert!(verify_shared(&proof_meta, &meta, &req, &out.proof), "verify_seal rejects the engine's proof");
 }

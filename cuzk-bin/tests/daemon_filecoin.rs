@@ -98,6 +98,18 @@ fn verify_porep(sealed: &Sealed, seed: [u8; 32], proof: &[u8]) -> bool {
     verify_seal(SEAL, sealed.comm_r, sealed.comm_d, sealed.prover_id, sealed.sector_id, TICKET, seed, proof).unwrap_or(false)
 }
 
+/// Checks the daemon's log for panics, prints which backend proved and how
+/// (the GPU machine's record), and stops the daemon.
+fn stop_and_report(d: DaemonProc, t: Instant) {
+    let log = d.log();
+    assert!(!log.contains("panicked"), "{log}");
+    for line in log.lines().filter(|l| l.contains("engine started") || l.contains("partition proved")) {
+        eprintln!("daemon: {line}");
+    }
+    d.stop();
+    eprintln!("whole test: {:.1} s", t.elapsed().as_secs_f64());
+}
+
 #[test]
 fn every_filecoin_kind_through_the_daemon() {
     let t = Instant::now();
@@ -163,14 +175,7 @@ fn every_filecoin_kind_through_the_daemon() {
 
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (4, 0));
-    let log = d.log();
-    assert!(!log.contains("panicked"), "{log}");
-    // Which backend proved them, and how (the GPU machine's record).
-    for line in log.lines().filter(|l| l.contains("engine started") || l.contains("partition proved")) {
-        eprintln!("daemon: {line}");
-    }
-    d.stop();
-    eprintln!("whole test: {:.1} s", t.elapsed().as_secs_f64());
+    stop_and_report(d, t);
 }
 
 /// Links `circuit`'s files from the shared cache into `dir`, optionally
@@ -262,12 +267,5 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     assert!(verify_window_post(&rand, &[(WINDOW, &proof)], &post_replicas(WINDOW, &[&sealed]), prover).unwrap());
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (1, 1));
-    let log = d.log();
-    assert!(!log.contains("panicked"), "{log}");
-    // Which backend proved them, and how (the GPU machine's record).
-    for line in log.lines().filter(|l| l.contains("engine started") || l.contains("partition proved")) {
-        eprintln!("daemon: {line}");
-    }
-    d.stop();
-    eprintln!("whole test: {:.1} s", t.elapsed().as_secs_f64());
+    stop_and_report(d, t);
 }

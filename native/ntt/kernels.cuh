@@ -233,29 +233,22 @@ __global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(c
             x0[h] = sm4_load(sm, e0[h]);
             x1[h] = sm4_load(sm, e1[h]);
         }
-        if (DIT) {
+        // DIT twiddles before the sums, DIF after; both multiplications are
+        // issued together so they overlap.
+        auto twiddle = [&]() {
             if (s > 0) {
                 const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
                 x1[0] = fmul<MV>(x1[0], w0);
                 x1[1] = fmul<MV>(x1[1], w1);
             }
+        };
+        if (DIT) twiddle();
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
-                x0[h] = a, x1[h] = d;
-            }
-        } else {
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
-                x0[h] = a, x1[h] = d;
-            }
-            if (s > 0) {
-                const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
-                x1[0] = fmul<MV>(x1[0], w0);
-                x1[1] = fmul<MV>(x1[1], w1);
-            }
+        for (int h = 0; h < 2; h++) {
+            const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
+            x0[h] = a, x1[h] = d;
         }
+        if (!DIT) twiddle();
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             sm4_store(sm, e0[h], x0[h]);
