@@ -5,6 +5,10 @@
 #
 #   build/gpu-bundle.sh [DEST]      (default: <repo>/.gpu-bundle)
 #
+# The whole bundle is over the device tool's 64 MiB carry limit: carry a
+# tar.gz of the parts a run needs, e.g.
+#   tar czf .gpu-pack/b.tgz --exclude=benches .gpu-bundle   (carry [".gpu-pack"])
+#   then there: tar xzf .gpu-pack/b.tgz -C /tmp/b && bash /tmp/b/.gpu-bundle/run.sh
 # The device tool sends the main checkout, so from a worktree bundle into it:
 #   build/gpu-bundle.sh /work/main/.gpu-bundle
 # and run there with carry [".gpu-bundle"]:  bash .gpu-bundle/run.sh
