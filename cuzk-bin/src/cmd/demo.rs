@@ -60,7 +60,7 @@ pub fn run(a: Args) -> Result<()> {
         a.proofs,
         a.circuit,
         daemon.address(),
-        if backend == "cpu" { "; no GPU backend built yet" } else { "" }
+        if backend == "cpu" { "; no CUDA device, or CUZK_BACKEND=cpu" } else { "" }
     );
     let result = prove_through(&daemon, &a, &circuit_id, &vk_path, &mut rows);
     daemon.shutdown(ShutdownMode::Cancel);
