@@ -14,7 +14,6 @@ pub mod field_test;
 pub mod gpu_locks;
 pub mod msm;
 pub mod ntt;
-pub mod vram;
 
 /// The raw bindgen output for `native/cuzk.h`.
 #[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
@@ -26,7 +25,6 @@ pub use device::{device_count, DeviceBuffer, DeviceInfo, Event, PinnedBuffer, St
 pub use error::{Error, ErrorCode, Result};
 pub use gpu_locks::GpuLocks;
 pub use ntt::{HTermBuffers, NttContext, NttKind};
-pub use vram::VramBudget;
 
 /// True when this build compiled the CUDA code (nvcc was found).
 pub const AVAILABLE: bool = cfg!(cuzk_cuda);

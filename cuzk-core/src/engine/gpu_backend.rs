@@ -76,7 +76,8 @@ impl GpuBackend {
     pub fn new() -> Result<Self, String> {
         let n = cuzk_sys::device_count().map_err(err)?;
         if n == 0 {
-            return Err(crate::groth16::gpu_prover::default_device().map(|_| ()).err().map_or("no CUDA device".into(), err));
+            // default_device says why (no driver, a CPU-only build, ...).
+            return Err(crate::groth16::gpu_prover::default_device().err().map_or_else(|| "no CUDA device".into(), err));
         }
         let mut devices = Vec::new();
         for ordinal in 0..n {
@@ -117,7 +118,7 @@ impl GpuBackend {
         let mut resident = dev.resident.lock().unwrap();
         // A host SRS that was evicted frees its device copy.
         resident.retain(|r| r.params.strong_count() > 0);
-        let r = resident.iter_mut().find(|r| r.params.upgrade().is_some_and(|p| Arc::ptr_eq(&p, params)))?;
+        let r = resident.iter_mut().find(|r| std::ptr::eq(r.params.as_ptr(), Arc::as_ptr(params)))?;
         r.last_used = Instant::now();
         Some(r.srs.clone())
     }
