@@ -160,8 +160,8 @@ int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_
  * chunk) or device memory (flags). n < 2^31.
  * out: blst_p1 (144 bytes, Jacobian) or blst_p2 (288 bytes); the identity
  *   has Z = 0. Returns when the result is on the host.
- * opts may be NULL: automatic window size, chunks of up to 2^29 sort
- * entries. Results do not depend on the options. stats may be NULL. */
+ * opts may be NULL: automatic window size, chunks of up to 2^29 points,
+ * sorted in groups of windows of up to 2^29 entries. Results do not depend on the options. stats may be NULL. */
 typedef enum cuzk_msm_flags {
     CUZK_MSM_POINTS_ON_DEVICE = 1,
     CUZK_MSM_SCALARS_ON_DEVICE = 2
@@ -170,18 +170,34 @@ typedef enum cuzk_msm_flags {
 typedef struct cuzk_msm_options {
     uint32_t window_bits;      /* 0 = chosen from n; else 2..24 */
     uint64_t max_chunk_points; /* 0 = automatic; else points per chunk */
+    uint64_t max_sort_entries; /* 0 = 2^29; else at most this many digits are
+                                  sorted at once (windows go in groups) */
 } cuzk_msm_options;
 
 typedef struct cuzk_msm_stats {
     float device_ms;      /* device time from the first upload to the result */
     uint32_t window_bits; /* the window size used */
     uint32_t chunks;      /* how many chunks the points were taken in */
+    /* device time per phase, summed over chunks (events; the phases run in
+     * sequence on one stream, so they add up to about device_ms less uploads) */
+    float digits_ms;                /* scalars to signed digits */
+    float sort_ms;                  /* radix sort of (bucket, point) entries */
+    float accumulate_ms;            /* bucket accumulation */
+    float reduce_ms;                /* buckets to windows to the result */
+    uint32_t accumulate_min_blocks; /* register bound of the accumulation */
 } cuzk_msm_stats;
 
 int32_t cuzk_msm_g1(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,
                     const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats, cuzk_error *err);
 int32_t cuzk_msm_g2(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,
                     const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats, cuzk_error *err);
+
+/* Device bytes that cuzk_msm_g1 / _g2 would allocate for these arguments
+ * (the same plan: windows, chunks, sort space, buckets, staging). */
+int32_t cuzk_msm_g1_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
+                              uint64_t *bytes, cuzk_error *err);
+int32_t cuzk_msm_g2_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
+                              uint64_t *bytes, cuzk_error *err);
 
 /* Tests and benches only (native/msm/test_inputs.cu): fills device buffers
  * with n valid points (multiples k_i * generator of `distinct` pseudo-random

@@ -88,6 +88,16 @@ int32_t cuzk_msm_g2(int32_t o, const void *p, const void *s, uint64_t n, uint32_
     (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;
     return no_cuda(err);
 }
+int32_t cuzk_msm_g1_workspace(int32_t o, uint64_t n, uint32_t f, const cuzk_msm_options *op, uint64_t *b,
+                              cuzk_error *err) {
+    (void)o, (void)n, (void)f, (void)op, (void)b;
+    return no_cuda(err);
+}
+int32_t cuzk_msm_g2_workspace(int32_t o, uint64_t n, uint32_t f, const cuzk_msm_options *op, uint64_t *b,
+                              cuzk_error *err) {
+    (void)o, (void)n, (void)f, (void)op, (void)b;
+    return no_cuda(err);
+}
 int32_t cuzk_test_msm_inputs(int32_t o, int32_t g2, const void *g, uint64_t seed, uint64_t n, uint64_t d,
                              void *p, void *s, cuzk_error *err) {
     (void)o, (void)g2, (void)g, (void)seed, (void)n, (void)d, (void)p, (void)s;

@@ -136,12 +136,22 @@ fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     let s: Vec<Fr> =
         (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 5) as u64) } else { Fr::random(&mut rng) }).collect();
     for c in [2, 3, 5, 8, 11, 13, 16, 19] {
-        check(dev, "window", &p, &s, Some(MsmOptions { window_bits: c, max_chunk_points: 0 }));
+        check(dev, "window", &p, &s, Some(MsmOptions { window_bits: c, ..Default::default() }));
     }
     for chunk in [1, 2, 999, 1 << 12] {
-        check(dev, "chunk", &p, &s, Some(MsmOptions { window_bits: 0, max_chunk_points: chunk }));
+        check(dev, "chunk", &p, &s, Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }));
     }
-    println!("MSM {} n = {n}: every window size and chunking equals the CPU", std::any::type_name::<A>());
+    // Windows sorted in groups (one window at a time, three, or an uneven
+    // last group), alone and with chunks: the first chunk stores bucket
+    // sums, later ones add to them.
+    let sort = |e: u64| e * n as u64;
+    for (c, max_sort_entries, chunk) in
+        [(0, sort(1), 0), (11, sort(3), 0), (13, sort(7) - 1, 0), (0, 5_000, 999), (16, 3 * 1777, 1777)]
+    {
+        let o = MsmOptions { window_bits: c, max_chunk_points: chunk, max_sort_entries };
+        check(dev, "window groups", &p, &s, Some(o));
+    }
+    println!("MSM {} n = {n}: every window size, grouping and chunking equals the CPU", std::any::type_name::<A>());
 }
 
 #[test]
@@ -210,6 +220,6 @@ fn gpu_msm_rejects_bad_input() {
     let s = vec![[0u64; 4]; 2];
     assert!(gpu::msm::<G1>(dev, Input::Host(&p), Input::Host(&s), None).is_err());
     let s = vec![[0u64; 4]; 3];
-    let bad = MsmOptions { window_bits: 40, max_chunk_points: 0 };
+    let bad = MsmOptions { window_bits: 40, ..Default::default() };
     assert!(gpu::msm::<G1>(dev, Input::Host(&p), Input::Host(&s), Some(bad)).is_err());
 }

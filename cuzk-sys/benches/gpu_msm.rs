@@ -5,22 +5,25 @@
 //! device memory. Times are device events around one whole MSM (sort,
 //! accumulation, reduction; no uploads), median of several runs after one
 //! warm-up. Also checks at 2^24 that other window sizes and chunkings give
-//! the same point. Prints a table last. Args: `--quick` for fewer runs.
+//! the same point. Prints a table last, with each MSM's phases. Args:
+//! `--quick` for fewer runs, `--sweep` to try window sizes and the
+//! accumulation kernel's register bounds at G1 2^26.
 
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
 use cuzk_sys::{DeviceBuffer, DeviceInfo, FrRepr};
 use group::prime::PrimeCurveAffine;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
 
 struct Row {
     what: String,
     median_ms: f64,
     min_ms: f64,
     window: u32,
+    /// Phases of the median run: digits, sort, accumulate, reduce (ms).
+    phases: [f32; 4],
+}
+
+fn phases(st: &msm::MsmStats) -> [f32; 4] {
+    [st.digits_ms, st.sort_ms, st.accumulate_ms, st.reduce_ms]
 }
 
 /// The same group element (blst Jacobian coordinates are not unique: compare
@@ -57,7 +60,15 @@ fn make_mostly_01(dev: i32, scalars: &mut DeviceBuffer<FrRepr>) {
     scalars.copy_from_host(&stream, 0, &host).unwrap();
 }
 
-fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, ones: bool, runs: usize, rows: &mut Vec<Row>) -> G::Proj {
+fn bench<G: Group>(
+    dev: i32,
+    gen: G::Affine,
+    log_n: u32,
+    ones: bool,
+    runs: usize,
+    sweep: bool,
+    rows: &mut Vec<Row>,
+) -> G::Proj {
     let n = 1usize << log_n;
     let mut points = DeviceBuffer::<G::Affine>::new(dev, n).unwrap();
     let mut scalars = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
@@ -77,21 +88,46 @@ fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, ones: bool, runs: usize
         )
         .unwrap()
     };
-    let (first, st) = run(None); // warm-up
-    let mut times = Vec::new();
-    for _ in 0..runs {
-        let (r, st) = run(None);
-        assert!(same_point::<G>(&r, &first), "{} 2^{log_n}: result changed between runs", G::NAME);
-        times.push(st.device_ms as f64);
+    let timed = |o: Option<MsmOptions>, label: String, first: &G::Proj, rows: &mut Vec<Row>| {
+        let mut stats = Vec::new();
+        for _ in 0..runs {
+            let (r, st) = run(o);
+            assert!(same_point::<G>(&r, first), "{label}: result changed between runs");
+            stats.push(st);
+        }
+        stats.sort_by(|a, b| a.device_ms.partial_cmp(&b.device_ms).unwrap());
+        let st = stats[stats.len() / 2];
+        let p = phases(&st);
+        eprintln!(
+            "{label}: median {:.2} ms (c = {}, {} chunk(s), acc blocks {}; digits {:.1} sort {:.1} accumulate {:.1} reduce {:.1})",
+            st.device_ms, st.window_bits, st.chunks, st.accumulate_min_blocks, p[0], p[1], p[2], p[3]
+        );
+        rows.push(Row {
+            what: label,
+            median_ms: st.device_ms as f64,
+            min_ms: stats[0].device_ms as f64,
+            window: st.window_bits,
+            phases: p,
+        });
+    };
+    let (first, _) = run(None); // warm-up
+    timed(None, label.clone(), &first, rows);
+    // Tuning sweep (--sweep): window sizes and the accumulation kernel's
+    // register bound, for the largest G1 size.
+    if sweep && G::NAME == "G1" && log_n == 26 && !ones {
+        for blocks in [1, 4, 5] {
+            std::env::set_var("CUZK_MSM_ACC_MIN_BLOCKS", blocks.to_string());
+            for c in [0, 16, 18] {
+                let o = MsmOptions { window_bits: c, ..Default::default() };
+                timed(Some(o), format!("{label} sweep c={c} blocks={blocks}"), &first, rows);
+            }
+        }
+        std::env::remove_var("CUZK_MSM_ACC_MIN_BLOCKS");
     }
-    let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
-    let med = median(times);
-    eprintln!("{label}: median {med:.2} ms (c = {}, {} chunk(s))", st.window_bits, st.chunks);
-    rows.push(Row { what: label, median_ms: med, min_ms: min, window: st.window_bits });
     if log_n == 24 {
         for o in [
-            MsmOptions { window_bits: 13, max_chunk_points: 0 },
-            MsmOptions { window_bits: 0, max_chunk_points: 3_000_001 },
+            MsmOptions { window_bits: 13, ..Default::default() },
+            MsmOptions { max_chunk_points: 3_000_001, ..Default::default() },
         ] {
             let (r, _) = run(Some(o));
             let same = same_point::<G>(&r, &first);
@@ -104,6 +140,7 @@ fn bench<G: Group>(dev: i32, gen: G::Affine, log_n: u32, ones: bool, runs: usize
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let sweep = std::env::args().any(|a| a == "--sweep");
     let Some(dev) = cuzk_sys::test_device("gpu_msm bench") else { return };
     let info = DeviceInfo::query(dev).unwrap();
     println!("device: {} ({} SMs, {} GiB)", info.name, info.sm_count, info.total_mem_bytes >> 30);
@@ -113,19 +150,23 @@ fn main() {
     let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
     let mut rows = Vec::new();
     for log_n in [20, 24, 26] {
-        bench::<G1>(dev, g1, log_n, false, runs, &mut rows);
+        bench::<G1>(dev, g1, log_n, false, runs, sweep, &mut rows);
     }
     for log_n in [24, 26] {
-        bench::<G1>(dev, g1, log_n, true, runs, &mut rows);
+        bench::<G1>(dev, g1, log_n, true, runs, sweep, &mut rows);
     }
     for log_n in [20, 24] {
-        bench::<G2>(dev, g2, log_n, false, runs, &mut rows);
+        bench::<G2>(dev, g2, log_n, false, runs, sweep, &mut rows);
     }
-    bench::<G2>(dev, g2, 24, true, runs, &mut rows);
+    bench::<G2>(dev, g2, 24, true, runs, sweep, &mut rows);
     println!();
-    println!("| what | median ms | min ms | window bits | runs |");
-    println!("| --- | --- | --- | --- | --- |");
+    println!("| what | median ms | min ms | window bits | digits / sort / accumulate / reduce ms | runs |");
+    println!("| --- | --- | --- | --- | --- | --- |");
     for r in rows {
-        println!("| {} | {:.2} | {:.2} | {} | {runs} |", r.what, r.median_ms, r.min_ms, r.window);
+        let p = r.phases;
+        println!(
+            "| {} | {:.2} | {:.2} | {} | {:.1} / {:.1} / {:.1} / {:.1} | {runs} |",
+            r.what, r.median_ms, r.min_ms, r.window, p[0], p[1], p[2], p[3]
+        );
     }
 }

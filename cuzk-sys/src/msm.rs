@@ -43,6 +43,15 @@ pub trait Group {
         stats: *mut ffi::cuzk_msm_stats,
         err: *mut ffi::cuzk_error,
     ) -> i32;
+    #[doc(hidden)]
+    unsafe fn raw_workspace(
+        ordinal: i32,
+        n: u64,
+        flags: u32,
+        opts: *const ffi::cuzk_msm_options,
+        bytes: *mut u64,
+        err: *mut ffi::cuzk_error,
+    ) -> i32;
 }
 
 pub enum G1 {}
@@ -50,7 +59,7 @@ pub enum G2 {}
 
 /// The two groups differ only in their types, name and C entry point.
 macro_rules! impl_group {
-    ($g:ty, $aff:ty, $proj:ty, $name:literal, $limbs:literal, $entry:ident) => {
+    ($g:ty, $aff:ty, $proj:ty, $name:literal, $limbs:literal, $entry:ident, $workspace:ident) => {
         impl Group for $g {
             type Affine = $aff;
             type Proj = $proj;
@@ -69,12 +78,22 @@ macro_rules! impl_group {
             ) -> i32 {
                 ffi::$entry(o, p, s, n, f, opts, out, st, e)
             }
+            unsafe fn raw_workspace(
+                o: i32,
+                n: u64,
+                f: u32,
+                opts: *const ffi::cuzk_msm_options,
+                bytes: *mut u64,
+                e: *mut ffi::cuzk_error,
+            ) -> i32 {
+                ffi::$workspace(o, n, f, opts, bytes, e)
+            }
         }
     };
 }
 
-impl_group!(G1, G1AffineRepr, G1ProjRepr, "G1", 18, cuzk_msm_g1);
-impl_group!(G2, G2AffineRepr, G2ProjRepr, "G2", 36, cuzk_msm_g2);
+impl_group!(G1, G1AffineRepr, G1ProjRepr, "G1", 18, cuzk_msm_g1, cuzk_msm_g1_workspace);
+impl_group!(G2, G2AffineRepr, G2ProjRepr, "G2", 36, cuzk_msm_g2, cuzk_msm_g2_workspace);
 
 /// Tuning that never changes the result (tests use it to cover window
 /// sizes and chunking).
@@ -84,6 +103,9 @@ pub struct MsmOptions {
     pub window_bits: u32,
     /// 0: automatic; else at most this many points per chunk (bounds VRAM).
     pub max_chunk_points: u64,
+    /// 0: 2^29; else at most this many digits sorted at once (windows are
+    /// taken in groups; bounds VRAM).
+    pub max_sort_entries: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -92,6 +114,14 @@ pub struct MsmStats {
     pub device_ms: f32,
     pub window_bits: u32,
     pub chunks: u32,
+    /// Device time per phase, summed over chunks: scalars to digits, the
+    /// radix sort, bucket accumulation, and buckets to the result.
+    pub digits_ms: f32,
+    pub sort_ms: f32,
+    pub accumulate_ms: f32,
+    pub reduce_ms: f32,
+    /// The accumulation kernel's register bound (blocks per SM it was built for).
+    pub accumulate_min_blocks: u32,
 }
 
 /// Where an MSM input lives.
@@ -129,6 +159,19 @@ impl<T: Copy> Input<'_, T> {
     }
 }
 
+fn raw_flags(points_on_device: bool, scalars_on_device: bool) -> u32 {
+    (if points_on_device { ffi::cuzk_msm_flags::CUZK_MSM_POINTS_ON_DEVICE as u32 } else { 0 })
+        | (if scalars_on_device { ffi::cuzk_msm_flags::CUZK_MSM_SCALARS_ON_DEVICE as u32 } else { 0 })
+}
+
+fn raw_options(o: MsmOptions) -> ffi::cuzk_msm_options {
+    ffi::cuzk_msm_options {
+        window_bits: o.window_bits,
+        max_chunk_points: o.max_chunk_points,
+        max_sort_entries: o.max_sort_entries,
+    }
+}
+
 /// Σ scalars[i]·points[i] in group `G` on `device`. Returns when done.
 pub fn msm<G: Group>(
     device: i32,
@@ -148,16 +191,27 @@ pub fn msm<G: Group>(
     scalars.check(device)?;
     let (p, p_dev) = points.ptr();
     let (s, s_dev) = scalars.ptr();
-    let flags = (if p_dev { ffi::cuzk_msm_flags::CUZK_MSM_POINTS_ON_DEVICE as u32 } else { 0 })
-        | (if s_dev { ffi::cuzk_msm_flags::CUZK_MSM_SCALARS_ON_DEVICE as u32 } else { 0 });
-    let raw_opts = opts.map(|o| ffi::cuzk_msm_options { window_bits: o.window_bits, max_chunk_points: o.max_chunk_points });
+    let flags = raw_flags(p_dev, s_dev);
+    let raw_opts = opts.map(raw_options);
     let opts_ptr = raw_opts.as_ref().map_or(std::ptr::null(), |o| o as *const _);
     let mut out = G::ZERO;
     let mut stats = ffi::cuzk_msm_stats::default();
     call(|e| unsafe {
         G::raw(device, p, s, points.len() as u64, flags, opts_ptr, &mut out as *mut _ as *mut c_void, &mut stats, e)
     })?;
-    Ok((out, MsmStats { device_ms: stats.device_ms, window_bits: stats.window_bits, chunks: stats.chunks }))
+    Ok((
+        out,
+        MsmStats {
+            device_ms: stats.device_ms,
+            window_bits: stats.window_bits,
+            chunks: stats.chunks,
+            digits_ms: stats.digits_ms,
+            sort_ms: stats.sort_ms,
+            accumulate_ms: stats.accumulate_ms,
+            reduce_ms: stats.reduce_ms,
+            accumulate_min_blocks: stats.accumulate_min_blocks,
+        },
+    ))
 }
 
 /// G1 MSM of host slices.
@@ -200,51 +254,48 @@ pub fn test_inputs<G: Group>(
     })
 }
 
-/// Device bytes one [`msm`] call allocates for `n` points (an upper bound,
-/// mirroring native/msm/pippenger.cuh: the window plan, the chunk of at
-/// most 2^29 sort entries or `max_chunk_points`, double-buffered keys and
-/// values, CUB's sort space, buckets, and the staging of host inputs).
-/// Callers reserve this from a VRAM budget before calling.
-pub fn workspace_bytes<G: Group>(n: u64, points_on_device: bool, scalars_on_device: bool, max_chunk_points: u64) -> u64 {
-    if n == 0 {
-        return 0;
-    }
-    let c = (4u64..=20).min_by_key(|&c| (256u64.div_ceil(c)) * (n + (1 << c))).unwrap();
-    let nwin = 256u64.div_ceil(c);
-    let mut chunk = ((1u64 << 29) / nwin).max(1);
-    if max_chunk_points > 0 {
-        chunk = chunk.min(max_chunk_points);
-    }
-    let chunk = chunk.min(n);
-    let entries = chunk * nwin;
-    let affine = std::mem::size_of::<G::Affine>() as u64;
-    // xyzz bucket: four coordinates, each 2/3 of a jacobian's three.
-    let xyzz = 4 * (std::mem::size_of::<G::Proj>() as u64 / 3);
-    let staging = (if points_on_device { 0 } else { chunk * affine }) + (if scalars_on_device { 0 } else { chunk * 32 });
-    // keys + values double-buffered (16 B per entry) and CUB's temporary
-    // space (at most about one more copy of the keys and values).
-    let sort = entries * 16 + entries * 8 + (1 << 20);
-    let buckets = nwin * (1u64 << (c - 1)) * xyzz;
-    // Partial sums between accumulation passes: bounded by the device's
-    // thread count (132 SMs x 2048 threads on an H200), 4 copies.
-    let partials = 4 * 132 * 2048 * (4 + xyzz);
-    staging + sort + buckets + partials + (64 << 20)
+/// Device bytes one [`msm`] call on `device` allocates for `n` points with
+/// at most `max_chunk_points` per chunk (0: automatic): computed by the
+/// same plan the MSM itself makes (native/msm/pippenger.cuh). Callers
+/// reserve this from a VRAM budget before calling.
+pub fn workspace_bytes<G: Group>(
+    device: i32,
+    n: u64,
+    points_on_device: bool,
+    scalars_on_device: bool,
+    max_chunk_points: u64,
+) -> Result<u64> {
+    let opts = raw_options(MsmOptions { max_chunk_points, ..Default::default() });
+    let mut bytes = 0u64;
+    call(|e| unsafe {
+        G::raw_workspace(device, n, raw_flags(points_on_device, scalars_on_device), &opts, &mut bytes, e)
+    })?;
+    Ok(bytes)
 }
 
 /// The largest `max_chunk_points` whose [`workspace_bytes`] fits in
 /// `budget` (at least 1024 points: below that an MSM is not worth a GPU).
-pub fn chunk_for_budget<G: Group>(n: u64, points_on_device: bool, scalars_on_device: bool, budget: u64) -> u64 {
+pub fn chunk_for_budget<G: Group>(
+    device: i32,
+    n: u64,
+    points_on_device: bool,
+    scalars_on_device: bool,
+    budget: u64,
+) -> Result<u64> {
+    let fits = |chunk: u64| -> Result<bool> {
+        Ok(workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, chunk)? <= budget)
+    };
     let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
-    if workspace_bytes::<G>(n, points_on_device, scalars_on_device, hi) <= budget {
-        return hi;
+    if fits(hi)? {
+        return Ok(hi);
     }
     while lo < hi {
         let mid = lo + (hi - lo + 1) / 2;
-        if workspace_bytes::<G>(n, points_on_device, scalars_on_device, mid) <= budget {
+        if fits(mid)? {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    lo
+    Ok(lo)
 }

@@ -14,9 +14,10 @@
 // Formulas: hyperelliptic.org EFD, "xyzz" for a = 0 (madd-2008-s,
 // add-2008-s, dbl-2008-s-1, mdbl-2008-s-1), with the equal-point and
 // opposite-point cases handled explicitly (the formulas divide by zero
-// there). The point operations are not inlined: each expands to tens of
-// inlined field multiplications, and inlining them at every call site
-// makes the G2 kernels take many minutes to compile per architecture.
+// there). The point operations are calls by default: each expands to tens
+// of inlined field multiplications, and inlining them at every call site
+// makes the G2 kernels take many minutes to compile per architecture. The
+// *_inl forms are the same code inlined, for hot kernels that need it.
 #pragma once
 
 #include "field_traits.cuh"
@@ -53,7 +54,7 @@ struct xyzz_t {
     }
 
     // 2 * (x, y) for an affine point (mdbl-2008-s-1).
-    __device__ __noinline__ static xyzz_t dbl_affine(const affine_t<F> &p) {
+    __device__ __forceinline__ static xyzz_t dbl_affine_inl(const affine_t<F> &p) {
         F U = p.y + p.y;
         F V = U.sqr();
         F W = U * V;
@@ -67,7 +68,7 @@ struct xyzz_t {
 
     // this = 2 * this (dbl-2008-s-1). y = 0 has no point of order 2 in the
     // prime-order groups, and would give ZZ = 0 (infinity) anyway.
-    __device__ __noinline__ void dbl() {
+    __device__ __forceinline__ void dbl_inl() {
         if (is_inf()) return;
         F U = Y + Y;
         F V = U.sqr();
@@ -83,7 +84,7 @@ struct xyzz_t {
     }
 
     // this += q for affine q (madd-2008-s).
-    __device__ __noinline__ void add(const affine_t<F> &q) {
+    __device__ __forceinline__ void add_inl(const affine_t<F> &q) {
         if (q.is_inf()) return;
         if (is_inf()) {
             *this = {q.x, q.y, T::one(), T::one()};
@@ -95,7 +96,7 @@ struct xyzz_t {
         F R = S2 - Y;
         if (T::is_zero(P)) {
             // Same x: the same point (double it) or its negation (sum is 0).
-            *this = T::is_zero(R) ? dbl_affine(q) : inf();
+            *this = T::is_zero(R) ? dbl_affine_inl(q) : inf();
             return;
         }
         F PP = P.sqr();
@@ -109,7 +110,7 @@ struct xyzz_t {
     }
 
     // this += q (add-2008-s).
-    __device__ __noinline__ void add(const xyzz_t &q) {
+    __device__ __forceinline__ void add_inl(const xyzz_t &q) {
         if (q.is_inf()) return;
         if (is_inf()) {
             *this = q;
@@ -123,7 +124,7 @@ struct xyzz_t {
         F R = S2 - S1;
         if (T::is_zero(P)) {
             if (T::is_zero(R))
-                dbl();
+                dbl_inl();
             else
                 *this = inf();
             return;
@@ -137,6 +138,13 @@ struct xyzz_t {
         ZZ = ZZ * q.ZZ * PP;
         ZZZ = ZZZ * q.ZZZ * PPP;
     }
+
+    // The same operations as calls (*_inl are the inlined bodies, for
+    // kernels that bound their registers: a call's registers are its own).
+    __device__ __noinline__ static xyzz_t dbl_affine(const affine_t<F> &p) { return dbl_affine_inl(p); }
+    __device__ __noinline__ void dbl() { dbl_inl(); }
+    __device__ __noinline__ void add(const affine_t<F> &q) { add_inl(q); }
+    __device__ __noinline__ void add(const xyzz_t &q) { add_inl(q); }
 
     // k * this for a small k (bucket-segment offsets), double-and-add.
     __device__ __noinline__ xyzz_t mul_small(uint32_t k) const {

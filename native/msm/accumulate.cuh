@@ -19,66 +19,90 @@ template <class F>
 struct point_entries {
     const uint32_t *vals;
     const affine_t<F> *points;
+    template <bool INL>
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, uint64_t i) const {
         uint32_t v = vals[i];
         affine_t<F> p = points[v & 0x7fffffffu];
-        acc.add((v >> 31) ? p.neg() : p);
+        if (v >> 31) p = p.neg();
+        if constexpr (INL)
+            acc.add_inl(p);
+        else
+            acc.add(p);
     }
 };
 
 template <class F>
 struct partial_entries {
     const xyzz_t<F> *sums;
-    __device__ __forceinline__ void add_to(xyzz_t<F> &acc, uint64_t i) const { acc.add(sums[i]); }
+    template <bool INL>
+    __device__ __forceinline__ void add_to(xyzz_t<F> &acc, uint64_t i) const {
+        if constexpr (INL)
+            acc.add_inl(sums[i]);
+        else
+            acc.add(sums[i]);
+    }
 };
 
+// Threads per block of accumulate_runs.
+constexpr int ACC_BLOCK = 128;
+
 // Threads t < ceil(e / k); slot keys and sums out_keys/out_sums[2t, 2t+1].
-template <class F, class Entries>
-__global__ void accumulate_runs(const uint32_t *keys, Entries entries, uint64_t e, uint64_t k,
-                                uint64_t threads, xyzz_t<F> *buckets, uint32_t *out_keys,
-                                xyzz_t<F> *out_sums) {
+// A complete run's sum is stored to its bucket when `store` (the bucket
+// holds nothing yet and this run is its only writer), else added.
+// MIN_BLOCKS bounds the registers (__launch_bounds__) so that more warps
+// share an SM: the field multiplications are carry chains, one dependent
+// instruction after another, and need other warps to hide their latency.
+// A bound needs the point operations inlined (a call keeps its own
+// register count), so MIN_BLOCKS > 1 inlines them.
+template <class F, class Entries, int MIN_BLOCKS>
+__global__ void __launch_bounds__(ACC_BLOCK, MIN_BLOCKS)
+    accumulate_runs(const uint32_t *keys, Entries entries, uint64_t e, uint64_t k, uint64_t threads,
+                    xyzz_t<F> *buckets, bool store, uint32_t *out_keys, xyzz_t<F> *out_sums) {
+    constexpr bool INL = MIN_BLOCKS > 1;
     uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= threads) return;
     const uint64_t begin = t * k, end = min(begin + k, e);
+    auto to_bucket = [&](uint32_t key, const xyzz_t<F> &sum) {
+        if (store)
+            buckets[key] = sum;
+        else if constexpr (INL)
+            buckets[key].add_inl(sum);
+        else
+            buckets[key].add(sum);
+    };
 
     xyzz_t<F> acc = xyzz_t<F>::inf();
     uint32_t cur = keys[begin];
-    const uint32_t first_key = cur;
+    out_keys[2 * t] = cur;
     bool shared = begin > 0 && keys[begin - 1] == cur;  // run came from the left
-    bool first_run = true;
-    xyzz_t<F> first_slot = xyzz_t<F>::inf();
+    bool first_run = true, slot0_written = false;
 
     for (uint64_t i = begin; i < end; i++) {
         uint32_t key = keys[i];
         if (key != cur) {
-            if (shared)
-                first_slot = acc;  // only the first run can come from the left
-            else if (!acc.is_inf())
-                buckets[cur].add(acc);
+            if (shared) {  // only the first run can come from the left
+                out_sums[2 * t] = acc;
+                slot0_written = true;
+            } else if (!acc.is_inf()) {
+                to_bucket(cur, acc);
+            }
             acc = xyzz_t<F>::inf();
             cur = key;
             shared = false;
             first_run = false;
         }
-        entries.add_to(acc, i);
+        entries.template add_to<INL>(acc, i);
     }
     const bool goes_right = end < e && keys[end] == cur;
-    xyzz_t<F> last_slot = xyzz_t<F>::inf();
-    if (first_run) {
-        if (shared || goes_right)
-            first_slot = acc;
-        else if (!acc.is_inf())
-            buckets[cur].add(acc);
-    } else {
-        if (goes_right)
-            last_slot = acc;
-        else if (!acc.is_inf())
-            buckets[cur].add(acc);
-    }
-    out_keys[2 * t] = first_key;
-    out_sums[2 * t] = first_slot;
+    // The last run: to slot 0 if it is also the first and not complete, to
+    // slot 1 if it continues to the right, else to its bucket.
+    const bool to_slot0 = first_run && (shared || goes_right);
+    const bool to_slot1 = !first_run && goes_right;
+    if (!to_slot0 && !to_slot1 && !acc.is_inf()) to_bucket(cur, acc);
+    if (to_slot0) out_sums[2 * t] = acc;
+    else if (!slot0_written) out_sums[2 * t] = xyzz_t<F>::inf();
     out_keys[2 * t + 1] = cur;
-    out_sums[2 * t + 1] = last_slot;
+    out_sums[2 * t + 1] = to_slot1 ? acc : xyzz_t<F>::inf();
 }
 
 }  // namespace cuzk

@@ -8,8 +8,9 @@
 // negative digit adds the negated point (free in affine: -y). The top window
 // never carries out, since a < 2^255 leaves it at most c - 1 bits.
 //
-// Entry (w, i) is key w B + |d| - 1 (B = 2^(c-1) buckets per window) and
-// value i | sign << 31; zero digits get no entry.
+// Entry (w, i), for the windows w0 <= w < w1 of one sort group, is key
+// (w - w0) B + |d| - 1 (B = 2^(c-1) buckets per window) and value
+// i | sign << 31; zero digits get no entry.
 #pragma once
 
 #include "../ff/fr.cuh"
@@ -20,8 +21,6 @@ struct window_plan {
     uint32_t c;        // window bits
     uint32_t nwin;     // windows, nwin * c >= 256
     uint32_t buckets;  // per window: 2^(c-1)
-    uint32_t sentinel; // nwin * buckets: one past the last bucket key
-    uint32_t key_bits; // bits the radix sort looks at
 };
 
 // Bits [lo, lo + c) of a 256-bit little-endian value, c <= 32.
@@ -51,8 +50,8 @@ struct digit_walk {
 // (most of a Filecoin circuit's) never reach the sort. The order of the
 // entries does not matter, since they are sorted by key next and bucket
 // sums do not depend on the order of their terms. *count must be 0 first.
-__global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan plan, uint32_t *keys,
-                                  uint32_t *vals, unsigned long long *count) {
+__global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan plan, uint32_t w0, uint32_t w1,
+                                  uint32_t *keys, uint32_t *vals, unsigned long long *count) {
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = i < m;  // every lane stays for the warp's shuffles
     fr_t plain_one = fr_t::zero();
@@ -64,7 +63,10 @@ __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan p
     uint32_t mine = 0, sign;
     {
         digit_walk dw(a, plan.c);
-        for (uint32_t w = 0; w < plan.nwin; w++) mine += dw.next(w, sign) != 0;
+        for (uint32_t w = 0; w < w1; w++) {  // from 0: the carries
+            const bool nz = dw.next(w, sign) != 0;
+            mine += w >= w0 && nz;
+        }
     }
     const uint32_t lane = threadIdx.x & 31;
     uint32_t scan = mine;
@@ -81,10 +83,10 @@ __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan p
     // Pass 2: write them.
     uint64_t at = base + scan - mine;
     digit_walk dw(a, plan.c);
-    for (uint32_t w = 0; w < plan.nwin; w++) {
+    for (uint32_t w = 0; w < w1; w++) {
         const uint32_t d = dw.next(w, sign);
-        if (d == 0) continue;
-        keys[at] = w * plan.buckets + d - 1;
+        if (d == 0 || w < w0) continue;
+        keys[at] = (w - w0) * plan.buckets + d - 1;
         vals[at] = (uint32_t)i | (sign << 31);
         at++;
     }

@@ -27,3 +27,22 @@ extern "C" int32_t cuzk_msm_g2(int32_t ordinal, const void *points, const void *
                                cuzk_error *err) {
     return msm_entry<fp2_t>(ordinal, points, scalars, n, flags, opts, out, stats, err);
 }
+
+template <class F>
+static int32_t workspace_entry(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
+                               uint64_t *bytes, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    return workspace_bytes<F>(ordinal, n, flags & CUZK_MSM_POINTS_ON_DEVICE, flags & CUZK_MSM_SCALARS_ON_DEVICE,
+                              opts, bytes, err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_msm_g1_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
+                                         uint64_t *bytes, cuzk_error *err) {
+    return workspace_entry<fp_t>(ordinal, n, flags, opts, bytes, err);
+}
+
+extern "C" int32_t cuzk_msm_g2_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
+                                         uint64_t *bytes, cuzk_error *err) {
+    return workspace_entry<fp2_t>(ordinal, n, flags, opts, bytes, err);
+}

@@ -3,11 +3,17 @@
 //   per chunk of at most `chunk` points (bounded VRAM; buckets persist, so
 //   chunking changes nothing in the result):
 //     upload points and scalars unless they are already on the device
-//     scalars_to_digits   an entry (key, point index | sign) per non-zero
-//                         digit, compacted (0/1 scalars: 0 or 1 entries)
-//     radix sort by key   (CUB, the CUDA toolkit's own; all windows at once)
-//     accumulate_runs     equal slices of entries, then the partial slots
+//     per group of windows (at most 2^29 sort entries):
+//       scalars_to_digits   an entry (key, point index | sign) per non-zero
+//                           digit, compacted (0/1 scalars: 0 or 1 entries)
+//       radix sort by key   (CUB, the CUDA toolkit's own)
+//       accumulate_runs     equal slices of entries, then the partial slots
 //   bucket_slices, sum_groups, combine_windows  -> blst Jacobian point
+//
+// The first chunk stores each bucket's sum (every bucket has one writer),
+// later chunks add to it: an addition at the end of each run stalls the
+// other 31 threads of a warp, which with short runs (large windows) cost
+// as much as the accumulation itself.
 //
 // Every CUDA call is checked; device memory is released on every path.
 #pragma once
@@ -16,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "../error.cuh"
 #include "../ec/point.cuh"
@@ -50,12 +57,46 @@ class msm_buffer {
 struct msm_stream {
     cudaStream_t s = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
+    cudaEvent_t phase[4] = {nullptr, nullptr, nullptr, nullptr};  // per-phase timing
     ~msm_stream() {
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
+        for (cudaEvent_t e : phase)
+            if (e) cudaEventDestroy(e);
         if (s) cudaStreamDestroy(s);
     }
 };
+
+inline int32_t add_elapsed(float &total, cudaEvent_t a, cudaEvent_t b, cuzk_error *err) {
+    float ms = 0;
+    CUZK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    total += ms;
+    return CUZK_OK;
+}
+
+// The first accumulation pass (over SRS points: nearly all of an MSM's
+// additions) with its register bound. G1 is built for 1..4 blocks of
+// ACC_BLOCK threads per SM; CUZK_MSM_ACC_MIN_BLOCKS picks one (tuning
+// only). G2 keeps one build: its kernels take minutes to compile.
+template <class F>
+struct first_pass {
+    void (*kernel)(const uint32_t *, point_entries<F>, uint64_t, uint64_t, uint64_t, xyzz_t<F> *, bool,
+                   uint32_t *, xyzz_t<F> *);
+    uint32_t min_blocks;
+};
+
+template <class F>
+inline first_pass<F> pick_first_pass() {
+    if constexpr (sizeof(F) == 48) {
+        const char *v = getenv("CUZK_MSM_ACC_MIN_BLOCKS");
+        switch (v ? atoi(v) : 4) {
+            case 1: return {accumulate_runs<F, point_entries<F>, 1>, 1};
+            case 5: return {accumulate_runs<F, point_entries<F>, 5>, 5};
+            default: return {accumulate_runs<F, point_entries<F>, 4>, 4};
+        }
+    }
+    return {accumulate_runs<F, point_entries<F>, 1>, 1};
+}
 
 // Window size from n: minimise nwin (n + 2^c), the additions into buckets
 // plus about two additions per bucket to reduce them (c <= 20 keeps the
@@ -72,79 +113,128 @@ inline window_plan plan_windows(uint64_t n, uint32_t forced_c) {
     p.c = forced_c ? forced_c : best_c;
     p.nwin = (256 + p.c - 1) / p.c;
     p.buckets = 1u << (p.c - 1);
-    p.sentinel = p.nwin * p.buckets;
-    p.key_bits = 32 - __builtin_clz(p.sentinel);
     return p;
 }
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Everything one MSM call decides before it runs: windows, chunks, groups
+// of windows, the first pass's thread count, and the device memory.
+struct msm_plan {
+    window_plan win;
+    uint64_t chunk;       // points per chunk
+    uint32_t group_wins;  // windows per sort group
+    uint64_t max_e;       // sort entries per group: chunk * group_wins
+    uint32_t group_key_bits;
+    uint64_t t_target;    // threads of the first accumulation pass
+    size_t sort_tmp;      // CUB's temporary bytes
+    size_t staging_points, staging_scalars, entries, partials, buckets, slices, windows;
+
+    size_t device_bytes() const {
+        return staging_points + staging_scalars + entries + sort_tmp + partials + buckets + slices + windows +
+               (1 << 10);
+    }
+};
+
+constexpr uint64_t MAX_SORT_ENTRIES = 1ull << 29;  // 8 GiB of keys and values, double buffered
+
+// The bucket-reduction split: S slices per window (a power of two), enough
+// threads for the device.
+inline uint32_t reduce_slices(const window_plan &w, int sms) {
+    const uint64_t t_red = (uint64_t)sms * 256;
+    uint32_t nslices = 1;
+    while (nslices * 2 <= w.buckets && (uint64_t)w.nwin * nslices * 2 <= t_red) nslices *= 2;
+    return nslices;
+}
+
+template <class F>
+int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scalars_on_device,
+                  const cuzk_msm_options *opts, msm_plan &p, cuzk_error *err) {
+    using xyzz = xyzz_t<F>;
+    const uint32_t forced_c = opts ? opts->window_bits : 0;
+    CUZK_REQUIRE(forced_c == 0 || (forced_c >= 2 && forced_c <= 24), "window_bits %u outside 2..24", forced_c);
+    CUZK_REQUIRE(n < (1ull << 31), "n = %llu: at most 2^31 - 1 points", (unsigned long long)n);
+    p = msm_plan{};
+    p.win = plan_windows(n, forced_c);
+    if (n == 0) return CUZK_OK;
+
+    int sms = 0;
+    CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+    const uint64_t max_sort = opts && opts->max_sort_entries ? opts->max_sort_entries : MAX_SORT_ENTRIES;
+    p.chunk = std::min<uint64_t>(n, max_sort);
+    if (opts && opts->max_chunk_points) p.chunk = std::min<uint64_t>(p.chunk, opts->max_chunk_points);
+    p.group_wins = (uint32_t)std::min<uint64_t>(p.win.nwin, std::max<uint64_t>(1, max_sort / p.chunk));
+    p.max_e = p.chunk * p.group_wins;
+    p.group_key_bits = 32 - __builtin_clz(p.group_wins * p.win.buckets);
+
+    int blocks_per_sm = 0;
+    CUZK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, pick_first_pass<F>().kernel, ACC_BLOCK, 0));
+    p.t_target = (uint64_t)sms * std::max(blocks_per_sm, 1) * ACC_BLOCK;
+
+    CUZK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, p.sort_tmp, (uint32_t *)nullptr, (uint32_t *)nullptr,
+                                              (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)p.max_e, 0,
+                                              (int)p.group_key_bits, (cudaStream_t)0));
+    p.staging_points = points_on_device ? 0 : p.chunk * sizeof(affine_t<F>);
+    p.staging_scalars = scalars_on_device ? 0 : p.chunk * sizeof(fr_t);
+    p.entries = 4 * p.max_e * 4;  // keys and values, double buffered
+    p.partials = 2 * 2 * p.t_target * (4 + sizeof(xyzz));
+    p.buckets = (uint64_t)p.win.nwin * p.win.buckets * sizeof(xyzz);
+    p.slices = (uint64_t)p.win.nwin * reduce_slices(p.win, sms) * sizeof(xyzz);
+    p.windows = p.win.nwin * sizeof(xyzz) + sizeof(jacobian_t<F>);
+    return CUZK_OK;
+}
 
 template <class F>
 int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_device, const fr_t *scalars,
                   bool scalars_on_device, uint64_t n, const cuzk_msm_options *opts, jacobian_t<F> *out,
                   cuzk_msm_stats *stats, cuzk_error *err) {
     using xyzz = xyzz_t<F>;
-    const uint32_t forced_c = opts ? opts->window_bits : 0;
-    CUZK_REQUIRE(forced_c == 0 || (forced_c >= 2 && forced_c <= 24), "window_bits %u outside 2..24", forced_c);
-    CUZK_REQUIRE(n < (1ull << 31), "n = %llu: at most 2^31 - 1 points", (unsigned long long)n);
     CUZK_REQUIRE(out && (n == 0 || (points && scalars)), "null argument");
-    const window_plan plan = plan_windows(n, forced_c);
-    if (stats) *stats = cuzk_msm_stats{0.0f, plan.c, 0};
+    CUZK_CUDA(cudaSetDevice(ordinal));
+    msm_plan plan;
+    CUZK_TRY(make_plan<F>(ordinal, n, points_on_device, scalars_on_device, opts, plan, err));
+    const window_plan &win = plan.win;
+    if (stats) *stats = cuzk_msm_stats{0.0f, win.c, 0};
     if (n == 0) {
         memset(out, 0, sizeof(*out));  // the identity (Z = 0)
         return ok(err);
     }
-
-    CUZK_CUDA(cudaSetDevice(ordinal));
     int sms = 0;
     CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
-
-    // Chunk: at most 2^29 sort entries (8 GiB of keys and values, double
-    // buffered) unless the caller asks for smaller chunks.
-    uint64_t chunk = std::max<uint64_t>(1, (1ull << 29) / plan.nwin);
-    if (opts && opts->max_chunk_points) chunk = std::min<uint64_t>(chunk, opts->max_chunk_points);
-    chunk = std::min(chunk, n);
-    const uint64_t max_e = chunk * plan.nwin;
-
-    // Threads of the first accumulation pass: enough to fill every SM.
-    constexpr int BLOCK = 128;
-    int blocks_per_sm = 0;
-    CUZK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm, accumulate_runs<F, point_entries<F>>, BLOCK, 0));
-    const uint64_t t_target = (uint64_t)sms * std::max(blocks_per_sm, 1) * BLOCK;
+    const first_pass<F> pass1 = pick_first_pass<F>();
+    constexpr int BLOCK = ACC_BLOCK;
 
     msm_stream st;
     CUZK_CUDA(cudaStreamCreateWithFlags(&st.s, cudaStreamNonBlocking));
     CUZK_CUDA(cudaEventCreate(&st.start));
     CUZK_CUDA(cudaEventCreate(&st.stop));
+    for (cudaEvent_t &e : st.phase) CUZK_CUDA(cudaEventCreate(&e));
+    float phase_ms[4] = {0, 0, 0, 0};  // digits, sort, accumulate, reduce
     cudaStream_t s = st.s;
 
     msm_buffer d_points, d_scalars, keys[2], vals[2], sort_tmp, d_count, buckets, part_keys[2], part_sums[2],
         slices, windows, d_out;
-    if (!points_on_device) CUZK_TRY(d_points.alloc(chunk * sizeof(affine_t<F>), err));
-    if (!scalars_on_device) CUZK_TRY(d_scalars.alloc(chunk * sizeof(fr_t), err));
+    if (!points_on_device) CUZK_TRY(d_points.alloc(plan.staging_points, err));
+    if (!scalars_on_device) CUZK_TRY(d_scalars.alloc(plan.staging_scalars, err));
     for (int i = 0; i < 2; i++) {
-        CUZK_TRY(keys[i].alloc(max_e * 4, err));
-        CUZK_TRY(vals[i].alloc(max_e * 4, err));
-        CUZK_TRY(part_keys[i].alloc(2 * t_target * 4, err));
-        CUZK_TRY(part_sums[i].alloc(2 * t_target * sizeof(xyzz), err));
+        CUZK_TRY(keys[i].alloc(plan.max_e * 4, err));
+        CUZK_TRY(vals[i].alloc(plan.max_e * 4, err));
+        CUZK_TRY(part_keys[i].alloc(2 * plan.t_target * 4, err));
+        CUZK_TRY(part_sums[i].alloc(2 * plan.t_target * sizeof(xyzz), err));
     }
-    size_t tmp_bytes = 0;
-    CUZK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, keys[0].as<uint32_t>(), keys[1].as<uint32_t>(),
-                                              vals[0].as<uint32_t>(), vals[1].as<uint32_t>(), (int64_t)max_e, 0,
-                                              (int)plan.key_bits, s));
+    size_t tmp_bytes = plan.sort_tmp;
     CUZK_TRY(sort_tmp.alloc(tmp_bytes, err));
     CUZK_TRY(d_count.alloc(sizeof(uint64_t), err));
-    const uint64_t nbuckets = (uint64_t)plan.nwin * plan.buckets;
-    CUZK_TRY(buckets.alloc(nbuckets * sizeof(xyzz), err));
+    CUZK_TRY(buckets.alloc(plan.buckets, err));
     CUZK_TRY(d_out.alloc(sizeof(jacobian_t<F>), err));
 
     CUZK_CUDA(cudaEventRecord(st.start, s));
-    CUZK_CUDA(cudaMemsetAsync(buckets.as<void>(), 0, nbuckets * sizeof(xyzz), s));  // all infinity
+    CUZK_CUDA(cudaMemsetAsync(buckets.as<void>(), 0, plan.buckets, s));  // all infinity
 
     uint32_t chunks = 0;
-    for (uint64_t off = 0; off < n; off += chunk, chunks++) {
-        const uint64_t m = std::min(chunk, n - off);
+    for (uint64_t off = 0; off < n; off += plan.chunk, chunks++) {
+        const uint64_t m = std::min(plan.chunk, n - off);
+        const bool store = off == 0;  // first chunk: one writer per bucket, no addition
         const affine_t<F> *pts = points + off;
         const fr_t *scl = scalars + off;
         if (!points_on_device) {
@@ -155,63 +245,96 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             CUZK_CUDA(cudaMemcpyAsync(d_scalars.as<void>(), scl, m * sizeof(fr_t), cudaMemcpyHostToDevice, s));
             scl = d_scalars.as<fr_t>();
         }
-        // Non-zero digits only (0/1 scalars give 0 or 1 entries), then the
-        // sort of just those.
-        CUZK_CUDA(cudaMemsetAsync(d_count.as<void>(), 0, sizeof(uint64_t), s));
-        scalars_to_digits<<<(unsigned)ceil_div(m, 256), 256, 0, s>>>(
-            scl, m, plan, keys[0].as<uint32_t>(), vals[0].as<uint32_t>(), d_count.as<unsigned long long>());
-        CUZK_LAUNCHED();
-        uint64_t valid = 0;
-        CUZK_CUDA(cudaMemcpyAsync(&valid, d_count.as<void>(), sizeof(valid), cudaMemcpyDeviceToHost, s));
-        CUZK_CUDA(cudaStreamSynchronize(s));
-        if (valid == 0) continue;
-        CUZK_CUDA(cub::DeviceRadixSort::SortPairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(),
-                                                  keys[1].as<uint32_t>(), vals[0].as<uint32_t>(),
-                                                  vals[1].as<uint32_t>(), (int64_t)valid, 0, (int)plan.key_bits, s));
-
-        // First pass over the sorted entries, then the partial slots.
-        uint64_t k = std::max<uint64_t>(1, ceil_div(valid, t_target));
-        uint64_t threads = ceil_div(valid, k);
-        accumulate_runs<F, point_entries<F>><<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
-            keys[1].as<uint32_t>(), point_entries<F>{vals[1].as<uint32_t>(), pts}, valid, k, threads,
-            buckets.as<xyzz>(), part_keys[0].as<uint32_t>(), part_sums[0].as<xyzz>());
-        CUZK_LAUNCHED();
-        int cur = 0;
-        while (threads > 1) {
-            const uint64_t pe = 2 * threads;
-            k = 8;
-            threads = ceil_div(pe, k);
-            accumulate_runs<F, partial_entries<F>><<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
-                part_keys[cur].as<uint32_t>(), partial_entries<F>{part_sums[cur].as<xyzz>()}, pe, k, threads,
-                buckets.as<xyzz>(), part_keys[cur ^ 1].as<uint32_t>(), part_sums[cur ^ 1].as<xyzz>());
+        for (uint32_t w0 = 0; w0 < win.nwin; w0 += plan.group_wins) {
+            const uint32_t w1 = std::min(win.nwin, w0 + plan.group_wins);
+            // Non-zero digits only (0/1 scalars give 0 or 1 entries), then
+            // the sort of just those.
+            CUZK_CUDA(cudaEventRecord(st.phase[0], s));
+            CUZK_CUDA(cudaMemsetAsync(d_count.as<void>(), 0, sizeof(uint64_t), s));
+            scalars_to_digits<<<(unsigned)ceil_div(m, 256), 256, 0, s>>>(scl, m, win, w0, w1, keys[0].as<uint32_t>(),
+                                                                         vals[0].as<uint32_t>(),
+                                                                         d_count.as<unsigned long long>());
             CUZK_LAUNCHED();
-            cur ^= 1;
+            uint64_t valid = 0;
+            CUZK_CUDA(cudaMemcpyAsync(&valid, d_count.as<void>(), sizeof(valid), cudaMemcpyDeviceToHost, s));
+            CUZK_CUDA(cudaEventRecord(st.phase[1], s));
+            CUZK_CUDA(cudaStreamSynchronize(s));
+            CUZK_TRY(add_elapsed(phase_ms[0], st.phase[0], st.phase[1], err));
+            if (valid == 0) continue;
+            CUZK_CUDA(cub::DeviceRadixSort::SortPairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(),
+                                                      keys[1].as<uint32_t>(), vals[0].as<uint32_t>(),
+                                                      vals[1].as<uint32_t>(), (int64_t)valid, 0,
+                                                      (int)plan.group_key_bits, s));
+            CUZK_CUDA(cudaEventRecord(st.phase[2], s));
+
+            // First pass over the sorted entries, then the partial slots.
+            // Keys count from window w0's first bucket.
+            xyzz *group_buckets = buckets.as<xyzz>() + (uint64_t)w0 * win.buckets;
+            uint64_t k = std::max<uint64_t>(1, ceil_div(valid, plan.t_target));
+            uint64_t threads = ceil_div(valid, k);
+            pass1.kernel<<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
+                keys[1].as<uint32_t>(), point_entries<F>{vals[1].as<uint32_t>(), pts}, valid, k, threads,
+                group_buckets, store, part_keys[0].as<uint32_t>(), part_sums[0].as<xyzz>());
+            CUZK_LAUNCHED();
+            int cur = 0;
+            while (threads > 1) {
+                const uint64_t pe = 2 * threads;
+                k = 8;
+                threads = ceil_div(pe, k);
+                accumulate_runs<F, partial_entries<F>, 1><<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
+                    part_keys[cur].as<uint32_t>(), partial_entries<F>{part_sums[cur].as<xyzz>()}, pe, k, threads,
+                    group_buckets, store, part_keys[cur ^ 1].as<uint32_t>(), part_sums[cur ^ 1].as<xyzz>());
+                CUZK_LAUNCHED();
+                cur ^= 1;
+            }
+            CUZK_CUDA(cudaEventRecord(st.phase[3], s));
+            CUZK_CUDA(cudaEventSynchronize(st.phase[3]));
+            CUZK_TRY(add_elapsed(phase_ms[1], st.phase[1], st.phase[2], err));
+            CUZK_TRY(add_elapsed(phase_ms[2], st.phase[2], st.phase[3], err));
         }
     }
 
     // Buckets -> windows -> result.
-    const uint64_t t_red = (uint64_t)sms * 256;
-    uint32_t nslices = 1;
-    while (nslices * 2 <= plan.buckets && (uint64_t)plan.nwin * nslices * 2 <= t_red) nslices *= 2;
-    CUZK_TRY(slices.alloc((uint64_t)plan.nwin * nslices * sizeof(xyzz), err));
-    CUZK_TRY(windows.alloc(plan.nwin * sizeof(xyzz), err));
-    const uint32_t total = plan.nwin * nslices;
-    bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>(), plan.buckets, plan.nwin, nslices,
+    CUZK_CUDA(cudaEventRecord(st.phase[0], s));
+    const uint32_t nslices = reduce_slices(win, sms);
+    CUZK_TRY(slices.alloc(plan.slices, err));
+    CUZK_TRY(windows.alloc(win.nwin * sizeof(xyzz), err));
+    const uint32_t total = win.nwin * nslices;
+    bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>(), win.buckets, win.nwin, nslices,
                                                       slices.as<xyzz>());
     CUZK_LAUNCHED();
     constexpr int SUM_THREADS = 64;
-    sum_groups<F><<<plan.nwin, SUM_THREADS, SUM_THREADS * sizeof(xyzz), s>>>(slices.as<xyzz>(), nslices,
-                                                                            windows.as<xyzz>());
+    sum_groups<F><<<win.nwin, SUM_THREADS, SUM_THREADS * sizeof(xyzz), s>>>(slices.as<xyzz>(), nslices,
+                                                                           windows.as<xyzz>());
     CUZK_LAUNCHED();
-    combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), plan.nwin, plan.c, d_out.as<jacobian_t<F>>());
+    combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>());
     CUZK_LAUNCHED();
     CUZK_CUDA(cudaEventRecord(st.stop, s));
     CUZK_CUDA(cudaMemcpyAsync(out, d_out.as<void>(), sizeof(*out), cudaMemcpyDeviceToHost, s));
     CUZK_CUDA(cudaStreamSynchronize(s));
+    CUZK_TRY(add_elapsed(phase_ms[3], st.phase[0], st.stop, err));
     if (stats) {
         CUZK_CUDA(cudaEventElapsedTime(&stats->device_ms, st.start, st.stop));
         stats->chunks = chunks;
+        stats->digits_ms = phase_ms[0];
+        stats->sort_ms = phase_ms[1];
+        stats->accumulate_ms = phase_ms[2];
+        stats->reduce_ms = phase_ms[3];
+        stats->accumulate_min_blocks = pass1.min_blocks;
     }
+    return ok(err);
+}
+
+// Device bytes one pippenger() call allocates (engines reserve this from
+// their VRAM budget first).
+template <class F>
+int32_t workspace_bytes(int32_t ordinal, uint64_t n, bool points_on_device, bool scalars_on_device,
+                        const cuzk_msm_options *opts, uint64_t *bytes, cuzk_error *err) {
+    CUZK_REQUIRE(bytes, "null argument");
+    CUZK_CUDA(cudaSetDevice(ordinal));
+    msm_plan plan;
+    CUZK_TRY(make_plan<F>(ordinal, n, points_on_device, scalars_on_device, opts, plan, err));
+    *bytes = n == 0 ? 0 : plan.device_bytes();
     return ok(err);
 }
 

@@ -186,7 +186,13 @@ impl ProverBackend for GpuBackend {
         let Some(first) = input.assignments.first() else { return 0 };
         let h = GpuProver::h_bytes(first.num_constraints()).unwrap_or(0);
         let (n1, n2) = Self::msm_sizes(input.params);
-        h + msm::workspace_bytes::<G1>(n1, false, false, 0).max(msm::workspace_bytes::<G2>(n2, false, false, 0))
+        let Some(dev) = self.devices.first() else { return 0 };
+        let o = dev.info.ordinal as i32;
+        // An error here (none expected: it only sizes buffers) shows up
+        // again, with its message, when the MSM runs.
+        let g1 = msm::workspace_bytes::<G1>(o, n1, false, false, 0).unwrap_or(0);
+        let g2 = msm::workspace_bytes::<G2>(o, n2, false, false, 0).unwrap_or(0);
+        h + g1.max(g2)
     }
 
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, String> {
@@ -220,16 +226,20 @@ impl ProverBackend for GpuBackend {
         // 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H buffers, 4 GiB
         // of MSM workspace); else on the CPU, all of the grant for MSMs.
         let min_chunk = 1u64 << 20;
-        let min_msm = msm::workspace_bytes::<G1>(n1.min(min_chunk), on_dev, false, min_chunk)
-            .max(msm::workspace_bytes::<G2>(n2.min(min_chunk), on_dev, false, min_chunk));
+        let o = dev.info.ordinal as i32;
+        let min_msm = msm::workspace_bytes::<G1>(o, n1.min(min_chunk), on_dev, false, min_chunk)
+            .map_err(err)?
+            .max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), on_dev, false, min_chunk).map_err(err)?);
         let h_on_cpu = h_bytes + min_msm > vram_granted;
         let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
-        let chunk = msm::chunk_for_budget::<G1>(n1, on_dev, false, budget).min(msm::chunk_for_budget::<G2>(n2, on_dev, false, budget));
+        let chunk = msm::chunk_for_budget::<G1>(o, n1, on_dev, false, budget)
+            .map_err(err)?
+            .min(msm::chunk_for_budget::<G2>(o, n2, on_dev, false, budget).map_err(err)?);
         log::info!(
             "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points={chunk} srs_resident={on_dev}",
             crate::config::format_size(vram_granted)
         );
-        let opts = GpuOptions { msm: Some(MsmOptions { window_bits: 0, max_chunk_points: chunk }), h_on_cpu };
+        let opts = GpuOptions { msm: Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }), h_on_cpu };
         let points = Self::points(input.params, &srs);
         let results = dev.prover.msms(input.params, points, input.assignments, None, opts).map_err(err)?;
         Ok(Box::new(Computed { params: input.params.clone(), results }))
