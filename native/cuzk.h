@@ -53,6 +53,9 @@ typedef struct cuzk_device_info {
 /* Number of CUDA devices; 0 (and CUZK_OK) when there is no driver or device. */
 int32_t cuzk_device_count(int32_t *count, cuzk_error *err);
 int32_t cuzk_device_get_info(int32_t ordinal, cuzk_device_info *out, cuzk_error *err);
+/* Free device memory now (cheap: for polling; cuzk_device_get_info also
+ * reads the device's properties). */
+int32_t cuzk_device_free_memory(int32_t ordinal, uint64_t *free_bytes, cuzk_error *err);
 
 /* Device memory. Allocation synchronizes the device: do it outside hot paths. */
 int32_t cuzk_device_alloc(int32_t ordinal, size_t bytes, void **out, cuzk_error *err);

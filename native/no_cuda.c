@@ -88,6 +88,10 @@ int32_t cuzk_msm_g2(int32_t o, const void *p, const void *s, uint64_t n, uint32_
     (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;
     return no_cuda(err);
 }
+int32_t cuzk_device_free_memory(int32_t o, uint64_t *f, cuzk_error *err) {
+    (void)o, (void)f;
+    return no_cuda(err);
+}
 int32_t cuzk_msm_g1_workspace(int32_t o, uint64_t n, uint32_t f, const cuzk_msm_options *op, uint64_t *b,
                               cuzk_error *err) {
     (void)o, (void)n, (void)f, (void)op, (void)b;

@@ -115,7 +115,7 @@ fn bench<G: Group>(
     // Tuning sweep (--sweep): window sizes and the accumulation kernel's
     // register bound, for the largest G1 size.
     if sweep && G::NAME == "G1" && log_n == 26 && !ones {
-        for blocks in [1, 4, 5] {
+        for blocks in [1, 4] {
             std::env::set_var("CUZK_MSM_ACC_MIN_BLOCKS", blocks.to_string());
             for c in [0, 16, 18] {
                 let o = MsmOptions { window_bits: c, ..Default::default() };

@@ -8,6 +8,13 @@ use std::ptr;
 use crate::error::{call, Error, Result};
 use crate::ffi;
 
+/// Free memory on device `ordinal` now (cheap enough to poll).
+pub fn free_memory(ordinal: i32) -> Result<u64> {
+    let mut free = 0u64;
+    call(|e| unsafe { ffi::cuzk_device_free_memory(ordinal, &mut free, e) })?;
+    Ok(free)
+}
+
 /// Number of CUDA devices (0 without a driver, a device or a CUDA build).
 pub fn device_count() -> Result<i32> {
     let mut n = 0;

@@ -5,6 +5,7 @@
 
 #include "../error.cuh"
 #include "handles.cuh"
+#include "upload.cuh"
 
 using cuzk::ok;
 
@@ -23,6 +24,17 @@ extern "C" int32_t cuzk_device_count(int32_t *count, cuzk_error *err) {
         return cuzk::cuda_error(err, e, "cudaGetDeviceCount", __FILE__, __LINE__);
     }
     *count = n;
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_device_free_memory(int32_t ordinal, uint64_t *free_bytes, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(free_bytes, "free_bytes is null");
+    CUZK_CUDA(cudaSetDevice(ordinal));
+    size_t free_b = 0, total_b = 0;
+    CUZK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    *free_bytes = free_b;
     return ok(err);
     CUZK_ENTRY_END
 }
@@ -122,7 +134,10 @@ static int32_t copy(cuzk_stream *stream, void *dst, const void *src, size_t byte
     CUZK_REQUIRE(bytes == 0 || (dst && src), "null copy pointer");
     if (bytes == 0) return ok(err);
     CUZK_CUDA(cudaSetDevice(stream->device));
-    CUZK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, stream->stream));
+    if (kind == cudaMemcpyHostToDevice)
+        CUZK_TRY(cuzk::upload_to_device(dst, src, bytes, stream->stream, err));
+    else
+        CUZK_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, stream->stream));
     return ok(err);
     CUZK_ENTRY_END
 }

@@ -25,6 +25,7 @@
 #include <cstdlib>
 
 #include "../error.cuh"
+#include "../device/upload.cuh"
 #include "../ec/point.cuh"
 #include "accumulate.cuh"
 #include "digits.cuh"
@@ -75,9 +76,11 @@ inline int32_t add_elapsed(float &total, cudaEvent_t a, cudaEvent_t b, cuzk_erro
 }
 
 // The first accumulation pass (over SRS points: nearly all of an MSM's
-// additions) with its register bound. G1 is built for 1..4 blocks of
-// ACC_BLOCK threads per SM; CUZK_MSM_ACC_MIN_BLOCKS picks one (tuning
-// only). G2 keeps one build: its kernels take minutes to compile.
+// additions) with its register bound. G1 runs with 4 blocks of ACC_BLOCK
+// threads per SM (the best of 1, 4 and 5 measured in docs/BENCHMARKS.md);
+// CUZK_MSM_ACC_MIN_BLOCKS=1 selects the unbounded call-based build, for
+// comparison. G2 keeps that one build: inlined, its kernels take minutes
+// to compile.
 template <class F>
 struct first_pass {
     void (*kernel)(const uint32_t *, point_entries<F>, uint64_t, uint64_t, uint64_t, xyzz_t<F> *, bool,
@@ -89,11 +92,8 @@ template <class F>
 inline first_pass<F> pick_first_pass() {
     if constexpr (sizeof(F) == 48) {
         const char *v = getenv("CUZK_MSM_ACC_MIN_BLOCKS");
-        switch (v ? atoi(v) : 4) {
-            case 1: return {accumulate_runs<F, point_entries<F>, 1>, 1};
-            case 5: return {accumulate_runs<F, point_entries<F>, 5>, 5};
-            default: return {accumulate_runs<F, point_entries<F>, 4>, 4};
-        }
+        if (v && atoi(v) == 1) return {accumulate_runs<F, point_entries<F>, 1>, 1};
+        return {accumulate_runs<F, point_entries<F>, 4>, 4};
     }
     return {accumulate_runs<F, point_entries<F>, 1>, 1};
 }
@@ -128,11 +128,16 @@ struct msm_plan {
     uint32_t group_key_bits;
     uint64_t t_target;    // threads of the first accumulation pass
     size_t sort_tmp;      // CUB's temporary bytes
-    size_t staging_points, staging_scalars, entries, partials, buckets, slices, windows;
+    size_t staging_points, staging_scalars, buckets, slices;
 
+    // Every allocation pippenger() makes, each rounded up to the 2 MiB
+    // granularity in which the device hands out memory.
     size_t device_bytes() const {
-        return staging_points + staging_scalars + entries + sort_tmp + partials + buckets + slices + windows +
-               (1 << 10);
+        auto r = [](size_t b) { return (b + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1); };
+        const size_t xyzz = buckets / ((uint64_t)win.nwin * win.buckets);
+        return r(staging_points) + r(staging_scalars) + 4 * r(max_e * 4) + 2 * r(2 * t_target * 4) +
+               2 * r(2 * t_target * xyzz) + r(sort_tmp) + r(8) + r(buckets) + r(slices) + r(win.nwin * xyzz) +
+               r(3 * xyzz);
     }
 };
 
@@ -176,11 +181,8 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
                                               (int)p.group_key_bits, (cudaStream_t)0));
     p.staging_points = points_on_device ? 0 : p.chunk * sizeof(affine_t<F>);
     p.staging_scalars = scalars_on_device ? 0 : p.chunk * sizeof(fr_t);
-    p.entries = 4 * p.max_e * 4;  // keys and values, double buffered
-    p.partials = 2 * 2 * p.t_target * (4 + sizeof(xyzz));
     p.buckets = (uint64_t)p.win.nwin * p.win.buckets * sizeof(xyzz);
     p.slices = (uint64_t)p.win.nwin * reduce_slices(p.win, sms) * sizeof(xyzz);
-    p.windows = p.win.nwin * sizeof(xyzz) + sizeof(jacobian_t<F>);
     return CUZK_OK;
 }
 
@@ -238,11 +240,11 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
         const affine_t<F> *pts = points + off;
         const fr_t *scl = scalars + off;
         if (!points_on_device) {
-            CUZK_CUDA(cudaMemcpyAsync(d_points.as<void>(), pts, m * sizeof(affine_t<F>), cudaMemcpyHostToDevice, s));
+            CUZK_TRY(upload_to_device(d_points.as<void>(), pts, m * sizeof(affine_t<F>), s, err));
             pts = d_points.as<affine_t<F>>();
         }
         if (!scalars_on_device) {
-            CUZK_CUDA(cudaMemcpyAsync(d_scalars.as<void>(), scl, m * sizeof(fr_t), cudaMemcpyHostToDevice, s));
+            CUZK_TRY(upload_to_device(d_scalars.as<void>(), scl, m * sizeof(fr_t), s, err));
             scl = d_scalars.as<fr_t>();
         }
         for (uint32_t w0 = 0; w0 < win.nwin; w0 += plan.group_wins) {

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "../device/handles.cuh"
+#include "../device/upload.cuh"
 #include "../error.cuh"
 #include "transform.cuh"
 
@@ -58,7 +59,7 @@ int32_t check_args(const cuzk_ntt_context *ctx, uint32_t log_n, const void *d_a,
 // Upload n elements and zero the rest of the 2^log_n.
 int32_t enqueue_upload(fr_t *dev, const void *host, uint64_t n, uint32_t log_n, cudaStream_t s, cuzk_error *err) {
     const uint64_t N = 1ull << log_n;
-    CUZK_CUDA(cudaMemcpyAsync(dev, host, n * sizeof(fr_t), cudaMemcpyHostToDevice, s));
+    CUZK_TRY(upload_to_device(dev, host, n * sizeof(fr_t), s, err));
     if (n < N) CUZK_CUDA(cudaMemsetAsync(dev + n, 0, (N - n) * sizeof(fr_t), s));
     return CUZK_OK;
 }

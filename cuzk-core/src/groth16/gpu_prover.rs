@@ -29,7 +29,7 @@ use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, G1, G2};
 use cuzk_sys::{FrRepr, HTermBuffers, NttContext, Stream};
 use log::debug;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuProveError {
@@ -60,9 +60,33 @@ fn g2(raw: msm::G2ProjRepr) -> G2Projective {
     unsafe { std::mem::transmute::<msm::G2ProjRepr, G2Projective>(raw) }
 }
 
-/// The scalars of the variables set in `density`, in order.
+/// The scalars of the variables set in `density`, in order. Parallel: at
+/// 2^27 variables one thread takes ~1 s per query, all of it on the GPU's
+/// critical path. Each thread takes a range of variables and writes its
+/// set ones where `rank` says they start.
 fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {
-    (0..scalars.len()).filter(|&i| density.get(i)).map(|i| scalars[i]).collect()
+    let n = scalars.len();
+    let total = density.rank(n);
+    let per = n.div_ceil(crate::par::threads().max(1)).max(1 << 16);
+    let mut out: Vec<Fr> = Vec::with_capacity(total);
+    std::thread::scope(|s| {
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        for start in (0..n).step_by(per) {
+            let end = (start + per).min(n);
+            let (mine, tail) = rest.split_at_mut(density.rank(end) - density.rank(start));
+            rest = tail;
+            s.spawn(move || {
+                let mut slots = mine.iter_mut();
+                for i in (start..end).filter(|&i| density.get(i)) {
+                    slots.next().expect("rank counts every set bit").write(scalars[i]);
+                }
+            });
+        }
+    });
+    // Every slot of 0..total was written: the ranges cover 0..n and each
+    // wrote exactly rank(end) - rank(start) values.
+    unsafe { out.set_len(total) };
+    out
 }
 
 /// The first CUDA device, or a clear error where there is none (including
@@ -80,8 +104,8 @@ pub fn default_device() -> Result<i32, GpuProveError> {
 
 /// log2 of the H term's domain for circuits of `num_constraints`.
 pub fn h_log_n(num_constraints: usize) -> Result<u32, GpuProveError> {
-    let n = crate::ntt::Domain::for_len(num_constraints).map_err(ProveError::from)?.size();
-    Ok(n.trailing_zeros().max(1))
+    let log_n = crate::ntt::Domain::log_size_for(num_constraints).map_err(ProveError::from)?;
+    Ok(log_n.max(1))
 }
 
 /// One circuit's a, b, c uploaded for the H term (the pre-staged part).
@@ -97,6 +121,27 @@ pub struct GpuOptions {
     pub msm: Option<MsmOptions>,
     /// Compute the H term on the CPU (no H buffers in VRAM).
     pub h_on_cpu: bool,
+}
+
+/// Where one circuit's GPU time went (host wall clock around calls that
+/// return when the device is done).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GpuTimings {
+    /// Uploading a, b, c (unless pre-staged) and the H term's NTTs.
+    pub h_term: Duration,
+    pub h_msm: Duration,
+    pub l_msm: Duration,
+    pub a_msm: Duration,
+    pub b_g1_msm: Duration,
+    pub b_g2_msm: Duration,
+    /// Host work: compacting the scalars of A and B by their densities.
+    pub compact: Duration,
+}
+
+impl GpuTimings {
+    pub fn total(&self) -> Duration {
+        self.h_term + self.h_msm + self.l_msm + self.a_msm + self.b_g1_msm + self.b_g2_msm + self.compact
+    }
 }
 
 /// The device-side state of the prover on one GPU: the NTT tables (built
@@ -149,6 +194,18 @@ impl GpuProver {
         first: Option<StagedH>,
         opts: GpuOptions,
     ) -> Result<Vec<MsmResults>, GpuProveError> {
+        Ok(self.msms_timed(params, points, assignments, first, opts)?.into_iter().map(|(m, _)| m).collect())
+    }
+
+    /// [`GpuProver::msms`] with where each circuit's time went.
+    pub fn msms_timed(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        assignments: &[ProvingAssignment],
+        first: Option<StagedH>,
+        opts: GpuOptions,
+    ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
         let Some(shape) = assignments.first() else { return Ok(Vec::new()) };
         for (index, other) in assignments.iter().enumerate().skip(1) {
             check_same_shape(shape, other, index)?;
@@ -158,8 +215,10 @@ impl GpuProver {
         let mut out = Vec::with_capacity(assignments.len());
         for (i, pa) in assignments.iter().enumerate() {
             let t = Instant::now();
+            let mut times = GpuTimings::default();
             let h = if opts.h_on_cpu {
                 let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
+                times.h_term = t.elapsed();
                 self.g1_msm(points.g1(Points::H, 0..params.h.len()), Input::Host(scalars_repr(&h[..params.h.len()])), opts)?
             } else {
                 let st = match staged.as_mut() {
@@ -173,12 +232,14 @@ impl GpuProver {
                 let stream = Stream::new(self.device)?;
                 self.ntt.h_compute(&stream, st.log_n, &mut st.bufs)?;
                 stream.synchronize()?;
+                times.h_term = t.elapsed();
                 let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
                 self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?
             };
-            let t_h = t.elapsed();
-            out.push(self.other_msms(params, points, pa, h, opts)?);
-            debug!("gpu msms: h term + H msm {t_h:?}, all {:?}", t.elapsed());
+            times.h_msm = t.elapsed() - times.h_term;
+            let results = self.other_msms(params, points, pa, h, opts, &mut times)?;
+            debug!("gpu msms: {times:?}, all {:?}", t.elapsed());
+            out.push((results, times));
         }
         Ok(out)
     }
@@ -194,23 +255,31 @@ impl GpuProver {
         pa: &ProvingAssignment,
         h: G1Projective,
         opts: GpuOptions,
+        times: &mut GpuTimings,
     ) -> Result<MsmResults, GpuProveError> {
         let inputs = &pa.input_assignment;
         let aux = &pa.aux_assignment;
         let n_in = inputs.len();
         let b_in = pa.b_input_density.count();
+        let mut t = Instant::now();
+        let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
         let l = self.g1_msm(points.g1(Points::L, 0..params.l.len()), host(aux), opts)?;
+        times.l_msm = lap();
         let a_aux = compact(aux, &pa.a_aux_density);
-        let a = self.g1_msm(points.g1(Points::A, 0..n_in), host(inputs), opts)?
-            + self.g1_msm(points.g1(Points::A, n_in..params.a.len()), host(&a_aux), opts)?;
         let b_inputs = compact(inputs, &pa.b_input_density);
         let b_aux = compact(aux, &pa.b_aux_density);
+        times.compact = lap();
+        let a = self.g1_msm(points.g1(Points::A, 0..n_in), host(inputs), opts)?
+            + self.g1_msm(points.g1(Points::A, n_in..params.a.len()), host(&a_aux), opts)?;
+        times.a_msm = lap();
         let b_g1 = self.g1_msm(points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
             + self.g1_msm(points.g1(Points::BG1, b_in..params.b_g1.len()), host(&b_aux), opts)?;
+        times.b_g1_msm = lap();
         let g2_msm = |p, s: &[Fr]| -> Result<G2Projective, GpuProveError> {
             Ok(g2(msm::msm::<G2>(self.device, p, host(s), opts.msm)?.0))
         };
         let b_g2 = g2_msm(points.g2(0..b_in), &b_inputs)? + g2_msm(points.g2(b_in..params.b_g2.len()), &b_aux)?;
+        times.b_g2_msm = lap();
         Ok(MsmResults { h, l, a, b_g1, b_g2 })
     }
 }

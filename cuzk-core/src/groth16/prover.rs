@@ -135,7 +135,7 @@ pub(crate) fn check_same_shape(a: &ProvingAssignment, b: &ProvingAssignment, ind
 }
 
 pub(crate) fn check_params(params: &Parameters, pa: &ProvingAssignment) -> Result<(), ProveError> {
-    let n = crate::ntt::Domain::for_len(pa.num_constraints())?.size();
+    let n = 1usize << crate::ntt::Domain::log_size_for(pa.num_constraints())?;
     let checks = [
         ("IC", params.vk.ic.len(), pa.input_assignment.len()),
         ("H", params.h.len(), n - 1),
@@ -181,6 +181,7 @@ fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr) -> Resul
 }
 
 /// The five MSM results of one circuit (any backend).
+#[derive(Clone, Copy, Debug)]
 pub struct MsmResults {
     pub h: G1Projective,
     pub l: G1Projective,

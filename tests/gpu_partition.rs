@@ -1,0 +1,288 @@
+//! A Filecoin-partition-shaped proof on the GPU, checked against an
+//! independent computation, in both VRAM regimes. At the default size it is
+//! a quick GPU test; `CUZK_PARTITION_LOG_N=27` makes it the 2^27 scale run
+//! (a ~134M-constraint synthetic partition), which also prints where the
+//! GPU time went and the peak VRAM.
+//!
+//! The SRS: no setup can make 2^27-point parameters in reasonable time, so
+//! the points are valid points with known discrete logs, made on the GPU
+//! (`msm::test_inputs`: point i of a vector is k_(i mod D)·G for a
+//! pseudo-random 64-bit k, D distinct multiples), and the verifying key's
+//! points are known multiples of the generators. Then every MSM
+//! Σ s_i·P_i is (Σ s_i·k_i)·G, which the CPU computes from the scalars
+//! alone (no point arithmetic), with the H scalars from the CPU's own H
+//! term (`h_term::h_coefficients`). The GPU proof, with fixed r and s, must
+//! be byte-identical to `assemble` of those results. Such parameters prove
+//! nothing (they are not from a setup), so the proof is not verified; the
+//! byte-identity check is the independent computation.
+//!
+//! Regimes: the SRS resident in VRAM (no limit), and a VRAM limit (16 GiB
+//! at 2^27; proportionally small at the default size) with the SRS read
+//! from host memory and every MSM chunked to fit; the measured peak VRAM
+//! must stay within the limit.
+
+use cuzk_core::arith::Density;
+use cuzk_core::circuits::Synthetic;
+use cuzk_core::cs::ProvingAssignment;
+use cuzk_core::groth16::gpu_prover::{GpuOptions, GpuProver, GpuTimings};
+use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
+use cuzk_core::groth16::prover::{assemble, MsmResults};
+use cuzk_core::srs::{Parameters, VerifyingKey};
+use cuzk_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use cuzk_sys::msm::{self, MsmOptions, G1, G2};
+use cuzk_sys::{DeviceBuffer, FrRepr, Stream};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::SeedableRng;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Distinct multiples per point vector (the rest repeat them).
+const DISTINCT: usize = 1 << 20;
+const INPUTS: usize = 8;
+
+/// k_i of native/msm/test_inputs.cu's make_points.
+fn dlog(seed: u64, i: usize) -> u64 {
+    let mut x = seed ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x ^ (x >> 31)) | 1
+}
+
+/// A point vector of `n` points k_(i mod D)·gen made on the device.
+fn make_points<Gr: msm::Group, A: Copy>(dev: i32, gen: &A, seed: u64, n: usize) -> Vec<A> {
+    assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<Gr::Affine>());
+    let mut out: Vec<A> = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
+    let mut points = DeviceBuffer::<Gr::Affine>::new(dev, n).unwrap();
+    let mut scalars = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+    let gen: Gr::Affine = unsafe { std::mem::transmute_copy(gen) };
+    msm::test_inputs::<Gr>(&gen, seed, DISTINCT.min(n), &mut points, &mut scalars).unwrap();
+    drop(scalars);
+    let stream = Stream::new(dev).unwrap();
+    unsafe {
+        // blstrs' affine points are #[repr(transparent)] over blst's.
+        let dst = std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut Gr::Affine, n);
+        points.copy_to_host(&stream, 0, dst).unwrap();
+        out.set_len(n);
+    }
+    out
+}
+
+/// Σ scalars[i]·k_(offset + i) for one point vector (its discrete logs).
+fn dot(scalars: &[Fr], seed: u64, offset: usize) -> Fr {
+    let ks: Vec<Fr> = (0..DISTINCT).map(|i| Fr::from(dlog(seed, i))).collect();
+    cuzk_core::par::map_ranges(scalars.len(), 1 << 16, |r| {
+        r.fold(Fr::ZERO, |acc, i| acc + scalars[i] * ks[(offset + i) % DISTINCT])
+    })
+    .into_iter()
+    .fold(Fr::ZERO, |a, b| a + b)
+}
+
+fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {
+    (0..scalars.len()).filter(|&i| density.get(i)).map(|i| scalars[i]).collect()
+}
+
+/// Seeds of the five point vectors.
+const SEEDS: [u64; 5] = [0x4811, 0x1111, 0xa0a0, 0xb1b1, 0xb2b2];
+
+
+fn make_srs(dev: i32, pa: &ProvingAssignment, rng: &mut impl rand::RngCore) -> Parameters {
+    let g1 = G1Affine::generator();
+    let g2 = G2Affine::generator();
+    let n_in = pa.input_assignment.len();
+    let domain = pa.num_constraints().next_power_of_two();
+    let a_len = n_in + pa.a_aux_density.count();
+    let b_len = pa.b_input_density.count() + pa.b_aux_density.count();
+    let [alpha, beta, gamma, delta]: [Fr; 4] = std::array::from_fn(|_| Fr::random(&mut *rng));
+    let vk = VerifyingKey {
+        alpha_g1: (g1 * alpha).to_affine(),
+        beta_g1: (g1 * beta).to_affine(),
+        beta_g2: (g2 * beta).to_affine(),
+        gamma_g2: (g2 * gamma).to_affine(),
+        delta_g1: (g1 * delta).to_affine(),
+        delta_g2: (g2 * delta).to_affine(),
+        ic: (0..n_in).map(|_| (g1 * Fr::random(&mut *rng)).to_affine()).collect(),
+    };
+    Parameters {
+        vk,
+        h: make_points::<G1, _>(dev, &g1, SEEDS[0], domain - 1),
+        l: make_points::<G1, _>(dev, &g1, SEEDS[1], pa.aux_assignment.len()),
+        a: make_points::<G1, _>(dev, &g1, SEEDS[2], a_len),
+        b_g1: make_points::<G1, _>(dev, &g1, SEEDS[3], b_len),
+        b_g2: make_points::<G2, _>(dev, &g2, SEEDS[4], b_len),
+    }
+}
+
+/// The MSM results from discrete logs and the CPU's H term.
+fn expected_results(params: &Parameters, pa: &ProvingAssignment) -> MsmResults {
+    let g1 = G1Projective::generator();
+    let g2 = G2Projective::generator();
+    let inputs = &pa.input_assignment;
+    let aux = &pa.aux_assignment;
+    let h = cuzk_core::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c).unwrap();
+    let a_aux = compact(aux, &pa.a_aux_density);
+    let b_in = compact(inputs, &pa.b_input_density);
+    let b_aux = compact(aux, &pa.b_aux_density);
+    let a = dot(inputs, SEEDS[2], 0) + dot(&a_aux, SEEDS[2], inputs.len());
+    let b = dot(&b_in, SEEDS[3], 0) + dot(&b_aux, SEEDS[3], b_in.len());
+    let b2 = dot(&b_in, SEEDS[4], 0) + dot(&b_aux, SEEDS[4], b_in.len());
+    MsmResults {
+        h: g1 * dot(&h[..params.h.len()], SEEDS[0], 0),
+        l: g1 * dot(aux, SEEDS[1], 0),
+        a: g1 * a,
+        b_g1: g1 * b,
+        b_g2: g2 * b2,
+    }
+}
+
+/// Runs `f` and returns the least free device memory seen meanwhile
+/// (polled every 2 ms, so only around the compute phase: the polling
+/// thread's calls into the driver would slow the staging threads).
+fn min_free_during<R>(dev: i32, f: impl FnOnce() -> R) -> (R, u64) {
+    let free = || cuzk_sys::free_memory(dev).unwrap();
+    let min_free = AtomicU64::new(free());
+    let done = AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                min_free.fetch_min(free(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        let r = f();
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    (r, min_free.load(Ordering::Relaxed))
+}
+
+/// One proof's GPU phases: stage a, b, c (the engine's pre-staging), then
+/// the H term and the MSMs. Returns the MSM results, the staging time, the
+/// phase timings, and the peak device memory above what was in use before.
+fn prove_once(
+    dev: i32,
+    prover: &GpuProver,
+    params: &Parameters,
+    pa: &ProvingAssignment,
+    srs: SrsPoints<'_>,
+    opts: GpuOptions,
+) -> (MsmResults, Duration, GpuTimings, u64) {
+    let base = cuzk_sys::free_memory(dev).unwrap();
+    let t = Instant::now();
+    let staged = prover.stage_h(pa).unwrap();
+    let stage = t.elapsed();
+    let ((m, times), min_free) = min_free_during(dev, || {
+        let mut v = prover.msms_timed(params, srs, std::slice::from_ref(pa), Some(staged), opts).unwrap();
+        v.pop().unwrap()
+    });
+    (m, stage, times, base.saturating_sub(min_free))
+}
+
+fn same(what: &str, gpu: &MsmResults, cpu: &MsmResults) {
+    assert_eq!(gpu.h, cpu.h, "{what}: H MSM differs from the discrete-log computation");
+    assert_eq!(gpu.l, cpu.l, "{what}: L MSM differs");
+    assert_eq!(gpu.a, cpu.a, "{what}: A MSM differs");
+    assert_eq!(gpu.b_g1, cpu.b_g1, "{what}: B_G1 MSM differs");
+    assert_eq!(gpu.b_g2, cpu.b_g2, "{what}: B_G2 MSM differs");
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn report(what: &str, stage: Duration, t: &GpuTimings, epilogue: Duration, peak: u64) {
+    println!(
+        "| {what} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} |",
+        ms(stage),
+        ms(t.h_term),
+        ms(t.h_msm),
+        ms(t.l_msm),
+        ms(t.a_msm),
+        ms(t.b_g1_msm),
+        ms(t.b_g2_msm),
+        ms(t.compact),
+        ms(epilogue),
+        ms(t.total()),
+        ms(stage + t.total() + epilogue),
+        peak as f64 / (1u64 << 30) as f64
+    );
+}
+
+#[test]
+fn gpu_partition_matches_discrete_logs() {
+    let Some(dev) = cuzk_sys::test_device("gpu_partition_matches_discrete_logs") else { return };
+    let log_n: u32 = std::env::var("CUZK_PARTITION_LOG_N").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+    assert!((10..=27).contains(&log_n), "CUZK_PARTITION_LOG_N must be 10..=27");
+    let seed: u64 = rand::random();
+    println!("seed {seed}, 2^{log_n} domain");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    // An odd constraint count just under the power of two.
+    let constraints = (1usize << log_n) - 3;
+
+    let t = Instant::now();
+    let pa = cuzk_core::cs::synthesize(Synthetic::new(constraints, INPUTS, Some(seed))).unwrap();
+    let ones = pa.aux_assignment.iter().filter(|v| **v == Fr::ZERO || **v == Fr::ONE).count();
+    println!(
+        "synthesized {} constraints, {} aux ({:.1} % 0/1), A {} aux, B {} aux, in {:?}",
+        pa.num_constraints(),
+        pa.aux_assignment.len(),
+        100.0 * ones as f64 / pa.aux_assignment.len() as f64,
+        pa.a_aux_density.count(),
+        pa.b_aux_density.count(),
+        t.elapsed()
+    );
+    let t = Instant::now();
+    let params = &make_srs(dev, &pa, &mut rng);
+    println!("SRS made on the GPU ({:.1} GiB of points) in {:?}", DeviceSrs::bytes(params) as f64 / (1u64 << 30) as f64, t.elapsed());
+    let t = Instant::now();
+    let expected = expected_results(params, &pa);
+    println!("independent computation (CPU H term, discrete-log dot products) in {:?}", t.elapsed());
+    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+    let want = assemble(&params.vk, expected, r, s).to_bytes();
+
+    let prover = GpuProver::new(dev).unwrap();
+    println!();
+    println!("| regime | upload a,b,c ms | H term (NTTs) | H MSM | L MSM | A MSM | B_G1 MSM | B_G2 MSM | host compaction | epilogue | GPU phase total | all | peak VRAM GiB |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+
+    // Resident: the SRS uploaded once, then two proofs (the second is the
+    // steady state).
+    let t = Instant::now();
+    let resident = DeviceSrs::upload(dev, params).unwrap();
+    let upload = t.elapsed();
+    for round in 0..2 {
+        let (m, stage, times, peak) =
+            prove_once(dev, &prover, params, &pa, SrsPoints::Device(&resident), GpuOptions::default());
+        same("resident", &m, &expected);
+        let t = Instant::now();
+        let proof = assemble(&params.vk, m, r, s);
+        let epilogue = t.elapsed();
+        assert_eq!(proof.to_bytes(), want, "resident SRS: the proof differs from the independent computation");
+        report(&format!("resident SRS, proof {}", round + 1), stage, &times, epilogue, peak);
+    }
+    println!("(SRS upload {:?}, {:.1} GiB resident)", upload, DeviceSrs::bytes(params) as f64 / (1u64 << 30) as f64);
+    drop(resident);
+
+    // A VRAM limit: SRS from host memory, H on the device, MSMs chunked.
+    let h_bytes = GpuProver::h_bytes(pa.num_constraints()).unwrap();
+    let (n1, n2) = (params.h.len().max(params.l.len()).max(params.a.len()) as u64, params.b_g2.len() as u64);
+    let limit = if log_n >= 27 { 16u64 << 30 } else { h_bytes + msm::workspace_bytes::<G1>(dev, n1, false, false, n1 / 5 + 1).unwrap() };
+    let budget = limit.checked_sub(h_bytes).expect("the limit leaves no room beside the H buffers");
+    let chunk = msm::chunk_for_budget::<G1>(dev, n1, false, false, budget)
+        .unwrap()
+        .min(msm::chunk_for_budget::<G2>(dev, n2, false, false, budget).unwrap());
+    let opts = GpuOptions { msm: Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }), h_on_cpu: false };
+    let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Host(params), opts);
+    same("VRAM limit", &m, &expected);
+    let t = Instant::now();
+    let proof = assemble(&params.vk, m, r, s);
+    let epilogue = t.elapsed();
+    assert_eq!(proof.to_bytes(), want, "VRAM limit: the proof differs from the independent computation");
+    report(&format!("{:.1} GiB limit, SRS from host, chunks of {chunk} points", limit as f64 / (1u64 << 30) as f64), stage, &times, epilogue, peak);
+    assert!(peak <= limit, "VRAM limit {limit}: peak use {peak} bytes");
+    println!("partition 2^{log_n}: GPU proofs in both regimes byte-identical to the discrete-log computation");
+}
