@@ -246,6 +246,15 @@ mod tests {
     }
 
     #[test]
+    fn log_size_for_is_for_len_size() {
+        for len in [0, 1, 2, 3, 4, 5, 1000, 1024, 1025, 65_533, (1 << 20) + 1] {
+            let log_n = Domain::log_size_for(len).unwrap();
+            assert_eq!(1usize << log_n, Domain::for_len(len).unwrap().size(), "len {len}");
+        }
+        assert!(Domain::log_size_for((1usize << Fr::S) + 1).is_err());
+    }
+
+    #[test]
     fn fft_matches_naive_dft_and_round_trips() {
         let mut rng = ChaCha20Rng::seed_from_u64(1);
         for log_n in 0..=7 {

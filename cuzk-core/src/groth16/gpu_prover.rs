@@ -302,3 +302,31 @@ pub fn prove_synthesized_deterministic_gpu(
     let results = prover.msms(params, SrsPoints::Host(params), assignments, None, GpuOptions::default())?;
     Ok(results.into_iter().zip(randomness).map(|(m, &(r, s))| assemble(&params.vk, m, r, s)).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+    use rand::{Rng, SeedableRng};
+
+    /// The parallel compaction equals the obvious filter, for densities
+    /// from empty to full and sizes around the per-thread split.
+    #[test]
+    fn compact_equals_filter() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        for n in [0usize, 1, 63, 64, 65, 1000, (1 << 16) - 1, (1 << 16) + 1, 3 * (1 << 16) + 17, 1 << 19] {
+            let scalars: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+            for p in [0.0, 0.03, 0.5, 1.0] {
+                let mut d = Density::new();
+                for i in 0..n {
+                    d.push();
+                    if rng.gen_bool(p) {
+                        d.set(i);
+                    }
+                }
+                let want: Vec<Fr> = (0..n).filter(|&i| d.get(i)).map(|i| scalars[i]).collect();
+                assert_eq!(compact(&scalars, &d), want, "n {n}, density {p}");
+            }
+        }
+    }
+}
