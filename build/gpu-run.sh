@@ -5,6 +5,9 @@
 #
 #   bash .gpu-bundle/run.sh [--quick] [--no-bench] [--only-bench]
 #   ONLY="h_term api" bash .gpu-bundle/run.sh      (just these test binaries)
+#   CUZK_PARTITION_LOG_N=27 ONLY=gpu_partition bash .gpu-bundle/run.sh --no-bench
+#       (the 2^27 partition run: ~5 min, ~80 GB of host memory; the default
+#        size is 2^16)
 #   ENGINE="synthetic:1000000" bash .gpu-bundle/run.sh --only-bench
 #       (engine benchmark: gw = 1, 2, 3, then a 16 GiB VRAM limit; ENGINE=
 #        skips it, ENGINE_JOBS / ENGINE_PARTITIONS size the stream)
@@ -48,7 +51,7 @@ if [ "$TESTS" = 1 ]; then
         skipped="$(grep -c '^SKIPPED' "$OUT/test-$name.log")"
         summary+=("| test $name | rc=$rc | ${secs}s | $result | skipped lines: $skipped |")
         echo "== $name: rc=$rc ${secs}s $result"
-        grep -E '^(NTT|H term|MSM|Fr|Fp|Fp2|SKIPPED)|panicked|FAILED|differs' "$OUT/test-$name.log" | head -40
+        grep -E '^(NTT|H term|MSM|Fr|Fp|Fp2|SKIPPED|partition|\| (resident|[0-9.]+ GiB limit))|panicked|FAILED|differs' "$OUT/test-$name.log" | head -40
     done
 fi
 if [ "$BENCH" = 1 ]; then
