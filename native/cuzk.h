@@ -164,7 +164,8 @@ int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_
  * out: blst_p1 (144 bytes, Jacobian) or blst_p2 (288 bytes); the identity
  *   has Z = 0. Returns when the result is on the host.
  * opts may be NULL: automatic window size, chunks of up to 2^29 points,
- * sorted in groups of windows of up to 2^29 entries. Results do not depend on the options. stats may be NULL. */
+ * sorted in groups of windows of up to 2^29 entries. Results do not
+ * depend on the options. stats may be NULL. */
 typedef enum cuzk_msm_flags {
     CUZK_MSM_POINTS_ON_DEVICE = 1,
     CUZK_MSM_SCALARS_ON_DEVICE = 2

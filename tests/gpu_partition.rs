@@ -89,7 +89,6 @@ fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {
 /// Seeds of the five point vectors.
 const SEEDS: [u64; 5] = [0x4811, 0x1111, 0xa0a0, 0xb1b1, 0xb2b2];
 
-
 fn make_srs(dev: i32, pa: &ProvingAssignment, rng: &mut impl rand::RngCore) -> Parameters {
     let g1 = G1Affine::generator();
     let g2 = G2Affine::generator();

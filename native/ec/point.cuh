@@ -146,6 +146,15 @@ struct xyzz_t {
     __device__ __noinline__ void add(const affine_t<F> &q) { add_inl(q); }
     __device__ __noinline__ void add(const xyzz_t &q) { add_inl(q); }
 
+    // this += q, inlined or as a call (kernels pick with a template flag).
+    template <bool INL, class Q>
+    __device__ __forceinline__ void add_as(const Q &q) {
+        if constexpr (INL)
+            add_inl(q);
+        else
+            add(q);
+    }
+
     // k * this for a small k (bucket-segment offsets), double-and-add.
     __device__ __noinline__ xyzz_t mul_small(uint32_t k) const {
         xyzz_t r = inf();

@@ -24,10 +24,7 @@ struct point_entries {
         uint32_t v = vals[i];
         affine_t<F> p = points[v & 0x7fffffffu];
         if (v >> 31) p = p.neg();
-        if constexpr (INL)
-            acc.add_inl(p);
-        else
-            acc.add(p);
+        acc.template add_as<INL>(p);
     }
 };
 
@@ -36,10 +33,7 @@ struct partial_entries {
     const xyzz_t<F> *sums;
     template <bool INL>
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, uint64_t i) const {
-        if constexpr (INL)
-            acc.add_inl(sums[i]);
-        else
-            acc.add(sums[i]);
+        acc.template add_as<INL>(sums[i]);
     }
 };
 
@@ -65,10 +59,8 @@ __global__ void __launch_bounds__(ACC_BLOCK, MIN_BLOCKS)
     auto to_bucket = [&](uint32_t key, const xyzz_t<F> &sum) {
         if (store)
             buckets[key] = sum;
-        else if constexpr (INL)
-            buckets[key].add_inl(sum);
         else
-            buckets[key].add(sum);
+            buckets[key].template add_as<INL>(sum);
     };
 
     xyzz_t<F> acc = xyzz_t<F>::inf();

@@ -127,17 +127,17 @@ struct msm_plan {
     uint64_t max_e;       // sort entries per group: chunk * group_wins
     uint32_t group_key_bits;
     uint64_t t_target;    // threads of the first accumulation pass
-    size_t sort_tmp;      // CUB's temporary bytes
-    size_t staging_points, staging_scalars, buckets, slices;
+    uint32_t nslices;     // bucket-reduction slices per window
+    // Bytes of each device buffer pippenger() allocates (keys, values and
+    // the partial slots are double buffered).
+    size_t staging_points, staging_scalars, keys, part_keys, part_sums, sort_tmp, buckets, slices, windows, out;
 
-    // Every allocation pippenger() makes, each rounded up to the 2 MiB
-    // granularity in which the device hands out memory.
+    // Their sum, each rounded up to the 2 MiB granularity in which the
+    // device hands out memory (the count is 8 bytes).
     size_t device_bytes() const {
         auto r = [](size_t b) { return (b + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1); };
-        const size_t xyzz = buckets / ((uint64_t)win.nwin * win.buckets);
-        return r(staging_points) + r(staging_scalars) + 4 * r(max_e * 4) + 2 * r(2 * t_target * 4) +
-               2 * r(2 * t_target * xyzz) + r(sort_tmp) + r(8) + r(buckets) + r(slices) + r(win.nwin * xyzz) +
-               r(3 * xyzz);
+        return r(staging_points) + r(staging_scalars) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
+               r(sort_tmp) + r(sizeof(uint64_t)) + r(buckets) + r(slices) + r(windows) + r(out);
     }
 };
 
@@ -179,10 +179,16 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
     CUZK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, p.sort_tmp, (uint32_t *)nullptr, (uint32_t *)nullptr,
                                               (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)p.max_e, 0,
                                               (int)p.group_key_bits, (cudaStream_t)0));
+    p.nslices = reduce_slices(p.win, sms);
     p.staging_points = points_on_device ? 0 : p.chunk * sizeof(affine_t<F>);
     p.staging_scalars = scalars_on_device ? 0 : p.chunk * sizeof(fr_t);
+    p.keys = p.max_e * sizeof(uint32_t);
+    p.part_keys = 2 * p.t_target * sizeof(uint32_t);
+    p.part_sums = 2 * p.t_target * sizeof(xyzz);
     p.buckets = (uint64_t)p.win.nwin * p.win.buckets * sizeof(xyzz);
-    p.slices = (uint64_t)p.win.nwin * reduce_slices(p.win, sms) * sizeof(xyzz);
+    p.slices = (uint64_t)p.win.nwin * p.nslices * sizeof(xyzz);
+    p.windows = p.win.nwin * sizeof(xyzz);
+    p.out = sizeof(jacobian_t<F>);
     return CUZK_OK;
 }
 
@@ -201,8 +207,6 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
         memset(out, 0, sizeof(*out));  // the identity (Z = 0)
         return ok(err);
     }
-    int sms = 0;
-    CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
     const first_pass<F> pass1 = pick_first_pass<F>();
     constexpr int BLOCK = ACC_BLOCK;
 
@@ -219,16 +223,16 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     if (!points_on_device) CUZK_TRY(d_points.alloc(plan.staging_points, err));
     if (!scalars_on_device) CUZK_TRY(d_scalars.alloc(plan.staging_scalars, err));
     for (int i = 0; i < 2; i++) {
-        CUZK_TRY(keys[i].alloc(plan.max_e * 4, err));
-        CUZK_TRY(vals[i].alloc(plan.max_e * 4, err));
-        CUZK_TRY(part_keys[i].alloc(2 * plan.t_target * 4, err));
-        CUZK_TRY(part_sums[i].alloc(2 * plan.t_target * sizeof(xyzz), err));
+        CUZK_TRY(keys[i].alloc(plan.keys, err));
+        CUZK_TRY(vals[i].alloc(plan.keys, err));
+        CUZK_TRY(part_keys[i].alloc(plan.part_keys, err));
+        CUZK_TRY(part_sums[i].alloc(plan.part_sums, err));
     }
     size_t tmp_bytes = plan.sort_tmp;
     CUZK_TRY(sort_tmp.alloc(tmp_bytes, err));
     CUZK_TRY(d_count.alloc(sizeof(uint64_t), err));
     CUZK_TRY(buckets.alloc(plan.buckets, err));
-    CUZK_TRY(d_out.alloc(sizeof(jacobian_t<F>), err));
+    CUZK_TRY(d_out.alloc(plan.out, err));
 
     CUZK_CUDA(cudaEventRecord(st.start, s));
     CUZK_CUDA(cudaMemsetAsync(buckets.as<void>(), 0, plan.buckets, s));  // all infinity
@@ -298,9 +302,9 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
 
     // Buckets -> windows -> result.
     CUZK_CUDA(cudaEventRecord(st.phase[0], s));
-    const uint32_t nslices = reduce_slices(win, sms);
+    const uint32_t nslices = plan.nslices;
     CUZK_TRY(slices.alloc(plan.slices, err));
-    CUZK_TRY(windows.alloc(win.nwin * sizeof(xyzz), err));
+    CUZK_TRY(windows.alloc(plan.windows, err));
     const uint32_t total = win.nwin * nslices;
     bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>(), win.buckets, win.nwin, nslices,
                                                       slices.as<xyzz>());
