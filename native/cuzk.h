@@ -203,6 +203,17 @@ int32_t cuzk_msm_g1_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const
 int32_t cuzk_msm_g2_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
                               uint64_t *bytes, cuzk_error *err);
 
+/* Density compaction (native/msm/density.cu): dst[k] = src[i] for the k-th
+ * set bit i < n of `bits`, in increasing order of i. bits: host memory,
+ * ceil(n / 64) words, bit i at position i % 64 of word i / 64 (cuzk-core's
+ * Density layout); bits at n and above are ignored. src, dst: device arrays
+ * of Fr (32 bytes each) on the stream's device, not overlapping; dst holds
+ * dst_capacity elements. *count receives the number of set bits (an error
+ * if it exceeds dst_capacity). Enqueued on `stream`; `bits` may be reused
+ * when the call returns. */
+int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint64_t n, const uint64_t *bits, void *d_dst,
+                        uint64_t dst_capacity, uint64_t *count, cuzk_error *err);
+
 /* Tests and benches only (native/msm/test_inputs.cu): fills device buffers
  * with n valid points (multiples k_i * generator of `distinct` pseudo-random
  * k_i, repeated cyclically) and n pseudo-random scalars. generator: a host

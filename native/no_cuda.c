@@ -107,3 +107,8 @@ int32_t cuzk_test_msm_inputs(int32_t o, int32_t g2, const void *g, uint64_t seed
     (void)o, (void)g2, (void)g, (void)seed, (void)n, (void)d, (void)p, (void)s;
     return no_cuda(err);
 }
+int32_t cuzk_compact_fr(cuzk_stream *st, const void *src, uint64_t n, const uint64_t *bits, void *dst,
+                        uint64_t cap, uint64_t *count, cuzk_error *err) {
+    (void)st, (void)src, (void)n, (void)bits, (void)dst, (void)cap, (void)count;
+    return no_cuda(err);
+}

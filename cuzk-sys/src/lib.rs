@@ -7,6 +7,7 @@
 //! is false, [`device::device_count`] is 0 and every other call returns an
 //! [`Error`] with [`ErrorCode::NoCuda`].
 
+pub mod density;
 pub mod device;
 mod error;
 #[doc(hidden)]

@@ -125,6 +125,7 @@ pub struct MsmStats {
 }
 
 /// Where an MSM input lives.
+#[derive(Clone, Copy)]
 pub enum Input<'a, T: Copy> {
     Host(&'a [T]),
     /// The first `len` elements of a device buffer, from `offset`.

@@ -49,6 +49,12 @@ impl Density {
     }
 
     /// Number of bits.
+    /// The bitmap: bit i at position i % 64 of word i / 64 (what the
+    /// device's density compaction reads).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -5,7 +5,9 @@
 //!   not and there is room (uploaded once, kept while the host SRS lives),
 //!   then upload circuit 0's a, b, c into the H buffers the worker reserved.
 //! - `compute` (under `compute_mtx`): the H terms and every MSM; circuits
-//!   after the first reuse the staged buffers.
+//!   after the first reuse the staged buffers, or, where the VRAM budget
+//!   has room for a second set, are uploaded into it while the circuit
+//!   before runs its MSMs.
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
 //!   within the granted bytes: H on the device if its buffers fit, else on
 //!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
@@ -209,7 +211,15 @@ impl ProverBackend for GpuBackend {
         let dev = self.device(device)?;
         let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
         let points = Self::points(input.params, &srs);
-        let results = dev.prover.msms(input.params, points, input.assignments, first, GpuOptions::default()).map_err(err)?;
+        // A second set of H buffers, if the budget has room for it, lets
+        // each circuit's a, b, c upload while the one before runs its MSMs.
+        let second_h = match input.assignments {
+            [pa, _, ..] => GpuProver::h_bytes(pa.num_constraints()).ok().and_then(|b| input.vram.try_reserve(b)),
+            _ => None,
+        };
+        let opts = GpuOptions { prestage_next: second_h.is_some(), ..Default::default() };
+        let results = dev.prover.msms(input.params, points, input.assignments, first, opts).map_err(err)?;
+        drop(second_h);
         Ok(Box::new(Computed { params: input.params.clone(), results }))
     }
 
@@ -239,7 +249,7 @@ impl ProverBackend for GpuBackend {
             "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points={chunk} srs_resident={on_dev}",
             crate::config::format_size(vram_granted)
         );
-        let opts = GpuOptions { msm: Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }), h_on_cpu };
+        let opts = GpuOptions { msm: Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }), h_on_cpu, prestage_next: false };
         let points = Self::points(input.params, &srs);
         let results = dev.prover.msms(input.params, points, input.assignments, None, opts).map_err(err)?;
         Ok(Box::new(Computed { params: input.params.clone(), results }))

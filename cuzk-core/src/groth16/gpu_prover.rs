@@ -27,7 +27,7 @@ use crate::cs::ProvingAssignment;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, G1, G2};
-use cuzk_sys::{FrRepr, HTermBuffers, NttContext, Stream};
+use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, NttContext, Stream};
 use log::debug;
 use std::time::{Duration, Instant};
 
@@ -121,6 +121,10 @@ pub struct GpuOptions {
     pub msm: Option<MsmOptions>,
     /// Compute the H term on the CPU (no H buffers in VRAM).
     pub h_on_cpu: bool,
+    /// In a batch, upload circuit i + 1's a, b, c into a second set of H
+    /// buffers (another [`GpuProver::h_bytes`] of VRAM) while circuit i's
+    /// MSMs run, taking the upload off the GPU's critical path.
+    pub prestage_next: bool,
 }
 
 /// Where one circuit's GPU time went (host wall clock around calls that
@@ -211,49 +215,132 @@ impl GpuProver {
             check_same_shape(shape, other, index)?;
         }
         check_params(params, shape)?;
-        let mut staged = first;
+        // `current` holds circuit i's a, b, c when `ready`; `spare` is the
+        // second set that circuit i + 1 is staged into (prestage_next).
+        let ready_first = first.is_some();
+        let mut current = first;
+        let mut spare: Option<StagedH> = None;
         let mut out = Vec::with_capacity(assignments.len());
         for (i, pa) in assignments.iter().enumerate() {
             let t = Instant::now();
             let mut times = GpuTimings::default();
-            let h = if opts.h_on_cpu {
+            let results = if opts.h_on_cpu {
                 let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
                 times.h_term = t.elapsed();
-                self.g1_msm(points.g1(Points::H, 0..params.h.len()), Input::Host(scalars_repr(&h[..params.h.len()])), opts)?
+                let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), opts)?;
+                times.h_msm = t.elapsed() - times.h_term;
+                self.other_msms(params, points, pa, h, Witness::Host, opts, &mut times)?
             } else {
-                let st = match staged.as_mut() {
-                    Some(st) if i == 0 => st,
+                let ready = if i == 0 { ready_first } else { spare.is_some() && opts.prestage_next };
+                if i > 0 && ready {
+                    std::mem::swap(&mut current, &mut spare);
+                }
+                let st = match current.as_mut() {
+                    Some(st) if ready => st,
                     Some(st) => {
                         self.restage_h(pa, st.log_n, &mut st.bufs)?;
                         st
                     }
-                    None => staged.insert(self.stage_h(pa)?),
+                    None => current.insert(self.stage_h(pa)?),
                 };
                 let stream = Stream::new(self.device)?;
                 self.ntt.h_compute(&stream, st.log_n, &mut st.bufs)?;
                 stream.synchronize()?;
                 times.h_term = t.elapsed();
-                let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
-                self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?
+                let log_n = st.log_n;
+                let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts)?;
+                times.h_msm = t.elapsed() - times.h_term;
+                let next = assignments.get(i + 1).filter(|_| opts.prestage_next);
+                if next.is_some() && spare.is_none() {
+                    spare = Some(StagedH { bufs: HTermBuffers::new(self.device, log_n)?, log_n });
+                }
+                let (results, staged_next) = std::thread::scope(|s| {
+                    let staging = next.zip(spare.as_mut()).map(|(npa, sp)| {
+                        s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs))
+                    });
+                    let results = self.other_msms(params, points, pa, h, witness, opts, &mut times);
+                    (results, staging.map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+                });
+                if let Some(staged) = staged_next {
+                    staged?;
+                }
+                results?
             };
-            times.h_msm = t.elapsed() - times.h_term;
-            let results = self.other_msms(params, points, pa, h, opts, &mut times)?;
             debug!("gpu msms: {times:?}, all {:?}", t.elapsed());
             out.push((results, times));
         }
         Ok(out)
     }
 
+    /// The H MSM from h in `bufs.a` while another thread uploads the
+    /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
+    /// the compaction scratch. A witness longer than the domain (never for
+    /// R1CS from synthesis, but possible) stays on the host.
+    fn h_msm_and_witness<'b>(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        bufs: &'b mut HTermBuffers,
+        opts: GpuOptions,
+    ) -> Result<(G1Projective, Witness<'b>), GpuProveError> {
+        let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
+        let aux = scalars_repr(&pa.aux_assignment);
+        let on_device = aux.len() <= aux_buf.len() && aux.len() <= scratch.len();
+        let device = self.device;
+        let (h, uploaded) = std::thread::scope(|s| {
+            let upload = on_device.then(|| {
+                s.spawn(|| -> Result<(), cuzk_sys::Error> { aux_buf.copy_from_host(&Stream::new(device)?, 0, aux) })
+            });
+            let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
+            let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
+            (h, upload.map(|u| u.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+        });
+        let h = h?;
+        Ok(match uploaded {
+            Some(done) => {
+                done?;
+                (h, Witness::Device { aux: aux_buf, scratch })
+            }
+            None => (h, Witness::Host),
+        })
+    }
+
     fn g1_msm(&self, points: Input<'_, msm::G1AffineRepr>, scalars: Input<'_, FrRepr>, opts: GpuOptions) -> Result<G1Projective, GpuProveError> {
         Ok(g1(msm::msm::<G1>(self.device, points, scalars, opts.msm)?.0))
     }
 
+    /// The scalars of the aux variables in `density`, for a query's MSM:
+    /// compacted on the host, or on the device into the scratch buffer.
+    fn query_scalars<'w>(
+        &self,
+        aux: &'w [Fr],
+        density: &Density,
+        witness: &'w mut Witness<'_>,
+        compacted: &'w mut Vec<Fr>,
+    ) -> Result<Input<'w, FrRepr>, GpuProveError> {
+        match witness {
+            Witness::Host => {
+                *compacted = compact(aux, density);
+                Ok(host(compacted))
+            }
+            Witness::Device { aux: buf, scratch } => {
+                let stream = Stream::new(self.device)?;
+                let len = cuzk_sys::density::compact_fr(&stream, buf, aux.len(), density.words(), scratch)?;
+                stream.synchronize()?;
+                Ok(Input::Device { buf: &**scratch, offset: 0, len })
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn other_msms(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         h: G1Projective,
+        mut witness: Witness<'_>,
         opts: GpuOptions,
         times: &mut GpuTimings,
     ) -> Result<MsmResults, GpuProveError> {
@@ -263,25 +350,42 @@ impl GpuProver {
         let b_in = pa.b_input_density.count();
         let mut t = Instant::now();
         let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
-        let l = self.g1_msm(points.g1(Points::L, 0..params.l.len()), host(aux), opts)?;
+        let l_scalars = match &witness {
+            Witness::Host => host(aux),
+            Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
+        };
+        let l = self.g1_msm(points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
         times.l_msm = lap();
-        let a_aux = compact(aux, &pa.a_aux_density);
+        // The inputs are a handful of scalars: compacted on the host.
         let b_inputs = compact(inputs, &pa.b_input_density);
-        let b_aux = compact(aux, &pa.b_aux_density);
+        let mut compacted = Vec::new();
+        let a_aux = self.query_scalars(aux, &pa.a_aux_density, &mut witness, &mut compacted)?;
         times.compact = lap();
         let a = self.g1_msm(points.g1(Points::A, 0..n_in), host(inputs), opts)?
-            + self.g1_msm(points.g1(Points::A, n_in..params.a.len()), host(&a_aux), opts)?;
+            + self.g1_msm(points.g1(Points::A, n_in..params.a.len()), a_aux, opts)?;
         times.a_msm = lap();
+        let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
+        times.compact += lap();
         let b_g1 = self.g1_msm(points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
-            + self.g1_msm(points.g1(Points::BG1, b_in..params.b_g1.len()), host(&b_aux), opts)?;
+            + self.g1_msm(points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
         times.b_g1_msm = lap();
-        let g2_msm = |p, s: &[Fr]| -> Result<G2Projective, GpuProveError> {
-            Ok(g2(msm::msm::<G2>(self.device, p, host(s), opts.msm)?.0))
+        let g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
+            Ok(g2(msm::msm::<G2>(self.device, p, s, opts.msm)?.0))
         };
-        let b_g2 = g2_msm(points.g2(0..b_in), &b_inputs)? + g2_msm(points.g2(b_in..params.b_g2.len()), &b_aux)?;
+        let b_g2 = g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
         times.b_g2_msm = lap();
         Ok(MsmResults { h, l, a, b_g1, b_g2 })
     }
+}
+
+/// Where the MSMs after H read the aux witness from.
+enum Witness<'a> {
+    /// Host memory: each query's scalars are compacted on the host and
+    /// uploaded by its MSM.
+    Host,
+    /// Uploaded once into `aux`; each query is compacted on the device into
+    /// `scratch` (both the H term's buffers, free after the H MSM).
+    Device { aux: &'a DeviceBuffer<FrRepr>, scratch: &'a mut DeviceBuffer<FrRepr> },
 }
 
 /// [`super::prove_synthesized_deterministic`] on the GPU `device`, points

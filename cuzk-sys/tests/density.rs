@@ -1,0 +1,48 @@
+//! Density compaction on the device against the obvious host filter: random
+//! bitmaps from empty to full, sizes around word and block boundaries, bits
+//! past n set (they must be ignored), and a destination that is too small.
+
+mod common;
+
+use cuzk_sys::density::compact_fr;
+use cuzk_sys::{DeviceBuffer, FrRepr, Stream};
+use rand::Rng;
+
+#[test]
+fn compaction_equals_host_filter() {
+    let Some(dev) = cuzk_sys::test_device("compaction_equals_host_filter") else { return };
+    let stream = Stream::new(dev).unwrap();
+    let mut rng = common::rng();
+    let mut cases = 0;
+    for n in [1usize, 2, 63, 64, 65, 255, 257, 1000, (1 << 16) + 17, (1 << 20) + 3, 3 << 20] {
+        let src: Vec<FrRepr> = (0..n).map(|_| rng.gen()).collect();
+        let mut d_src = DeviceBuffer::new(dev, n).unwrap();
+        d_src.copy_from_host(&stream, 0, &src).unwrap();
+        for p in [0.0, 0.03, 0.25, 0.5, 0.91, 1.0] {
+            // Whole random words past n too: compaction must ignore them.
+            let mut bits: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
+            for i in 0..n {
+                let b = 1u64 << (i % 64);
+                if rng.gen_bool(p) { bits[i / 64] |= b } else { bits[i / 64] &= !b }
+            }
+            let want: Vec<FrRepr> = (0..n).filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1).map(|i| src[i]).collect();
+            let mut d_dst = DeviceBuffer::new(dev, n).unwrap();
+            let count = compact_fr(&stream, &d_src, n, &bits, &mut d_dst).unwrap();
+            assert_eq!(count, want.len(), "n {n}, density {p}");
+            let mut got = vec![[0u64; 4]; count];
+            d_dst.copy_to_host(&stream, 0, &mut got).unwrap();
+            assert!(got == want, "n {n}, density {p}: compacted scalars differ");
+            cases += 1;
+        }
+    }
+    // A destination without room for every set bit is an error, not a write
+    // past its end.
+    let n = 1000;
+    let d_src = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+    let mut small = DeviceBuffer::new(dev, 10).unwrap();
+    let err = compact_fr(&stream, &d_src, n, &vec![u64::MAX; 16], &mut small).unwrap_err();
+    assert!(err.message.contains("room for 10"), "{err:?}");
+    let err = compact_fr(&stream, &d_src, n, &[u64::MAX; 3], &mut small).unwrap_err();
+    assert!(err.message.contains("bitmap"), "{err:?}");
+    println!("density compaction equals the host filter in {cases} cases; short destinations and bitmaps are errors");
+}
