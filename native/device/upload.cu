@@ -25,6 +25,8 @@ constexpr int THREADS = 8;
 constexpr size_t SLOT = 8u << 20;
 // Below this a pageable copy goes straight to the driver.
 constexpr size_t DIRECT_BELOW = 4u << 20;
+// Below this a pageable copy does not wait for a busy pool.
+constexpr size_t BYPASS_BELOW = 64u << 20;
 
 struct slot {
     void *host = nullptr;
@@ -86,7 +88,17 @@ int32_t upload_to_device(void *dst, const void *src, size_t bytes, cudaStream_t 
     int device = 0;
     CUZK_CUDA(cudaGetDevice(&device));
     pool *p = pool_for(device);
-    std::lock_guard<std::mutex> hold(p->busy);
+    std::unique_lock<std::mutex> hold(p->busy, std::try_to_lock);
+    if (!hold.owns_lock()) {
+        // Another upload holds the pool (e.g. the next circuit's a, b, c,
+        // hundreds of ms): a small copy goes through the driver instead of
+        // waiting for it.
+        if (bytes < BYPASS_BELOW) {
+            CUZK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+            return CUZK_OK;
+        }
+        hold.lock();
+    }
     if (!make_ready(p)) {
         cudaGetLastError();
         CUZK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));

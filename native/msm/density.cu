@@ -4,10 +4,10 @@
 // is uploaded once per circuit and every query compacts it here, instead of
 // the host compacting and uploading each query's scalars again.
 //
-// A word's rank (set bits in the words before it) comes from a prefix sum
-// on the host (n / 64 words: a few milliseconds at 2^27); on the device
-// element i of word w goes to rank[w] + popcount of the bits below it.
-#include <vector>
+// Only the bitmap goes up (n / 8 bytes). Each word's rank (the set bits in
+// the words before it) is an exclusive scan of the words' popcounts; then
+// element i of word w goes to rank[w] + the popcount of the bits below it.
+#include <cub/device/device_scan.cuh>
 
 #include "../device/handles.cuh"
 #include "../device/upload.cuh"
@@ -19,7 +19,19 @@ struct fr_bytes {
     uint4 lo, hi;  // 32 bytes: one Fr
 };
 
-__global__ void compact_kernel(const fr_bytes *src, uint64_t n, const uint64_t *bits, const uint64_t *rank,
+__device__ __forceinline__ uint64_t word_below(const uint64_t *bits, uint64_t w, uint64_t n) {
+    const uint64_t v = bits[w];
+    const uint64_t end = n - 64 * w;  // bits of this word below n
+    return end >= 64 ? v : v & ((1ull << end) - 1);
+}
+
+__global__ void word_counts(const uint64_t *bits, uint64_t words, uint64_t n, uint32_t *counts) {
+    for (uint64_t w = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < words;
+         w += (uint64_t)gridDim.x * blockDim.x)
+        counts[w] = __popcll(word_below(bits, w, n));
+}
+
+__global__ void compact_kernel(const fr_bytes *src, uint64_t n, const uint64_t *bits, const uint32_t *rank,
                                fr_bytes *dst) {
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
          i += (uint64_t)gridDim.x * blockDim.x) {
@@ -29,6 +41,28 @@ __global__ void compact_kernel(const fr_bytes *src, uint64_t n, const uint64_t *
     }
 }
 
+uint32_t grid_for(uint64_t n) {
+    const uint64_t blocks = (n + 255) / 256;
+    return (uint32_t)(blocks < (1u << 20) ? blocks : (1u << 20));
+}
+
+// Enqueues the compaction with device scratch `tmp`: the scan's space
+// (scan_bytes, a multiple of 256), then the bitmap, counts and ranks.
+int32_t enqueue_compact(cudaStream_t s, const void *src, uint64_t n, const uint64_t *bits, void *dst, char *tmp,
+                        size_t scan_bytes, cuzk_error *err) {
+    const uint64_t words = (n + 63) / 64;
+    void *scan_tmp = tmp;  // first: the allocation's own (256-byte) alignment
+    uint64_t *d_bits = (uint64_t *)(tmp + scan_bytes);
+    uint32_t *counts = (uint32_t *)(d_bits + words), *ranks = counts + words;
+    CUZK_TRY(cuzk::upload_to_device(d_bits, bits, words * sizeof(uint64_t), s, err));
+    word_counts<<<grid_for(words), 256, 0, s>>>(d_bits, words, n, counts);
+    CUZK_LAUNCHED();
+    CUZK_CUDA(cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, counts, ranks, (int64_t)words, s));
+    compact_kernel<<<grid_for(n), 256, 0, s>>>((const fr_bytes *)src, n, d_bits, ranks, (fr_bytes *)dst);
+    CUZK_LAUNCHED();
+    return CUZK_OK;
+}
+
 }  // namespace
 
 extern "C" int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint64_t n, const uint64_t *bits,
@@ -36,36 +70,30 @@ extern "C" int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint6
     CUZK_ENTRY_BEGIN
     CUZK_REQUIRE(stream && count, "stream or count is null");
     CUZK_REQUIRE(n == 0 || (d_src && bits && d_dst), "null source, bitmap or destination");
+    CUZK_REQUIRE(n < (1ull << 32), "density compaction of %llu elements (at most 2^32 - 1)", (unsigned long long)n);
     *count = 0;
     if (n == 0) return cuzk::ok(err);
+    // The count on the host first (n / 64 popcounts), so a short
+    // destination is an error before anything is written.
     const uint64_t words = (n + 63) / 64;
-    // Both tables go up in one upload: the bitmap (bits past n cleared),
-    // then each word's rank.
-    std::vector<uint64_t> table(2 * words);
     uint64_t total = 0;
-    for (uint64_t w = 0; w < words; w++) {
-        uint64_t v = bits[w];
-        if (w == words - 1 && n % 64) v &= (1ull << (n % 64)) - 1;
-        table[w] = v;
-        table[words + w] = total;
-        total += __builtin_popcountll(v);
-    }
+    for (uint64_t w = 0; w + 1 < words; w++) total += __builtin_popcountll(bits[w]);
+    const uint64_t tail = n - 64 * (words - 1);
+    total += __builtin_popcountll(tail == 64 ? bits[words - 1] : bits[words - 1] & ((1ull << tail) - 1));
     CUZK_REQUIRE(total <= dst_capacity, "density compaction: %llu set bits but room for %llu",
                  (unsigned long long)total, (unsigned long long)dst_capacity);
+
     CUZK_CUDA(cudaSetDevice(stream->device));
     cudaStream_t s = stream->stream;
-    uint64_t *d_table = nullptr;
-    CUZK_CUDA(cudaMallocAsync((void **)&d_table, table.size() * sizeof(uint64_t), s));
-    int32_t rc = cuzk::upload_to_device(d_table, table.data(), table.size() * sizeof(uint64_t), s, err);
-    if (rc == CUZK_OK) {
-        const uint64_t blocks = (n + 255) / 256;
-        compact_kernel<<<(uint32_t)(blocks < (1u << 20) ? blocks : (1u << 20)), 256, 0, s>>>(
-            (const fr_bytes *)d_src, n, d_table, d_table + words, (fr_bytes *)d_dst);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) rc = cuzk::cuda_error(err, e, "compact_kernel launch", __FILE__, __LINE__);
-    }
-    // Stream-ordered: freed once the kernel is done.
-    cudaError_t fe = cudaFreeAsync(d_table, s);
+    size_t scan_bytes = 0;
+    CUZK_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
+                                            (int64_t)words, s));
+    scan_bytes = (scan_bytes + 255) & ~(size_t)255;
+    char *tmp = nullptr;
+    CUZK_CUDA(cudaMallocAsync((void **)&tmp, words * (sizeof(uint64_t) + 2 * sizeof(uint32_t)) + scan_bytes, s));
+    const int32_t rc = enqueue_compact(s, d_src, n, bits, d_dst, tmp, scan_bytes, err);
+    // Stream-ordered: freed once the kernels are done.
+    const cudaError_t fe = cudaFreeAsync(tmp, s);
     if (rc != CUZK_OK) return rc;
     if (fe != cudaSuccess) return cuzk::cuda_error(err, fe, "cudaFreeAsync", __FILE__, __LINE__);
     *count = total;
