@@ -3,21 +3,26 @@
 //!
 //! Per circuit: the H term on the device (cuzk-sys h_stage / h_compute: six
 //! NTTs and the pointwise step), h stays there and feeds the H MSM
-//! directly; the L, A, B_G1 (G1) and B_G2 (G2) MSMs on the device
-//! (cuzk-sys msm), with the density bitmaps applied on the host (the
-//! scalars of variables present in A or B are compacted so they line up
-//! with the params' dense point lists). The points come from host memory
-//! or from a resident [`DeviceSrs`]. Scalars 0 and 1 need no separate path
-//! for correctness: in the GPU Pippenger a 0 produces no bucket entry and a
-//! 1 one entry, i.e. one mixed addition. The epilogue is the CPU prover's
-//! own ([`super::prover::assemble`]), so equal MSM results mean equal bytes.
+//! directly. While the H MSM runs, another thread uploads the aux witness
+//! into the H term's second buffer (free once h is computed); the L MSM
+//! reads it there, and the A and B queries' scalars (the variables present
+//! in A or B, to line up with the params' dense point lists) are compacted
+//! from it on the device into the third buffer. So the witness crosses
+//! PCIe once, and no scalars are compacted or copied on the host. The
+//! points come from host memory or from a resident [`DeviceSrs`]. Scalars
+//! 0 and 1 need no separate path for correctness: in the GPU Pippenger a 0
+//! produces no bucket entry and a 1 one entry, i.e. one mixed addition.
+//! The epilogue is the CPU prover's own ([`super::prover::assemble`]), so
+//! equal MSM results mean equal bytes.
 //!
 //! The work is split for the engine's interlock: [`GpuProver::stage_h`]
 //! uploads a circuit's a, b, c (pre-staging), [`GpuProver::msms`] runs the
-//! kernels, and `assemble` runs on the CPU after the GPU is released.
+//! kernels, and `assemble` runs on the CPU after the GPU is released. In a
+//! batch, [`GpuOptions::prestage_next`] uploads circuit i + 1's a, b, c
+//! into a second set of H buffers while circuit i runs its MSMs.
 //!
-//! Not yet: a separate batch-addition pass for the ones, B_G2 overlapped on
-//! CPU threads.
+//! B_G2 runs on the GPU: on the CPU it is ~40x slower (docs/BENCHMARKS.md)
+//! and could not hide behind the GPU's work.
 
 use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
