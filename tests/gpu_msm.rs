@@ -210,7 +210,14 @@ fn gpu_msm_device_inputs() {
     let (r, _) =
         gpu::msm::<G1>(dev, Input::Host(cast(&p)), Input::Device { buf: &ds, offset: 0, len: n }, None).unwrap();
     assert!(from_raw::<G1Projective, _>(r) == msm(&p, &s));
-    println!("MSM G1 device-resident inputs: GPU equals CPU");
+    // Chunked, one side from the host (staged, the next chunk uploading
+    // while the current one runs) and the other read in place.
+    let o = Some(MsmOptions { max_chunk_points: 3001, max_sort_entries: 3001, ..Default::default() });
+    let (r, _) = gpu::msm::<G1>(dev, Input::Host(cast(&p)), Input::Device { buf: &ds, offset: 0, len: n }, o).unwrap();
+    assert!(from_raw::<G1Projective, _>(r) == msm(&p, &s), "chunked, host points, device scalars");
+    let (r, _) = gpu::msm::<G1>(dev, Input::Device { buf: &dp, offset: 0, len: n }, Input::Host(cast(&s)), o).unwrap();
+    assert!(from_raw::<G1Projective, _>(r) == msm(&p, &s), "chunked, device points, host scalars");
+    println!("MSM G1 device-resident inputs (also chunked, mixed with host inputs): GPU equals CPU");
 }
 
 #[test]

@@ -269,19 +269,20 @@ fn gpu_partition_matches_discrete_logs() {
     // A VRAM limit: SRS from host memory, H on the device, MSMs chunked.
     let h_bytes = GpuProver::h_bytes(pa.num_constraints()).unwrap();
     let (n1, n2) = (params.h.len().max(params.l.len()).max(params.a.len()) as u64, params.b_g2.len() as u64);
-    let limit = if log_n >= 27 { 16u64 << 30 } else { h_bytes + msm::workspace_bytes::<G1>(dev, n1, false, false, n1 / 5 + 1).unwrap() };
+    let fifth = MsmOptions { max_chunk_points: n1 / 5 + 1, max_sort_entries: n1 / 5 + 1, ..Default::default() };
+    let limit = if log_n >= 27 { 16u64 << 30 } else { h_bytes + msm::workspace_bytes::<G1>(dev, n1, false, false, fifth).unwrap() };
     let budget = limit.checked_sub(h_bytes).expect("the limit leaves no room beside the H buffers");
-    let chunk = msm::chunk_for_budget::<G1>(dev, n1, false, false, budget)
-        .unwrap()
-        .min(msm::chunk_for_budget::<G2>(dev, n2, false, false, budget).unwrap());
-    let opts = GpuOptions { msm: Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }), h_on_cpu: false, prestage_next: false };
+    let g1 = msm::options_for_budget::<G1>(dev, n1, false, false, budget).unwrap();
+    let g2 = msm::options_for_budget::<G2>(dev, n2, false, false, budget).unwrap();
+    let chunk = g1.max_chunk_points;
+    let opts = GpuOptions { msm: Some(g1), msm_g2: Some(g2), h_on_cpu: false, prestage_next: false };
     let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Host(params), opts);
     same("VRAM limit", &m, &expected);
     let t = Instant::now();
     let proof = assemble(&params.vk, m, r, s);
     let epilogue = t.elapsed();
     assert_eq!(proof.to_bytes(), want, "VRAM limit: the proof differs from the independent computation");
-    report(&format!("{:.1} GiB limit, SRS from host, chunks of {chunk} points", limit as f64 / (1u64 << 30) as f64), stage, &times, epilogue, peak);
+    report(&format!("{:.1} GiB limit, SRS from host, G1 chunks of {chunk} points", limit as f64 / (1u64 << 30) as f64), stage, &times, epilogue, peak);
     assert!(peak <= limit, "VRAM limit {limit}: peak use {peak} bytes");
 
     // A batch of two, SRS resident, with the second circuit's a, b, c

@@ -256,17 +256,17 @@ pub fn test_inputs<G: Group>(
 }
 
 /// Device bytes one [`msm`] call on `device` allocates for `n` points with
-/// at most `max_chunk_points` per chunk (0: automatic): computed by the
-/// same plan the MSM itself makes (native/msm/pippenger.cuh). Callers
-/// reserve this from a VRAM budget before calling.
+/// these options: computed by the same plan the MSM itself makes
+/// (native/msm/pippenger.cuh). Callers reserve this from a VRAM budget
+/// before calling.
 pub fn workspace_bytes<G: Group>(
     device: i32,
     n: u64,
     points_on_device: bool,
     scalars_on_device: bool,
-    max_chunk_points: u64,
+    opts: MsmOptions,
 ) -> Result<u64> {
-    let opts = raw_options(MsmOptions { max_chunk_points, ..Default::default() });
+    let opts = raw_options(opts);
     let mut bytes = 0u64;
     call(|e| unsafe {
         G::raw_workspace(device, n, raw_flags(points_on_device, scalars_on_device), &opts, &mut bytes, e)
@@ -274,22 +274,28 @@ pub fn workspace_bytes<G: Group>(
     Ok(bytes)
 }
 
-/// The largest `max_chunk_points` whose [`workspace_bytes`] fits in
-/// `budget` (at least 1024 points: below that an MSM is not worth a GPU).
-pub fn chunk_for_budget<G: Group>(
+/// Options for an MSM of `n` points whose workspace fits in `budget`: the
+/// defaults if they fit; else one window per sort (the sort space then
+/// grows with the chunk, not chunk × windows) and the largest chunk that
+/// fits (at least 1024 points: below that an MSM is not worth a GPU). Fewer,
+/// larger chunks matter: each chunk after the first adds into every bucket
+/// from global memory, and uploads its points again.
+pub fn options_for_budget<G: Group>(
     device: i32,
     n: u64,
     points_on_device: bool,
     scalars_on_device: bool,
     budget: u64,
-) -> Result<u64> {
+) -> Result<MsmOptions> {
+    let all = MsmOptions::default();
+    if workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, all)? <= budget {
+        return Ok(all);
+    }
+    let with_chunk = |chunk: u64| MsmOptions { max_chunk_points: chunk, max_sort_entries: chunk, ..Default::default() };
     let fits = |chunk: u64| -> Result<bool> {
-        Ok(workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, chunk)? <= budget)
+        Ok(workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, with_chunk(chunk))? <= budget)
     };
     let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
-    if fits(hi)? {
-        return Ok(hi);
-    }
     while lo < hi {
         let mid = lo + (hi - lo + 1) / 2;
         if fits(mid)? {
@@ -298,5 +304,5 @@ pub fn chunk_for_budget<G: Group>(
             hi = mid - 1;
         }
     }
-    Ok(lo)
+    Ok(with_chunk(lo))
 }

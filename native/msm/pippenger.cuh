@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 
 #include "../error.cuh"
 #include "../device/upload.cuh"
@@ -98,15 +99,19 @@ inline first_pass<F> pick_first_pass() {
     return {accumulate_runs<F, point_entries<F>, 1>, 1};
 }
 
-// Window size from n: minimise nwin (n + 2^c), the additions into buckets
-// plus about two additions per bucket to reduce them (c <= 20 keeps the
-// buckets of a G2 MSM under 3 GB).
-inline window_plan plan_windows(uint64_t n, uint32_t forced_c) {
+// Window size from n and the number of chunks: minimise
+// nwin (n + 2^c (1 + 4 (chunks - 1))), the additions into buckets plus about
+// two additions per bucket to reduce them, plus, for every chunk after the
+// first, one addition into each bucket from global memory (which also
+// stalls its warp: measured ~4x the rest). c <= 20 keeps the buckets of a
+// G2 MSM under 3 GB.
+inline window_plan plan_windows(uint64_t n, uint64_t chunks, uint32_t forced_c) {
     uint32_t best_c = 4;
     double best = INFINITY;
+    const double per_bucket = 1.0 + 4.0 * (double)(chunks > 0 ? chunks - 1 : 0);
     for (uint32_t c = 4; c <= 20; c++) {
         uint32_t nwin = (256 + c - 1) / c;
-        double cost = (double)nwin * ((double)n + (double)(1u << c));
+        double cost = (double)nwin * ((double)n + per_bucket * (double)(1u << c));
         if (cost < best) best = cost, best_c = c;
     }
     window_plan p;
@@ -123,20 +128,22 @@ inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 struct msm_plan {
     window_plan win;
     uint64_t chunk;       // points per chunk
+    uint64_t chunks;      // ceil(n / chunk)
+    uint32_t stages;      // staging buffers for host inputs (2 when chunked)
     uint32_t group_wins;  // windows per sort group
     uint64_t max_e;       // sort entries per group: chunk * group_wins
     uint32_t group_key_bits;
     uint64_t t_target;    // threads of the first accumulation pass
     uint32_t nslices;     // bucket-reduction slices per window
     // Bytes of each device buffer pippenger() allocates (keys, values and
-    // the partial slots are double buffered).
+    // the partial slots are double buffered; staging `stages` times).
     size_t staging_points, staging_scalars, keys, part_keys, part_sums, sort_tmp, buckets, slices, windows, out;
 
     // Their sum, each rounded up to the 2 MiB granularity in which the
     // device hands out memory (the count is 8 bytes).
     size_t device_bytes() const {
         auto r = [](size_t b) { return (b + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1); };
-        return r(staging_points) + r(staging_scalars) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
+        return stages * (r(staging_points) + r(staging_scalars)) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
                r(sort_tmp) + r(sizeof(uint64_t)) + r(buckets) + r(slices) + r(windows) + r(out);
     }
 };
@@ -160,7 +167,7 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
     CUZK_REQUIRE(forced_c == 0 || (forced_c >= 2 && forced_c <= 24), "window_bits %u outside 2..24", forced_c);
     CUZK_REQUIRE(n < (1ull << 31), "n = %llu: at most 2^31 - 1 points", (unsigned long long)n);
     p = msm_plan{};
-    p.win = plan_windows(n, forced_c);
+    p.win = plan_windows(n, 1, forced_c);
     if (n == 0) return CUZK_OK;
 
     int sms = 0;
@@ -168,6 +175,11 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
     const uint64_t max_sort = opts && opts->max_sort_entries ? opts->max_sort_entries : MAX_SORT_ENTRIES;
     p.chunk = std::min<uint64_t>(n, max_sort);
     if (opts && opts->max_chunk_points) p.chunk = std::min<uint64_t>(p.chunk, opts->max_chunk_points);
+    p.chunks = ceil_div(n, p.chunk);
+    p.win = plan_windows(n, p.chunks, forced_c);
+    // Host inputs in several chunks: two staging buffers, so chunk k + 1
+    // uploads while chunk k computes.
+    p.stages = p.chunks > 1 ? 2 : 1;
     p.group_wins = (uint32_t)std::min<uint64_t>(p.win.nwin, std::max<uint64_t>(1, max_sort / p.chunk));
     p.max_e = p.chunk * p.group_wins;
     p.group_key_bits = 32 - __builtin_clz(p.group_wins * p.win.buckets);
@@ -191,6 +203,114 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
     p.out = sizeof(jacobian_t<F>);
     return CUZK_OK;
 }
+
+// Host-resident points or scalars reach the device chunk by chunk through
+// `stages` staging buffers; with two, chunk k + 1 uploads on its own stream
+// and thread while chunk k computes (stream s waits for its upload event;
+// a buffer is refilled only after the kernels that read it are done).
+// Device-resident inputs are used in place.
+template <class F>
+class chunk_stager {
+   public:
+    chunk_stager(const affine_t<F> *points, bool points_on_device, const fr_t *scalars, bool scalars_on_device,
+                 uint64_t n, uint64_t chunk)
+        : points_(points), scalars_(scalars), points_dev_(points_on_device), scalars_dev_(scalars_on_device),
+          n_(n), chunk_(chunk) {}
+    chunk_stager(const chunk_stager &) = delete;
+    chunk_stager &operator=(const chunk_stager &) = delete;
+    ~chunk_stager() {
+        if (worker_.joinable()) worker_.join();
+        for (stage &st : stages_) {
+            if (st.uploaded) cudaEventDestroy(st.uploaded);
+            if (st.consumed) cudaEventDestroy(st.consumed);
+        }
+        if (up_) cudaStreamDestroy(up_);
+    }
+
+    int32_t init(int32_t ordinal, const msm_plan &plan, cuzk_error *err) {
+        ordinal_ = ordinal;
+        nstages_ = (points_dev_ && scalars_dev_) ? 0 : plan.stages;
+        if (nstages_ == 0) return CUZK_OK;
+        CUZK_CUDA(cudaStreamCreateWithFlags(&up_, cudaStreamNonBlocking));
+        for (uint32_t i = 0; i < nstages_; i++) {
+            stage &st = stages_[i];
+            if (!points_dev_) CUZK_TRY(st.points.alloc(plan.staging_points, err));
+            if (!scalars_dev_) CUZK_TRY(st.scalars.alloc(plan.staging_scalars, err));
+            CUZK_CUDA(cudaEventCreateWithFlags(&st.uploaded, cudaEventDisableTiming));
+            CUZK_CUDA(cudaEventCreateWithFlags(&st.consumed, cudaEventDisableTiming));
+        }
+        return CUZK_OK;
+    }
+
+    // Enqueues chunk k's uploads on the upload stream (this thread).
+    int32_t upload(uint64_t k, cuzk_error *err) {
+        if (nstages_ == 0) return CUZK_OK;
+        stage &st = stages_[k % nstages_];
+        const uint64_t off = k * chunk_, m = std::min(chunk_, n_ - off);
+        CUZK_CUDA(cudaSetDevice(ordinal_));
+        CUZK_CUDA(cudaStreamWaitEvent(up_, st.consumed, 0));  // its last reader is done
+        if (!points_dev_)
+            CUZK_TRY(upload_to_device(st.points.template as<void>(), points_ + off, m * sizeof(affine_t<F>), up_, err));
+        if (!scalars_dev_)
+            CUZK_TRY(upload_to_device(st.scalars.template as<void>(), scalars_ + off, m * sizeof(fr_t), up_, err));
+        CUZK_CUDA(cudaEventRecord(st.uploaded, up_));
+        return CUZK_OK;
+    }
+
+    // Stream s waits for chunk k's data; chunk k + 1 starts uploading on a
+    // worker thread (two stages), or after chunk k is done (one stage).
+    int32_t start_next(uint64_t k, cudaStream_t s, cuzk_error *err) {
+        if (nstages_ == 0) return CUZK_OK;
+        CUZK_CUDA(cudaStreamWaitEvent(s, stages_[k % nstages_].uploaded, 0));
+        if (nstages_ == 2 && (k + 1) * chunk_ < n_) {
+            worker_err_ = cuzk_error{};
+            worker_rc_ = CUZK_OK;
+            worker_ = std::thread([this, k] { worker_rc_ = upload(k + 1, &worker_err_); });
+        }
+        return CUZK_OK;
+    }
+
+    // After chunk k's kernels are enqueued on s: its stage may be refilled
+    // once they finish; with one stage, the next chunk uploads now.
+    int32_t finish(uint64_t k, cudaStream_t s, cuzk_error *err) {
+        if (nstages_ == 0) return CUZK_OK;
+        CUZK_CUDA(cudaEventRecord(stages_[k % nstages_].consumed, s));
+        if (worker_.joinable()) {
+            worker_.join();
+            if (worker_rc_ != CUZK_OK) {
+                if (err) *err = worker_err_;
+                return worker_rc_;
+            }
+        } else if (nstages_ == 1 && (k + 1) * chunk_ < n_) {
+            CUZK_TRY(upload(k + 1, err));
+        }
+        return CUZK_OK;
+    }
+
+    const affine_t<F> *points_of(uint64_t k) const {
+        return points_dev_ ? points_ + k * chunk_ : stages_[k % nstages_].points.template as<affine_t<F>>();
+    }
+    const fr_t *scalars_of(uint64_t k) const {
+        return scalars_dev_ ? scalars_ + k * chunk_ : stages_[k % nstages_].scalars.template as<fr_t>();
+    }
+
+   private:
+    struct stage {
+        msm_buffer points, scalars;
+        cudaEvent_t uploaded = nullptr, consumed = nullptr;
+    };
+    const affine_t<F> *points_;
+    const fr_t *scalars_;
+    bool points_dev_, scalars_dev_;
+    uint64_t n_, chunk_;
+    int32_t ordinal_ = 0;
+    uint32_t nstages_ = 0;
+    stage stages_[2];
+    cudaStream_t up_ = nullptr;
+    std::thread worker_;
+    int32_t worker_rc_ = CUZK_OK;
+    cuzk_error worker_err_{};
+};
 
 template <class F>
 int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_device, const fr_t *scalars,
@@ -218,10 +338,9 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     float phase_ms[4] = {0, 0, 0, 0};  // digits, sort, accumulate, reduce
     cudaStream_t s = st.s;
 
-    msm_buffer d_points, d_scalars, keys[2], vals[2], sort_tmp, d_count, buckets, part_keys[2], part_sums[2],
-        slices, windows, d_out;
-    if (!points_on_device) CUZK_TRY(d_points.alloc(plan.staging_points, err));
-    if (!scalars_on_device) CUZK_TRY(d_scalars.alloc(plan.staging_scalars, err));
+    msm_buffer keys[2], vals[2], sort_tmp, d_count, buckets, part_keys[2], part_sums[2], slices, windows, d_out;
+    chunk_stager<F> stager(points, points_on_device, scalars, scalars_on_device, n, plan.chunk);
+    CUZK_TRY(stager.init(ordinal, plan, err));
     for (int i = 0; i < 2; i++) {
         CUZK_TRY(keys[i].alloc(plan.keys, err));
         CUZK_TRY(vals[i].alloc(plan.keys, err));
@@ -238,19 +357,14 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     CUZK_CUDA(cudaMemsetAsync(buckets.as<void>(), 0, plan.buckets, s));  // all infinity
 
     uint32_t chunks = 0;
+    CUZK_TRY(stager.upload(0, err));
     for (uint64_t off = 0; off < n; off += plan.chunk, chunks++) {
         const uint64_t m = std::min(plan.chunk, n - off);
         const bool store = off == 0;  // first chunk: one writer per bucket, no addition
-        const affine_t<F> *pts = points + off;
-        const fr_t *scl = scalars + off;
-        if (!points_on_device) {
-            CUZK_TRY(upload_to_device(d_points.as<void>(), pts, m * sizeof(affine_t<F>), s, err));
-            pts = d_points.as<affine_t<F>>();
-        }
-        if (!scalars_on_device) {
-            CUZK_TRY(upload_to_device(d_scalars.as<void>(), scl, m * sizeof(fr_t), s, err));
-            scl = d_scalars.as<fr_t>();
-        }
+        // The next chunk's inputs go up on another thread while this one runs.
+        CUZK_TRY(stager.start_next(chunks, s, err));
+        const affine_t<F> *pts = stager.points_of(chunks);
+        const fr_t *scl = stager.scalars_of(chunks);
         for (uint32_t w0 = 0; w0 < win.nwin; w0 += plan.group_wins) {
             const uint32_t w1 = std::min(win.nwin, w0 + plan.group_wins);
             // Non-zero digits only (0/1 scalars give 0 or 1 entries), then
@@ -298,6 +412,7 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             CUZK_TRY(add_elapsed(phase_ms[1], st.phase[1], st.phase[2], err));
             CUZK_TRY(add_elapsed(phase_ms[2], st.phase[2], st.phase[3], err));
         }
+        CUZK_TRY(stager.finish(chunks, s, err));
     }
 
     // Buckets -> windows -> result.

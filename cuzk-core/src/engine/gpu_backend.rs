@@ -192,8 +192,8 @@ impl ProverBackend for GpuBackend {
         let o = dev.info.ordinal as i32;
         // An error here (none expected: it only sizes buffers) shows up
         // again, with its message, when the MSM runs.
-        let g1 = msm::workspace_bytes::<G1>(o, n1, false, false, 0).unwrap_or(0);
-        let g2 = msm::workspace_bytes::<G2>(o, n2, false, false, 0).unwrap_or(0);
+        let g1 = msm::workspace_bytes::<G1>(o, n1, false, false, MsmOptions::default()).unwrap_or(0);
+        let g2 = msm::workspace_bytes::<G2>(o, n2, false, false, MsmOptions::default()).unwrap_or(0);
         h + g1.max(g2)
     }
 
@@ -237,19 +237,21 @@ impl ProverBackend for GpuBackend {
         // of MSM workspace); else on the CPU, all of the grant for MSMs.
         let min_chunk = 1u64 << 20;
         let o = dev.info.ordinal as i32;
-        let min_msm = msm::workspace_bytes::<G1>(o, n1.min(min_chunk), on_dev, false, min_chunk)
+        let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
+        let min_msm = msm::workspace_bytes::<G1>(o, n1.min(min_chunk), on_dev, false, small)
             .map_err(err)?
-            .max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), on_dev, false, min_chunk).map_err(err)?);
+            .max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), on_dev, false, small).map_err(err)?);
         let h_on_cpu = h_bytes + min_msm > vram_granted;
         let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
-        let chunk = msm::chunk_for_budget::<G1>(o, n1, on_dev, false, budget)
-            .map_err(err)?
-            .min(msm::chunk_for_budget::<G2>(o, n2, on_dev, false, budget).map_err(err)?);
+        let g1 = msm::options_for_budget::<G1>(o, n1, on_dev, false, budget).map_err(err)?;
+        let g2 = msm::options_for_budget::<G2>(o, n2, on_dev, false, budget).map_err(err)?;
         log::info!(
-            "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points={chunk} srs_resident={on_dev}",
-            crate::config::format_size(vram_granted)
+            "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points_g1={} msm_chunk_points_g2={} srs_resident={on_dev}",
+            crate::config::format_size(vram_granted),
+            g1.max_chunk_points,
+            g2.max_chunk_points
         );
-        let opts = GpuOptions { msm: Some(MsmOptions { max_chunk_points: chunk, ..Default::default() }), h_on_cpu, prestage_next: false };
+        let opts = GpuOptions { msm: Some(g1), msm_g2: Some(g2), h_on_cpu, prestage_next: false };
         let points = Self::points(input.params, &srs);
         let results = dev.prover.msms(input.params, points, input.assignments, None, opts).map_err(err)?;
         Ok(Box::new(Computed { params: input.params.clone(), results }))

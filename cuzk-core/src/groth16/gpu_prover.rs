@@ -122,8 +122,10 @@ pub struct StagedH {
 /// How [`GpuProver::msms`] may use device memory.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GpuOptions {
-    /// Chunking of every MSM (bounds its workspace).
+    /// Chunking of the G1 MSMs (bounds their workspace).
     pub msm: Option<MsmOptions>,
+    /// The same for the G2 MSM (B_G2); None: as `msm`.
+    pub msm_g2: Option<MsmOptions>,
     /// Compute the H term on the CPU (no H buffers in VRAM).
     pub h_on_cpu: bool,
     /// In a batch, upload circuit i + 1's a, b, c into a second set of H
@@ -375,7 +377,7 @@ impl GpuProver {
             + self.g1_msm(points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
         times.b_g1_msm = lap();
         let g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
-            Ok(g2(msm::msm::<G2>(self.device, p, s, opts.msm)?.0))
+            Ok(g2(msm::msm::<G2>(self.device, p, s, opts.msm_g2.or(opts.msm))?.0))
         };
         let b_g2 = g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
         times.b_g2_msm = lap();
