@@ -275,11 +275,14 @@ pub fn workspace_bytes<G: Group>(
 }
 
 /// Options for an MSM of `n` points whose workspace fits in `budget`: the
-/// defaults if they fit; else one window per sort (the sort space then
-/// grows with the chunk, not chunk × windows) and the largest chunk that
-/// fits (at least 1024 points: below that an MSM is not worth a GPU). Fewer,
-/// larger chunks matter: each chunk after the first adds into every bucket
-/// from global memory, and uploads its points again.
+/// defaults if they fit; else chunks, as large as fit. The sort space grows
+/// with the entries sorted at once (chunk × windows per group), so sorting
+/// fewer windows at a time allows larger chunks, which matters: each chunk
+/// after the first adds into every bucket from global memory and uploads
+/// its points again. But every group costs a few host round trips, which
+/// dominate small MSMs. So: the most windows per group (16, 8, 4, 2, 1)
+/// whose largest chunk is at least half the one-window chunk. Chunks have
+/// at least 1024 points (below that an MSM is not worth a GPU).
 pub fn options_for_budget<G: Group>(
     device: i32,
     n: u64,
@@ -291,18 +294,33 @@ pub fn options_for_budget<G: Group>(
     if workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, all)? <= budget {
         return Ok(all);
     }
-    let with_chunk = |chunk: u64| MsmOptions { max_chunk_points: chunk, max_sort_entries: chunk, ..Default::default() };
-    let fits = |chunk: u64| -> Result<bool> {
-        Ok(workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, with_chunk(chunk))? <= budget)
+    let with = |chunk: u64, wins: u64| MsmOptions {
+        max_chunk_points: chunk,
+        max_sort_entries: chunk.saturating_mul(wins),
+        ..Default::default()
     };
-    let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
-    while lo < hi {
-        let mid = lo + (hi - lo + 1) / 2;
-        if fits(mid)? {
-            lo = mid;
-        } else {
-            hi = mid - 1;
+    // The largest chunk that fits with `wins` windows sorted at once.
+    let largest = |wins: u64| -> Result<u64> {
+        let fits = |chunk: u64| -> Result<bool> {
+            Ok(workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, with(chunk, wins))? <= budget)
+        };
+        let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
+        while lo < hi {
+            let mid = lo + (hi - lo + 1) / 2;
+            if fits(mid)? {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Ok(lo)
+    };
+    let one = largest(1)?;
+    for wins in [16, 8, 4, 2] {
+        let chunk = largest(wins)?;
+        if chunk.saturating_mul(2) >= one {
+            return Ok(with(chunk, wins));
         }
     }
-    Ok(with_chunk(lo))
+    Ok(with(one, 1))
 }
