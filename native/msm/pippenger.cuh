@@ -150,10 +150,17 @@ struct msm_plan {
 
 constexpr uint64_t MAX_SORT_ENTRIES = 1ull << 29;  // 8 GiB of keys and values, double buffered
 
-// The bucket-reduction split: S slices per window (a power of two), enough
-// threads for the device.
+// The bucket-reduction split: S slices per window (a power of two), about
+// REDUCE_THREADS_PER_SM threads per SM in all. Point additions are chains
+// of dependent multiplications, so more threads hide latency, while each
+// slice adds an offset correction (~64 point operations) to its 2 L
+// additions. CUZK_MSM_REDUCE_THREADS_PER_SM overrides it (benchmarks).
+constexpr uint32_t REDUCE_THREADS_PER_SM = 256;
+
 inline uint32_t reduce_slices(const window_plan &w, int sms) {
-    const uint64_t t_red = (uint64_t)sms * 256;
+    uint64_t per_sm = REDUCE_THREADS_PER_SM;
+    if (const char *v = getenv("CUZK_MSM_REDUCE_THREADS_PER_SM")) per_sm = std::max(1, atoi(v));
+    const uint64_t t_red = (uint64_t)sms * per_sm;
     uint32_t nslices = 1;
     while (nslices * 2 <= w.buckets && (uint64_t)w.nwin * nslices * 2 <= t_red) nslices *= 2;
     return nslices;
