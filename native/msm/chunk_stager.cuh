@@ -35,9 +35,10 @@ class chunk_stager {
         if (up_) cudaStreamDestroy(up_);
     }
 
-    // stages: 1, or 2 when chunked; the bytes of one stage's points and
-    // scalars (0 for an input on the device).
+    // stages: 1 for a single chunk, 2 when chunked; the bytes of one
+    // stage's points and scalars (0 for an input on the device).
     int32_t init(int32_t ordinal, uint32_t stages, size_t points_bytes, size_t scalars_bytes, cuzk_error *err) {
+        CUZK_REQUIRE(stages == 2 || chunk_ >= n_, "chunked MSM input staged through %u buffer(s)", stages);
         ordinal_ = ordinal;
         nstages_ = (points_dev_ && scalars_dev_) ? 0 : stages;
         if (nstages_ == 0) return CUZK_OK;
@@ -67,12 +68,12 @@ class chunk_stager {
         return CUZK_OK;
     }
 
-    // Stream s waits for chunk k's data; chunk k + 1 starts uploading on a
-    // worker thread (two stages), or after chunk k is done (one stage).
+    // Stream s waits for chunk k's data; chunk k + 1 (if any: then there
+    // are two stages) starts uploading on a worker thread.
     int32_t start_next(uint64_t k, cudaStream_t s, cuzk_error *err) {
         if (nstages_ == 0) return CUZK_OK;
         CUZK_CUDA(cudaStreamWaitEvent(s, stages_[k % nstages_].uploaded, 0));
-        if (nstages_ == 2 && (k + 1) * chunk_ < n_) {
+        if ((k + 1) * chunk_ < n_) {
             worker_err_ = cuzk_error{};
             worker_rc_ = CUZK_OK;
             worker_ = std::thread([this, k] { worker_rc_ = upload(k + 1, &worker_err_); });
@@ -81,7 +82,7 @@ class chunk_stager {
     }
 
     // After chunk k's kernels are enqueued on s: its stage may be refilled
-    // once they finish; with one stage, the next chunk uploads now.
+    // once they finish; the next chunk's upload has been enqueued.
     int32_t finish(uint64_t k, cudaStream_t s, cuzk_error *err) {
         if (nstages_ == 0) return CUZK_OK;
         CUZK_CUDA(cudaEventRecord(stages_[k % nstages_].consumed, s));
@@ -91,8 +92,6 @@ class chunk_stager {
                 if (err) *err = worker_err_;
                 return worker_rc_;
             }
-        } else if (nstages_ == 1 && (k + 1) * chunk_ < n_) {
-            CUZK_TRY(upload(k + 1, err));
         }
         return CUZK_OK;
     }

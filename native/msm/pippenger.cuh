@@ -153,8 +153,10 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
     CUZK_REQUIRE(forced_c == 0 || (forced_c >= 2 && forced_c <= 24), "window_bits %u outside 2..24", forced_c);
     CUZK_REQUIRE(n < (1ull << 31), "n = %llu: at most 2^31 - 1 points", (unsigned long long)n);
     p = msm_plan{};
-    p.win = plan_windows(n, 1, forced_c);
-    if (n == 0) return CUZK_OK;
+    if (n == 0) {
+        p.win = plan_windows(0, 1, forced_c);  // reported in the stats
+        return CUZK_OK;
+    }
 
     int sms = 0;
     CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));

@@ -48,13 +48,13 @@ impl Density {
         self.words[i / 64] >> (i % 64) & 1 == 1
     }
 
-    /// Number of bits.
     /// The bitmap: bit i at position i % 64 of word i / 64 (what the
     /// device's density compaction reads).
     pub fn words(&self) -> &[u64] {
         &self.words
     }
 
+    /// Number of bits.
     pub fn len(&self) -> usize {
         self.len
     }

@@ -145,7 +145,8 @@ pub struct GpuTimings {
     pub a_msm: Duration,
     pub b_g1_msm: Duration,
     pub b_g2_msm: Duration,
-    /// Host work: compacting the scalars of A and B by their densities.
+    /// Compacting the scalars of A and B by their densities (on the device
+    /// when the witness is there, else on the host).
     pub compact: Duration,
 }
 
@@ -223,8 +224,9 @@ impl GpuProver {
         }
         check_params(params, shape)?;
         // `current` holds circuit i's a, b, c when `ready`; `spare` is the
-        // second set that circuit i + 1 is staged into (prestage_next).
-        let ready_first = first.is_some();
+        // second set that circuit i + 1 is staged into (prestage_next),
+        // swapped in once that upload is done.
+        let mut ready = first.is_some();
         let mut current = first;
         let mut spare: Option<StagedH> = None;
         let mut out = Vec::with_capacity(assignments.len());
@@ -238,10 +240,6 @@ impl GpuProver {
                 times.h_msm = t.elapsed() - times.h_term;
                 self.other_msms(params, points, pa, h, Witness::Host, opts, &mut times)?
             } else {
-                let ready = if i == 0 { ready_first } else { spare.is_some() && opts.prestage_next };
-                if i > 0 && ready {
-                    std::mem::swap(&mut current, &mut spare);
-                }
                 let st = match current.as_mut() {
                     Some(st) if ready => st,
                     Some(st) => {
@@ -268,9 +266,14 @@ impl GpuProver {
                     let results = self.other_msms(params, points, pa, h, witness, opts, &mut times);
                     (results, staging.map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
                 });
-                if let Some(staged) = staged_next {
-                    staged?;
-                }
+                ready = match staged_next {
+                    Some(staged) => {
+                        staged?;
+                        std::mem::swap(&mut current, &mut spare);
+                        true
+                    }
+                    None => false,
+                };
                 results?
             };
             debug!("gpu msms: {times:?}, all {:?}", t.elapsed());
