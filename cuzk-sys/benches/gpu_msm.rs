@@ -6,8 +6,8 @@
 //! accumulation, reduction; no uploads), median of several runs after one
 //! warm-up. Also checks at 2^24 that other window sizes and chunkings give
 //! the same point. Prints a table last, with each MSM's phases. Args:
-//! `--quick` for fewer runs, `--sweep` to try window sizes and the
-//! accumulation kernel's register bounds at G1 2^26.
+//! `--quick` for fewer runs, `--sweep` to try the accumulation kernel's
+//! register bounds at G1 2^26 and G2 2^24.
 
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
 use cuzk_sys::{DeviceBuffer, DeviceInfo, FrRepr};
@@ -112,17 +112,19 @@ fn bench<G: Group>(
     };
     let (first, _) = run(None); // warm-up
     timed(None, label.clone(), &first, rows);
-    // Tuning sweep (--sweep): window sizes and the accumulation kernel's
-    // register bound, for the largest G1 size.
-    if sweep && G::NAME == "G1" && log_n == 26 && !ones {
-        for blocks in [1, 4] {
-            std::env::set_var("CUZK_MSM_ACC_MIN_BLOCKS", blocks.to_string());
-            for c in [0, 16, 18] {
-                let o = MsmOptions { window_bits: c, ..Default::default() };
-                timed(Some(o), format!("{label} sweep c={c} blocks={blocks}"), &first, rows);
-            }
+    // Tuning sweep (--sweep): the accumulation kernel's register bound
+    // (blocks per SM) for the largest G1 and G2 sizes.
+    if sweep && !ones && ((G::NAME == "G1" && log_n == 26) || (G::NAME == "G2" && log_n == 24)) {
+        let (var, all): (&str, &[u32]) = if G::NAME == "G1" {
+            ("CUZK_MSM_ACC_MIN_BLOCKS", &[1, 4])
+        } else {
+            ("CUZK_MSM_G2_ACC_MIN_BLOCKS", &[1, 2])
+        };
+        for blocks in all {
+            std::env::set_var(var, blocks.to_string());
+            timed(None, format!("{label} sweep blocks={}", if *blocks == 1 { "1" } else { "default" }), &first, rows);
         }
-        std::env::remove_var("CUZK_MSM_ACC_MIN_BLOCKS");
+        std::env::remove_var(var);
     }
     if log_n == 24 {
         for o in [

@@ -14,10 +14,10 @@
 // Formulas: hyperelliptic.org EFD, "xyzz" for a = 0 (madd-2008-s,
 // add-2008-s, dbl-2008-s-1, mdbl-2008-s-1), with the equal-point and
 // opposite-point cases handled explicitly (the formulas divide by zero
-// there). The point operations are calls by default: each expands to tens
-// of inlined field multiplications, and inlining them at every call site
-// makes the G2 kernels take many minutes to compile per architecture. The
-// *_inl forms are the same code inlined, for hot kernels that need it.
+// there). The point operations are calls by default: each is tens of
+// field operations, and one shared copy keeps kernels small (instruction
+// cache, compile time). The *_inl forms are the same code inlined, for hot
+// kernels that bound their registers.
 #pragma once
 
 #include "field_traits.cuh"

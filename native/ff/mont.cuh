@@ -221,7 +221,18 @@ struct mont_t {
         asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
     }
 
+    // Fp (12 limbs) multiplies out of line: a point addition is ~10 of
+    // them, ~370 instructions each, and inlined at every site the hot loops
+    // outgrow the instruction cache (ncu on the G1 accumulation: a quarter
+    // of all cycles stalled on instruction fetch). One shared copy made G2
+    // MSMs ~38 % and G1 ~4 % faster (docs/BENCHMARKS.md). Fr (the NTT's
+    // field, 8 limbs, short loops) stays inline.
     __device__ __forceinline__ friend mont_t operator*(const mont_t &a, const mont_t &b) {
+        if constexpr (N == 12) return mul_outlined(a, b);
+        return mul<MUL_DEFAULT>(a, b);
+    }
+
+    __device__ __noinline__ static mont_t mul_outlined(const mont_t &a, const mont_t &b) {
         return mul<MUL_DEFAULT>(a, b);
     }
 

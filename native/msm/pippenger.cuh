@@ -56,11 +56,12 @@ inline int32_t add_elapsed(float &total, cudaEvent_t a, cudaEvent_t b, cuzk_erro
 }
 
 // The first accumulation pass (over SRS points: nearly all of an MSM's
-// additions) with its register bound. G1 runs with 4 blocks of ACC_BLOCK
-// threads per SM (the best of 1, 4 and 5 measured in docs/BENCHMARKS.md);
-// CUZK_MSM_ACC_MIN_BLOCKS=1 selects the unbounded call-based build, for
-// comparison. G2 keeps that one build: inlined, its kernels take minutes
-// to compile.
+// additions) with its register bound: MIN_BLOCKS blocks of ACC_BLOCK
+// threads per SM, point operations inlined when MIN_BLOCKS > 1. G1 runs
+// with 4, G2 with 2 (the best of 1-4 and 1-3 measured, docs/BENCHMARKS.md;
+// 5 and more cannot build: the out-of-line Fp multiplication needs 100
+// registers). CUZK_MSM_ACC_MIN_BLOCKS / CUZK_MSM_G2_ACC_MIN_BLOCKS = 1
+// pick the unbounded call-based build, for benchmarks.
 template <class F>
 struct first_pass {
     void (*kernel)(const uint32_t *, point_entries<F>, uint64_t, uint64_t, uint64_t, xyzz_t<F> *, bool,
@@ -68,14 +69,17 @@ struct first_pass {
     uint32_t min_blocks;
 };
 
+template <class F, int B>
+constexpr first_pass<F> first_pass_of() {
+    return {accumulate_runs<F, point_entries<F>, B>, B};
+}
+
 template <class F>
 inline first_pass<F> pick_first_pass() {
-    if constexpr (sizeof(F) == 48) {
-        const char *v = getenv("CUZK_MSM_ACC_MIN_BLOCKS");
-        if (v && atoi(v) == 1) return {accumulate_runs<F, point_entries<F>, 1>, 1};
-        return {accumulate_runs<F, point_entries<F>, 4>, 4};
-    }
-    return {accumulate_runs<F, point_entries<F>, 1>, 1};
+    constexpr bool g1 = sizeof(F) == 48;
+    const char *v = getenv(g1 ? "CUZK_MSM_ACC_MIN_BLOCKS" : "CUZK_MSM_G2_ACC_MIN_BLOCKS");
+    if (v && atoi(v) == 1) return first_pass_of<F, 1>();
+    return first_pass_of<F, g1 ? 4 : 2>();
 }
 
 // Window size from n and the number of chunks: minimise
