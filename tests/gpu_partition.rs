@@ -272,10 +272,8 @@ fn gpu_partition_matches_discrete_logs() {
     let fifth = MsmOptions { max_chunk_points: n1 / 5 + 1, max_sort_entries: n1 / 5 + 1, ..Default::default() };
     let limit = if log_n >= 27 { 16u64 << 30 } else { h_bytes + msm::workspace_bytes::<G1>(dev, n1, false, false, fifth).unwrap() };
     let budget = limit.checked_sub(h_bytes).expect("the limit leaves no room beside the H buffers");
-    let g1 = msm::options_for_budget::<G1>(dev, n1, false, false, budget).unwrap();
-    let g2 = msm::options_for_budget::<G2>(dev, n2, false, false, budget).unwrap();
-    let chunk = g1.max_chunk_points;
-    let opts = GpuOptions { msm: Some(g1), msm_g2: Some(g2), h_on_cpu: false, prestage_next: false };
+    let opts = GpuOptions::msms_within(dev, n1, n2, false, budget).unwrap();
+    let chunk = opts.msm.map_or(0, |m| m.max_chunk_points);
     let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Host(params), opts);
     same("VRAM limit", &m, &expected);
     let t = Instant::now();

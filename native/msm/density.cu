@@ -19,7 +19,8 @@ struct fr_bytes {
     uint4 lo, hi;  // 32 bytes: one Fr
 };
 
-__device__ __forceinline__ uint64_t word_below(const uint64_t *bits, uint64_t w, uint64_t n) {
+// Word w of the bitmap with the bits at or past n cleared.
+__host__ __device__ __forceinline__ uint64_t word_below(const uint64_t *bits, uint64_t w, uint64_t n) {
     const uint64_t v = bits[w];
     const uint64_t end = n - 64 * w;  // bits of this word below n
     return end >= 64 ? v : v & ((1ull << end) - 1);
@@ -77,9 +78,7 @@ extern "C" int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint6
     // destination is an error before anything is written.
     const uint64_t words = (n + 63) / 64;
     uint64_t total = 0;
-    for (uint64_t w = 0; w + 1 < words; w++) total += __builtin_popcountll(bits[w]);
-    const uint64_t tail = n - 64 * (words - 1);
-    total += __builtin_popcountll(tail == 64 ? bits[words - 1] : bits[words - 1] & ((1ull << tail) - 1));
+    for (uint64_t w = 0; w < words; w++) total += __builtin_popcountll(word_below(bits, w, n));
     CUZK_REQUIRE(total <= dst_capacity, "density compaction: %llu set bits but room for %llu",
                  (unsigned long long)total, (unsigned long long)dst_capacity);
 

@@ -243,15 +243,14 @@ impl ProverBackend for GpuBackend {
             .max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), on_dev, false, small).map_err(err)?);
         let h_on_cpu = h_bytes + min_msm > vram_granted;
         let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
-        let g1 = msm::options_for_budget::<G1>(o, n1, on_dev, false, budget).map_err(err)?;
-        let g2 = msm::options_for_budget::<G2>(o, n2, on_dev, false, budget).map_err(err)?;
+        let opts = GpuOptions { h_on_cpu, ..GpuOptions::msms_within(o, n1, n2, on_dev, budget).map_err(err)? };
+        let chunk = |m: Option<MsmOptions>| m.map_or(0, |m| m.max_chunk_points);
         log::info!(
             "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points_g1={} msm_chunk_points_g2={} srs_resident={on_dev}",
             crate::config::format_size(vram_granted),
-            g1.max_chunk_points,
-            g2.max_chunk_points
+            chunk(opts.msm),
+            chunk(opts.msm_g2)
         );
-        let opts = GpuOptions { msm: Some(g1), msm_g2: Some(g2), h_on_cpu, prestage_next: false };
         let points = Self::points(input.params, &srs);
         let results = dev.prover.msms(input.params, points, input.assignments, None, opts).map_err(err)?;
         Ok(Box::new(Computed { params: input.params.clone(), results }))

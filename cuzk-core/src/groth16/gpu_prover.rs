@@ -134,6 +134,19 @@ pub struct GpuOptions {
     pub prestage_next: bool,
 }
 
+impl GpuOptions {
+    /// Chunked MSMs whose workspace fits in `budget` bytes: the G1 MSMs of
+    /// at most `n1` points and the G2 MSM of `n2`, scalars from the host,
+    /// points from the device when `points_on_device`. The rest default.
+    pub fn msms_within(device: i32, n1: u64, n2: u64, points_on_device: bool, budget: u64) -> cuzk_sys::Result<Self> {
+        Ok(Self {
+            msm: Some(msm::options_for_budget::<G1>(device, n1, points_on_device, false, budget)?),
+            msm_g2: Some(msm::options_for_budget::<G2>(device, n2, points_on_device, false, budget)?),
+            ..Default::default()
+        })
+    }
+}
+
 /// Where one circuit's GPU time went (host wall clock around calls that
 /// return when the device is done).
 #[derive(Clone, Copy, Debug, Default)]
