@@ -232,7 +232,7 @@ struct mont_t {
         return mul<MUL_DEFAULT>(a, b);
     }
 
-    __device__ __noinline__ static mont_t mul_outlined(const mont_t &a, const mont_t &b) {
+    __device__ __noinline__ static mont_t mul_outlined(mont_t a, mont_t b) {
         return mul<MUL_DEFAULT>(a, b);
     }
 
