@@ -238,6 +238,11 @@ typedef enum cuzk_test_op {
 int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cuzk_test_op op, const void *a,
                            const void *b, void *out, uint64_t n, cuzk_error *err);
 
+/* out[i] = a[i]^2 in Fp (blst's Montgomery form) by the device squaring's
+ * instruction sequence (native/ff/mont_sqr.cuh) emulated on the host, so
+ * its carries are checked without a GPU. */
+int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

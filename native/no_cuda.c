@@ -78,6 +78,10 @@ int32_t cuzk_test_field_op(int32_t o, cuzk_test_field f, cuzk_test_op op, const 
     (void)o, (void)f, (void)op, (void)a, (void)b, (void)out, (void)n;
     return no_cuda(err);
 }
+int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
+    (void)a, (void)out, (void)n;
+    return no_cuda(err);
+}
 int32_t cuzk_msm_g1(int32_t o, const void *p, const void *s, uint64_t n, uint32_t f, const cuzk_msm_options *op,
                     void *out, cuzk_msm_stats *st, cuzk_error *err) {
     (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;

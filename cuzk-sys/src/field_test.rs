@@ -39,3 +39,14 @@ pub fn field_op(device: i32, field: Field, op: Op, a: &[u64], b: &[u64], out: &m
         )
     })
 }
+
+/// out[i] = a[i]^2 in Fp by the device squaring's instruction sequence,
+/// emulated on the host (native/ff/mont_sqr.cuh): no device needed, but
+/// the CUDA build (the no-CUDA build answers an error).
+pub fn fp_sqr_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
+    if a.len() != out.len() || a.len() % 6 != 0 {
+        return Err(Error::invalid("fp_sqr_emulated: mismatched buffers"));
+    }
+    let n = (a.len() / 6) as u64;
+    call(|e| unsafe { ffi::cuzk_test_fp_sqr_emulated(a.as_ptr() as *const c_void, out.as_mut_ptr() as *mut c_void, n, e) })
+}

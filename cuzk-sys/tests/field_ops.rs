@@ -78,6 +78,40 @@ fn fp_edge_cases() -> [blst_fp; 3] {
     [zero, one, minus_one]
 }
 
+/// The dedicated Fp squaring's exact instruction sequence, emulated on the
+/// host with an explicit carry flag, against blst: checks every carry of
+/// the algorithm without a GPU (the device runs the same sequence in PTX).
+#[test]
+fn fp_sqr_sequence_matches_blst_on_the_host() {
+    if !cuzk_sys::AVAILABLE {
+        eprintln!("SKIPPED: fp_sqr_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
+        return;
+    }
+    let mut rng = common::rng();
+    let n = 1 << 20;
+    let mut a: Vec<blst_fp> = (0..n).map(|_| random_fp(&mut rng)).collect();
+    a[..3].copy_from_slice(&fp_edge_cases());
+    // p - 1 - k for small k in Montgomery form: the largest limbs.
+    for k in 0..8 {
+        let mut v = blst_fp::default();
+        let mut m = [0u64; 6];
+        m[0] = k + 1;
+        unsafe {
+            blst_fp_from_uint64(&mut v, m.as_ptr());
+            blst_fp_cneg(&mut a[3 + k as usize], &v, true);
+        }
+    }
+    let la: Vec<u64> = a.iter().flat_map(|x| x.l).collect();
+    let mut out = vec![0u64; la.len()];
+    cuzk_sys::field_test::fp_sqr_emulated(&la, &mut out).unwrap();
+    for i in 0..n {
+        let mut want = blst_fp::default();
+        unsafe { blst_fp_sqr(&mut want, &a[i]) };
+        assert_eq!(&out[6 * i..6 * i + 6], &want.l[..], "emulated Fp squaring differs at {i}");
+    }
+    println!("Fp squaring sequence (host emulation): {n} results equal blst");
+}
+
 #[test]
 fn fp_ops_match_blst() {
     let Some(dev) = cuzk_sys::test_device("fp_ops_match_blst") else { return };

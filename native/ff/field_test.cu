@@ -77,3 +77,16 @@ extern "C" int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cu
     return cuzk::set_error(err, CUZK_ERR_INVALID_ARGUMENT, "unknown field %d", (int)field);
     CUZK_ENTRY_END
 }
+
+extern "C" int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(a && out, "null buffer");
+    const uint32_t *in = static_cast<const uint32_t *>(a);
+    uint32_t *res = static_cast<uint32_t *>(out);
+    for (uint64_t i = 0; i < n; i++) {
+        cuzk::emulated_ops o;
+        cuzk::mont_sqr_words<cuzk::fp_params>(o, in + 12 * i, res + 12 * i);
+    }
+    return ok(err);
+    CUZK_ENTRY_END
+}

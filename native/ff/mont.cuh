@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "mont_sqr.cuh"
+
 namespace cuzk {
 
 // P: static constexpr int N; __host__ __device__ static constexpr uint32_t
@@ -261,7 +263,19 @@ struct mont_t {
         return r;
     }
 
-    __device__ __forceinline__ mont_t sqr() const { return *this * *this; }
+    // Fp squares out of line with the dedicated squaring (mont_sqr.cuh: 222
+    // products instead of 288); Fr squares as a multiplication.
+    __device__ __forceinline__ mont_t sqr() const {
+        if constexpr (N == 12) return sqr_outlined(*this);
+        return *this * *this;
+    }
+
+    __device__ __noinline__ static mont_t sqr_outlined(mont_t a) {
+        mont_t r;
+        ptx_ops o;
+        mont_sqr_words<P>(o, a.v, r.v);
+        return r;
+    }
 
     // this^e for a little-endian exponent of `limbs` 32-bit words.
     __device__ mont_t pow(const uint32_t *e, int limbs) const {
