@@ -234,6 +234,9 @@ struct mont_t {
         return mul<MUL_DEFAULT>(a, b);
     }
 
+    // Operands by value: they arrive in registers. By reference they went
+    // through the stack (the caller stored them, the callee loaded them);
+    // by value made G2 MSMs ~19 % faster, G1 unchanged.
     __device__ __noinline__ static mont_t mul_outlined(mont_t a, mont_t b) {
         return mul<MUL_DEFAULT>(a, b);
     }
@@ -264,7 +267,9 @@ struct mont_t {
     }
 
     // Fp squares out of line with the dedicated squaring (mont_sqr.cuh: 222
-    // products instead of 288); Fr squares as a multiplication.
+    // products instead of 288; G1 MSMs ~1 % faster, the G1 point addition
+    // has 2 squarings to 8 multiplications); Fr squares as a
+    // multiplication.
     __device__ __forceinline__ mont_t sqr() const {
         if constexpr (N == 12) return sqr_outlined(*this);
         return *this * *this;
