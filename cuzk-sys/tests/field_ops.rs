@@ -78,6 +78,16 @@ fn fp_edge_cases() -> [blst_fp; 3] {
     [zero, one, minus_one]
 }
 
+/// BLS12-381's base field modulus p, little-endian 64-bit words.
+const FP_MODULUS: [u64; 6] = [
+    0xb9fe_ffff_ffff_aaab,
+    0x1eab_fffe_b153_ffff,
+    0x6730_d2a0_f6b0_f624,
+    0x6477_4b84_f385_12bf,
+    0x4b1b_a7b6_434b_acd7,
+    0x1a01_11ea_397f_e69a,
+];
+
 /// The dedicated Fp squaring's exact instruction sequence, emulated on the
 /// host with an explicit carry flag, against blst: checks every carry of
 /// the algorithm without a GPU (the device runs the same sequence in PTX).
@@ -91,15 +101,11 @@ fn fp_sqr_sequence_matches_blst_on_the_host() {
     let n = 1 << 20;
     let mut a: Vec<blst_fp> = (0..n).map(|_| random_fp(&mut rng)).collect();
     a[..3].copy_from_slice(&fp_edge_cases());
-    // p - 1 - k for small k in Montgomery form: the largest limbs.
-    for k in 0..8 {
-        let mut v = blst_fp::default();
-        let mut m = [0u64; 6];
-        m[0] = k + 1;
-        unsafe {
-            blst_fp_from_uint64(&mut v, m.as_ptr());
-            blst_fp_cneg(&mut a[3 + k as usize], &v, true);
-        }
+    // The largest values: p - 1 - k as raw Montgomery words.
+    for k in 0..8u64 {
+        let mut raw = FP_MODULUS;
+        raw[0] -= 1 + k;
+        a[3 + k as usize] = blst_fp { l: raw };
     }
     let la: Vec<u64> = a.iter().flat_map(|x| x.l).collect();
     let mut out = vec![0u64; la.len()];
