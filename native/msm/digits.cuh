@@ -47,48 +47,53 @@ struct digit_walk {
 
 // Entries for the non-zero digits only, appended at positions taken from
 // *count (one atomic per warp): the zero digits of 0/1-heavy witnesses
-// (most of a Filecoin circuit's) never reach the sort. The order of the
-// entries does not matter, since they are sorted by key next and bucket
-// sums do not depend on the order of their terms. *count must be 0 first.
+// (most of a Filecoin circuit's) never reach the sort. A warp writes its
+// entries window by window, each window's as one contiguous run (ballot
+// and popcount give a lane its place), so every store instruction is
+// coalesced; lane-by-lane runs wrote 32 scattered words per instruction.
+// The order of the entries does not matter, since they are sorted by key
+// next and bucket sums do not depend on the order of their terms. *count
+// must be 0 first.
 __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan plan, uint32_t w0, uint32_t w1,
                                   uint32_t *keys, uint32_t *vals, unsigned long long *count) {
+    constexpr uint32_t ALL = 0xffffffffu;
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const bool live = i < m;  // every lane stays for the warp's shuffles
+    // Every lane stays for the warp's ballots; past m a lane has the
+    // scalar 0, whose digits are all 0.
     fr_t plain_one = fr_t::zero();
     plain_one.v[0] = 1;
-    const fr_t a = live ? scalars[i] * plain_one : fr_t::zero();  // canonical
+    const fr_t a = i < m ? scalars[i] * plain_one : fr_t::zero();  // canonical
 
-    // Pass 1: this lane's non-zero digits; the warp's total and this lane's
-    // offset in it (inclusive scan), one atomicAdd for the warp.
-    uint32_t mine = 0, sign;
+    // Pass 1: the warp's non-zero digits in windows w0..w1 (walked from 0
+    // for the carries), then one atomicAdd for the warp.
+    uint32_t total = 0, sign;
     {
         digit_walk dw(a, plan.c);
-        for (uint32_t w = 0; w < w1; w++) {  // from 0: the carries
+        for (uint32_t w = 0; w < w1; w++) {
             const bool nz = dw.next(w, sign) != 0;
-            mine += w >= w0 && nz;
+            if (w >= w0) total += __popc(__ballot_sync(ALL, nz));  // w is warp-uniform
         }
     }
     const uint32_t lane = threadIdx.x & 31;
-    uint32_t scan = mine;
-    for (uint32_t o = 1; o < 32; o <<= 1) {
-        const uint32_t v = __shfl_up_sync(0xffffffffu, scan, o);
-        if (lane >= o) scan += v;
-    }
-    const uint32_t total = __shfl_sync(0xffffffffu, scan, 31);
     unsigned long long base = 0;
-    if (lane == 31 && total) base = atomicAdd(count, (unsigned long long)total);
-    base = __shfl_sync(0xffffffffu, base, 31);
-    if (!mine) return;
+    if (lane == 0 && total) base = atomicAdd(count, (unsigned long long)total);
+    base = __shfl_sync(ALL, base, 0);
+    if (total == 0) return;  // the whole warp
 
-    // Pass 2: write them.
-    uint64_t at = base + scan - mine;
+    // Pass 2: window by window, the lanes with a digit write one run.
+    const uint32_t below = (1u << lane) - 1;
+    uint64_t at = base;
     digit_walk dw(a, plan.c);
     for (uint32_t w = 0; w < w1; w++) {
         const uint32_t d = dw.next(w, sign);
-        if (d == 0 || w < w0) continue;
-        keys[at] = (w - w0) * plan.buckets + d - 1;
-        vals[at] = (uint32_t)i | (sign << 31);
-        at++;
+        if (w < w0) continue;
+        const uint32_t nz = __ballot_sync(ALL, d != 0);
+        if (d != 0) {
+            const uint64_t pos = at + __popc(nz & below);
+            keys[pos] = (w - w0) * plan.buckets + d - 1;
+            vals[pos] = (uint32_t)i | (sign << 31);
+        }
+        at += __popc(nz);
     }
 }
 
