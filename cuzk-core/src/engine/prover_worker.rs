@@ -67,6 +67,11 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram };
     let result = catch_unwind(AssertUnwindSafe(|| prove(sh, w, &input, &event)));
     drop(memory);
+    // The batch's SRS lease and permit go before the results are published:
+    // a client that sees its job complete may evict that SRS at once (it
+    // is refused while a batch holds it).
+    drop(assignments);
+    drop(prove_ticket);
     sh.set_worker(w.slot, |s| s.done += 1);
     match result {
         Ok(Ok((proofs, trace))) if proofs.len() == members.len() => {
