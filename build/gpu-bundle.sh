@@ -28,8 +28,13 @@ cargo build --release -p cuzk-sys --tests --benches --message-format=json-render
 # CUZK_BUNDLE_SYS_ONLY=1: only cuzk-sys's tests and benches (NTT/H/MSM work).
 if [ -z "${CUZK_BUNDLE_SYS_ONLY:-}" ]; then
     cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --test gpu_partition --test gpu_engine --message-format=json-render-diagnostics >>"$json"
-    # The CLI (engine benchmark) and the daemon, with the cuda feature.
-    cargo build --release -p cuzk-bin --bins --message-format=json-render-diagnostics >>"$json"
+    # The CLI (engine benchmark) and the daemon, with the cuda feature
+    # (gRPC's C core needs cmake; without it the bundle has no bin/).
+    if command -v cmake >/dev/null; then
+        cargo build --release -p cuzk-bin --bins --message-format=json-render-diagnostics >>"$json"
+    else
+        echo "gpu-bundle: no cmake here, so no bin/ (cuzk, cuzk-daemon) in the bundle: the engine bench is skipped" >&2
+    fi
 fi
 # CUZK_BUNDLE_FIL=1: the Filecoin tests too (through the engine and through
 # the real cuzk-daemon). They find the daemon and their test data by the

@@ -196,12 +196,31 @@ int32_t cuzk_msm_g1(int32_t ordinal, const void *points, const void *scalars, ui
 int32_t cuzk_msm_g2(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,
                     const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats, cuzk_error *err);
 
-/* Device bytes that cuzk_msm_g1 / _g2 would allocate for these arguments
- * (the same plan: windows, chunks, sort space, buckets, staging). */
+/* A batch: out[j] = sum_i scalars[j][i] * points[i] for j < sets (1..1024),
+ * e.g. one SRS query against every circuit of a batch. Each chunk of host
+ * points is uploaded once and run against every set, so a host-resident
+ * SRS crosses PCIe once per batch. scalars: `sets` pointers, all on the
+ * device or all on the host (flags); out: `sets` results. Each set has its
+ * own buckets, so the workspace grows with `sets`. cuzk_msm_g1 / _g2 are
+ * the batch of one. */
+int32_t cuzk_msm_g1_batch(int32_t ordinal, const void *points, const void *const *scalars, uint32_t sets,
+                          uint64_t n, uint32_t flags, const cuzk_msm_options *opts, void *out,
+                          cuzk_msm_stats *stats, cuzk_error *err);
+int32_t cuzk_msm_g2_batch(int32_t ordinal, const void *points, const void *const *scalars, uint32_t sets,
+                          uint64_t n, uint32_t flags, const cuzk_msm_options *opts, void *out,
+                          cuzk_msm_stats *stats, cuzk_error *err);
+
+/* Device bytes that cuzk_msm_g1 / _g2 (_batch with `sets`) would allocate
+ * for these arguments (the same plan: windows, chunks, sort space,
+ * buckets, staging). */
 int32_t cuzk_msm_g1_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
                               uint64_t *bytes, cuzk_error *err);
 int32_t cuzk_msm_g2_workspace(int32_t ordinal, uint64_t n, uint32_t flags, const cuzk_msm_options *opts,
                               uint64_t *bytes, cuzk_error *err);
+int32_t cuzk_msm_g1_batch_workspace(int32_t ordinal, uint64_t n, uint32_t sets, uint32_t flags,
+                                    const cuzk_msm_options *opts, uint64_t *bytes, cuzk_error *err);
+int32_t cuzk_msm_g2_batch_workspace(int32_t ordinal, uint64_t n, uint32_t sets, uint32_t flags,
+                                    const cuzk_msm_options *opts, uint64_t *bytes, cuzk_error *err);
 
 /* Density compaction (native/msm/density.cu): dst[k] = src[i] for the k-th
  * set bit i < n of `bits`, in increasing order of i. bits: host memory,

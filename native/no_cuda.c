@@ -92,6 +92,16 @@ int32_t cuzk_msm_g2(int32_t o, const void *p, const void *s, uint64_t n, uint32_
     (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;
     return no_cuda(err);
 }
+int32_t cuzk_msm_g1_batch(int32_t o, const void *p, const void *const *s, uint32_t sets, uint64_t n, uint32_t f,
+                          const cuzk_msm_options *op, void *out, cuzk_msm_stats *st, cuzk_error *err) {
+    (void)o, (void)p, (void)s, (void)sets, (void)n, (void)f, (void)op, (void)out, (void)st;
+    return no_cuda(err);
+}
+int32_t cuzk_msm_g2_batch(int32_t o, const void *p, const void *const *s, uint32_t sets, uint64_t n, uint32_t f,
+                          const cuzk_msm_options *op, void *out, cuzk_msm_stats *st, cuzk_error *err) {
+    (void)o, (void)p, (void)s, (void)sets, (void)n, (void)f, (void)op, (void)out, (void)st;
+    return no_cuda(err);
+}
 int32_t cuzk_device_free_memory(int32_t o, uint64_t *f, cuzk_error *err) {
     (void)o, (void)f;
     return no_cuda(err);
@@ -104,6 +114,16 @@ int32_t cuzk_msm_g1_workspace(int32_t o, uint64_t n, uint32_t f, const cuzk_msm_
 int32_t cuzk_msm_g2_workspace(int32_t o, uint64_t n, uint32_t f, const cuzk_msm_options *op, uint64_t *b,
                               cuzk_error *err) {
     (void)o, (void)n, (void)f, (void)op, (void)b;
+    return no_cuda(err);
+}
+int32_t cuzk_msm_g1_batch_workspace(int32_t o, uint64_t n, uint32_t sets, uint32_t f, const cuzk_msm_options *op,
+                                    uint64_t *b, cuzk_error *err) {
+    (void)o, (void)n, (void)sets, (void)f, (void)op, (void)b;
+    return no_cuda(err);
+}
+int32_t cuzk_msm_g2_batch_workspace(int32_t o, uint64_t n, uint32_t sets, uint32_t f, const cuzk_msm_options *op,
+                                    uint64_t *b, cuzk_error *err) {
+    (void)o, (void)n, (void)sets, (void)f, (void)op, (void)b;
     return no_cuda(err);
 }
 int32_t cuzk_test_msm_inputs(int32_t o, int32_t g2, const void *g, uint64_t seed, uint64_t n, uint64_t d,

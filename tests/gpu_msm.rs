@@ -154,6 +154,75 @@ fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     println!("MSM {} n = {n}: every window size, grouping and chunking equals the CPU", std::any::type_name::<A>());
 }
 
+/// A batch MSM (one set of points, several scalar sets) equals one CPU MSM
+/// per set: random, 0/1-heavy (Filecoin's witnesses), all-zero and edge
+/// sets together; unchunked, chunked (each chunk's points uploaded once for
+/// every set, buckets per set) and in window groups; host and device
+/// scalars.
+fn batch_equals_each<A: Case>(dev: i32, n: usize) {
+    let mut rng = rng();
+    let p = points::<A>(&mut rng, n);
+    let zero_one = |rng: &mut ChaCha20Rng| -> Vec<Fr> {
+        (0..n)
+            .map(|_| match rng.gen_range(0..10) {
+                0..=4 => Fr::ZERO,
+                5..=8 => Fr::ONE,
+                _ => Fr::random(&mut *rng),
+            })
+            .collect()
+    };
+    let sets: Vec<Vec<Fr>> = vec![
+        scalars(&mut rng, n),
+        zero_one(&mut rng),
+        vec![Fr::ZERO; n],
+        scalars(&mut rng, n),
+        (0..n).map(|i| if i % 2 == 0 { -Fr::ONE } else { Fr::ONE }).collect(),
+    ];
+    let want: Vec<A::Proj> = sets.iter().map(|s| msm(&p, s)).collect();
+    let host: Vec<Input<'_, FrRepr>> = sets.iter().map(|s| Input::Host(cast::<Fr, FrRepr>(s))).collect();
+    let sort = |e: u64| e * n as u64;
+    let chunked = MsmOptions { max_chunk_points: 999, max_sort_entries: 5_000, ..Default::default() };
+    let grouped = MsmOptions { window_bits: 13, max_sort_entries: sort(7) - 1, ..Default::default() };
+    for (k, o) in [(5, None), (1, None), (2, Some(chunked)), (5, Some(chunked)), (5, Some(grouped))] {
+        let (got, _) = gpu::msm_batch::<A::G>(dev, Input::Host(cast(&p)), &host[..k], o).unwrap();
+        assert_eq!(got.len(), k);
+        for (j, r) in got.into_iter().enumerate() {
+            assert!(from_raw::<A::Proj, _>(r) == want[j], "batch of {k}, set {j}, {o:?}: differs from the CPU");
+        }
+    }
+    // Device scalars, points chunked from the host.
+    let stream = Stream::new(dev).unwrap();
+    let bufs: Vec<DeviceBuffer<FrRepr>> = sets
+        .iter()
+        .map(|s| {
+            let mut b = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+            b.copy_from_host(&stream, 0, cast(s)).unwrap();
+            b
+        })
+        .collect();
+    stream.synchronize().unwrap();
+    let on_dev: Vec<Input<'_, FrRepr>> = bufs.iter().map(|b| Input::Device { buf: b, offset: 0, len: n }).collect();
+    let (got, _) = gpu::msm_batch::<A::G>(dev, Input::Host(cast(&p)), &on_dev, Some(chunked)).unwrap();
+    for (j, r) in got.into_iter().enumerate() {
+        assert!(from_raw::<A::Proj, _>(r) == want[j], "device scalars, set {j}: differs from the CPU");
+    }
+    // Sets must all be on the host or all on the device, and match the points.
+    let mixed = [host[0], on_dev[1]];
+    let e = gpu::msm_batch::<A::G>(dev, Input::Host(cast(&p)), &mixed, None).err().expect("mixed sets accepted");
+    assert!(e.to_string().contains("set 1"), "{e}");
+    let short = [host[0], Input::Host(cast::<Fr, FrRepr>(&sets[1][..n - 1]))];
+    let e = gpu::msm_batch::<A::G>(dev, Input::Host(cast(&p)), &short, None).err().expect("short set accepted");
+    assert!(e.to_string().contains("set 1"), "{e}");
+    println!("MSM {} batch of up to 5 sets, n = {n}: every set equals the CPU", std::any::type_name::<A>());
+}
+
+#[test]
+fn gpu_msm_batches() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_batches") else { return };
+    batch_equals_each::<G1Affine>(dev, 10_007);
+    batch_equals_each::<G2Affine>(dev, 3_001);
+}
+
 #[test]
 fn gpu_msm_g1_random_sizes() {
     let Some(dev) = cuzk_sys::test_device("gpu_msm_g1_random_sizes") else { return };

@@ -35,7 +35,8 @@ pub trait Group {
     unsafe fn raw(
         ordinal: i32,
         points: *const c_void,
-        scalars: *const c_void,
+        scalars: *const *const c_void,
+        sets: u32,
         n: u64,
         flags: u32,
         opts: *const ffi::cuzk_msm_options,
@@ -47,6 +48,7 @@ pub trait Group {
     unsafe fn raw_workspace(
         ordinal: i32,
         n: u64,
+        sets: u32,
         flags: u32,
         opts: *const ffi::cuzk_msm_options,
         bytes: *mut u64,
@@ -68,7 +70,8 @@ macro_rules! impl_group {
             unsafe fn raw(
                 o: i32,
                 p: *const c_void,
-                s: *const c_void,
+                s: *const *const c_void,
+                sets: u32,
                 n: u64,
                 f: u32,
                 opts: *const ffi::cuzk_msm_options,
@@ -76,24 +79,25 @@ macro_rules! impl_group {
                 st: *mut ffi::cuzk_msm_stats,
                 e: *mut ffi::cuzk_error,
             ) -> i32 {
-                ffi::$entry(o, p, s, n, f, opts, out, st, e)
+                ffi::$entry(o, p, s, sets, n, f, opts, out, st, e)
             }
             unsafe fn raw_workspace(
                 o: i32,
                 n: u64,
+                sets: u32,
                 f: u32,
                 opts: *const ffi::cuzk_msm_options,
                 bytes: *mut u64,
                 e: *mut ffi::cuzk_error,
             ) -> i32 {
-                ffi::$workspace(o, n, f, opts, bytes, e)
+                ffi::$workspace(o, n, sets, f, opts, bytes, e)
             }
         }
     };
 }
 
-impl_group!(G1, G1AffineRepr, G1ProjRepr, "G1", 18, cuzk_msm_g1, cuzk_msm_g1_workspace);
-impl_group!(G2, G2AffineRepr, G2ProjRepr, "G2", 36, cuzk_msm_g2, cuzk_msm_g2_workspace);
+impl_group!(G1, G1AffineRepr, G1ProjRepr, "G1", 18, cuzk_msm_g1_batch, cuzk_msm_g1_batch_workspace);
+impl_group!(G2, G2AffineRepr, G2ProjRepr, "G2", 36, cuzk_msm_g2_batch, cuzk_msm_g2_batch_workspace);
 
 /// Tuning that never changes the result (tests use it to cover window
 /// sizes and chunking).
@@ -180,25 +184,67 @@ pub fn msm<G: Group>(
     scalars: Input<'_, FrRepr>,
     opts: Option<MsmOptions>,
 ) -> Result<(G::Proj, MsmStats)> {
-    if points.len() != scalars.len() {
-        return Err(Error::invalid(format!(
-            "{} MSM: {} points but {} scalars",
-            G::NAME,
-            points.len(),
-            scalars.len()
-        )));
+    let (out, stats) = msm_batch::<G>(device, points, &[scalars], opts)?;
+    Ok((out[0], stats))
+}
+
+/// One MSM per scalar set over the same points: out[j] = Σ scalars[j][i]·
+/// points[i]. Each chunk of host points is uploaded once for all the sets
+/// (one SRS query against every circuit of a batch), and each set has its
+/// own buckets ([`workspace_bytes_batch`]). The sets must all be on the
+/// host or all on the device. Stats sum over the sets.
+pub fn msm_batch<G: Group>(
+    device: i32,
+    points: Input<'_, G::Affine>,
+    scalars: &[Input<'_, FrRepr>],
+    opts: Option<MsmOptions>,
+) -> Result<(Vec<G::Proj>, MsmStats)> {
+    if scalars.is_empty() {
+        return Ok((Vec::new(), MsmStats::default()));
     }
     points.check(device)?;
-    scalars.check(device)?;
+    let mut ptrs = Vec::with_capacity(scalars.len());
+    let mut s_dev = None;
+    for (j, set) in scalars.iter().enumerate() {
+        if set.len() != points.len() {
+            return Err(Error::invalid(format!(
+                "{} MSM: {} points but {} scalars (set {j})",
+                G::NAME,
+                points.len(),
+                set.len()
+            )));
+        }
+        set.check(device)?;
+        let (p, on_dev) = set.ptr();
+        if *s_dev.get_or_insert(on_dev) != on_dev {
+            return Err(Error::invalid(format!(
+                "{} MSM batch: scalar set {j} is not where set 0 is (all on the host or all on the device)",
+                G::NAME
+            )));
+        }
+        ptrs.push(p);
+    }
+    let sets = u32::try_from(scalars.len())
+        .map_err(|_| Error::invalid(format!("{} MSM batch: {} scalar sets", G::NAME, scalars.len())))?;
     let (p, p_dev) = points.ptr();
-    let (s, s_dev) = scalars.ptr();
-    let flags = raw_flags(p_dev, s_dev);
+    let flags = raw_flags(p_dev, s_dev.unwrap_or(false));
     let raw_opts = opts.map(raw_options);
     let opts_ptr = raw_opts.as_ref().map_or(std::ptr::null(), |o| o as *const _);
-    let mut out = G::ZERO;
+    let mut out = vec![G::ZERO; scalars.len()];
     let mut stats = ffi::cuzk_msm_stats::default();
     call(|e| unsafe {
-        G::raw(device, p, s, points.len() as u64, flags, opts_ptr, &mut out as *mut _ as *mut c_void, &mut stats, e)
+        G::raw(
+            device,
+            p,
+            ptrs.as_ptr(),
+            sets,
+            points.len() as u64,
+            flags,
+            opts_ptr,
+            out.as_mut_ptr() as *mut c_void,
+            &mut stats,
+            e,
+        )
     })?;
     Ok((
         out,
@@ -266,10 +312,22 @@ pub fn workspace_bytes<G: Group>(
     scalars_on_device: bool,
     opts: MsmOptions,
 ) -> Result<u64> {
+    workspace_bytes_batch::<G>(device, n, 1, points_on_device, scalars_on_device, opts)
+}
+
+/// [`workspace_bytes`] of an [`msm_batch`] of `sets` scalar sets.
+pub fn workspace_bytes_batch<G: Group>(
+    device: i32,
+    n: u64,
+    sets: u32,
+    points_on_device: bool,
+    scalars_on_device: bool,
+    opts: MsmOptions,
+) -> Result<u64> {
     let opts = raw_options(opts);
     let mut bytes = 0u64;
     call(|e| unsafe {
-        G::raw_workspace(device, n, raw_flags(points_on_device, scalars_on_device), &opts, &mut bytes, e)
+        G::raw_workspace(device, n, sets, raw_flags(points_on_device, scalars_on_device), &opts, &mut bytes, e)
     })?;
     Ok(bytes)
 }
@@ -290,8 +348,21 @@ pub fn options_for_budget<G: Group>(
     scalars_on_device: bool,
     budget: u64,
 ) -> Result<MsmOptions> {
+    options_for_budget_batch::<G>(device, n, 1, points_on_device, scalars_on_device, budget)
+}
+
+/// [`options_for_budget`] for an [`msm_batch`] of `sets` scalar sets.
+pub fn options_for_budget_batch<G: Group>(
+    device: i32,
+    n: u64,
+    sets: u32,
+    points_on_device: bool,
+    scalars_on_device: bool,
+    budget: u64,
+) -> Result<MsmOptions> {
+    let bytes = |o: MsmOptions| workspace_bytes_batch::<G>(device, n, sets, points_on_device, scalars_on_device, o);
     let all = MsmOptions::default();
-    if workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, all)? <= budget {
+    if bytes(all)? <= budget {
         return Ok(all);
     }
     let with = |chunk: u64, wins: u64| MsmOptions {
@@ -301,9 +372,7 @@ pub fn options_for_budget<G: Group>(
     };
     // The largest chunk that fits with `wins` windows sorted at once.
     let largest = |wins: u64| -> Result<u64> {
-        let fits = |chunk: u64| -> Result<bool> {
-            Ok(workspace_bytes::<G>(device, n, points_on_device, scalars_on_device, with(chunk, wins))? <= budget)
-        };
+        let fits = |chunk: u64| -> Result<bool> { Ok(bytes(with(chunk, wins))? <= budget) };
         let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
         while lo < hi {
             let mid = lo + (hi - lo + 1) / 2;

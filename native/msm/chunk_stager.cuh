@@ -16,14 +16,16 @@ namespace cuzk {
 // `stages` staging buffers; with two, chunk k + 1 uploads on its own stream
 // and thread while chunk k computes (stream s waits for its upload event;
 // a buffer is refilled only after the kernels that read it are done).
-// Device-resident inputs are used in place.
+// Device-resident inputs are used in place. A batch has `sets` scalar
+// arrays over the same points: a chunk's points go up once, with the same
+// range of every set's scalars (one staging buffer holds them side by side).
 template <class F>
 class chunk_stager {
    public:
-    chunk_stager(const affine_t<F> *points, bool points_on_device, const fr_t *scalars, bool scalars_on_device,
-                 uint64_t n, uint64_t chunk)
-        : points_(points), scalars_(scalars), points_dev_(points_on_device), scalars_dev_(scalars_on_device),
-          n_(n), chunk_(chunk) {}
+    chunk_stager(const affine_t<F> *points, bool points_on_device, const fr_t *const *scalars, uint32_t sets,
+                 bool scalars_on_device, uint64_t n, uint64_t chunk)
+        : points_(points), scalars_(scalars), sets_(sets), points_dev_(points_on_device),
+          scalars_dev_(scalars_on_device), n_(n), chunk_(chunk) {}
     chunk_stager(const chunk_stager &) = delete;
     chunk_stager &operator=(const chunk_stager &) = delete;
     ~chunk_stager() {
@@ -36,7 +38,7 @@ class chunk_stager {
     }
 
     // stages: 1 for a single chunk, 2 when chunked; the bytes of one
-    // stage's points and scalars (0 for an input on the device).
+    // stage's points and of one set's scalars (0 for an input on the device).
     int32_t init(int32_t ordinal, uint32_t stages, size_t points_bytes, size_t scalars_bytes, cuzk_error *err) {
         CUZK_REQUIRE(stages == 2 || chunk_ >= n_, "chunked MSM input staged through %u buffer(s)", stages);
         ordinal_ = ordinal;
@@ -46,7 +48,7 @@ class chunk_stager {
         for (uint32_t i = 0; i < nstages_; i++) {
             stage &st = stages_[i];
             if (!points_dev_) CUZK_TRY(st.points.alloc(points_bytes, err));
-            if (!scalars_dev_) CUZK_TRY(st.scalars.alloc(scalars_bytes, err));
+            if (!scalars_dev_) CUZK_TRY(st.scalars.alloc(sets_ * scalars_bytes, err));
             CUZK_CUDA(cudaEventCreateWithFlags(&st.uploaded, cudaEventDisableTiming));
             CUZK_CUDA(cudaEventCreateWithFlags(&st.consumed, cudaEventDisableTiming));
         }
@@ -63,7 +65,9 @@ class chunk_stager {
         if (!points_dev_)
             CUZK_TRY(upload_to_device(st.points.template as<void>(), points_ + off, m * sizeof(affine_t<F>), up_, err));
         if (!scalars_dev_)
-            CUZK_TRY(upload_to_device(st.scalars.template as<void>(), scalars_ + off, m * sizeof(fr_t), up_, err));
+            for (uint32_t j = 0; j < sets_; j++)
+                CUZK_TRY(upload_to_device(st.scalars.template as<fr_t>() + j * chunk_, scalars_[j] + off,
+                                          m * sizeof(fr_t), up_, err));
         CUZK_CUDA(cudaEventRecord(st.uploaded, up_));
         return CUZK_OK;
     }
@@ -99,8 +103,9 @@ class chunk_stager {
     const affine_t<F> *points_of(uint64_t k) const {
         return points_dev_ ? points_ + k * chunk_ : stages_[k % nstages_].points.template as<affine_t<F>>();
     }
-    const fr_t *scalars_of(uint64_t k) const {
-        return scalars_dev_ ? scalars_ + k * chunk_ : stages_[k % nstages_].scalars.template as<fr_t>();
+    // Set j's scalars of chunk k.
+    const fr_t *scalars_of(uint64_t k, uint32_t j) const {
+        return scalars_dev_ ? scalars_[j] + k * chunk_ : stages_[k % nstages_].scalars.template as<fr_t>() + j * chunk_;
     }
 
    private:
@@ -109,7 +114,8 @@ class chunk_stager {
         cudaEvent_t uploaded = nullptr, consumed = nullptr;
     };
     const affine_t<F> *points_;
-    const fr_t *scalars_;
+    const fr_t *const *scalars_;
+    uint32_t sets_;
     bool points_dev_, scalars_dev_;
     uint64_t n_, chunk_;
     int32_t ordinal_ = 0;

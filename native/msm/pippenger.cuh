@@ -16,6 +16,12 @@
 // other 31 threads of a warp, which with short runs (large windows) cost
 // as much as the accumulation itself.
 //
+// A batch is `sets` MSMs over the same points (one SRS query, the
+// circuits of a batch): each set has its own buckets, and each chunk of
+// points is uploaded once and then run against every set's scalars, so a
+// host-resident SRS crosses PCIe once per batch instead of once per
+// circuit.
+//
 // Every CUDA call is checked; device memory is released on every path.
 #pragma once
 
@@ -118,20 +124,23 @@ struct msm_plan {
     uint32_t group_key_bits;
     uint64_t t_target;    // threads of the first accumulation pass
     uint32_t nslices;     // bucket-reduction slices per window
+    uint32_t sets;        // scalar sets over the same points (a batch)
     // Bytes of each device buffer pippenger() allocates (keys, values and
-    // the partial slots are double buffered; staging `stages` times).
+    // the partial slots are double buffered; staging `stages` times;
+    // staging_scalars is one set's, buckets and out cover every set).
     size_t staging_points, staging_scalars, keys, part_keys, part_sums, sort_tmp, buckets, slices, windows, out;
 
     // Their sum, each rounded up to the 2 MiB granularity in which the
     // device hands out memory (the count is 8 bytes).
     size_t device_bytes() const {
         auto r = [](size_t b) { return (b + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1); };
-        return stages * (r(staging_points) + r(staging_scalars)) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
+        return stages * (r(staging_points) + r(sets * staging_scalars)) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
                r(sort_tmp) + r(sizeof(uint64_t)) + r(buckets) + r(slices) + r(windows) + r(out);
     }
 };
 
 constexpr uint64_t MAX_SORT_ENTRIES = 1ull << 29;  // 8 GiB of keys and values, double buffered
+constexpr uint32_t MAX_SETS = 1024;                 // scalar sets in one batch (a sanity bound)
 
 // The bucket-reduction split: S slices per window (a power of two), about
 // REDUCE_THREADS_PER_SM threads per SM in all. Point additions are chains
@@ -150,13 +159,15 @@ inline uint32_t reduce_slices(const window_plan &w, int sms) {
 }
 
 template <class F>
-int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scalars_on_device,
+int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_device, bool scalars_on_device,
                   const cuzk_msm_options *opts, msm_plan &p, cuzk_error *err) {
     using xyzz = xyzz_t<F>;
     const uint32_t forced_c = opts ? opts->window_bits : 0;
     CUZK_REQUIRE(forced_c == 0 || (forced_c >= 2 && forced_c <= 24), "window_bits %u outside 2..24", forced_c);
     CUZK_REQUIRE(n < (1ull << 31), "n = %llu: at most 2^31 - 1 points", (unsigned long long)n);
+    CUZK_REQUIRE(sets >= 1 && sets <= MAX_SETS, "%u scalar sets: 1..%u per batch", sets, MAX_SETS);
     p = msm_plan{};
+    p.sets = sets;
     if (n == 0) {
         p.win = plan_windows(0, 1, forced_c);  // reported in the stats
         return CUZK_OK;
@@ -189,26 +200,29 @@ int32_t make_plan(int32_t ordinal, uint64_t n, bool points_on_device, bool scala
     p.keys = p.max_e * sizeof(uint32_t);
     p.part_keys = 2 * p.t_target * sizeof(uint32_t);
     p.part_sums = 2 * p.t_target * sizeof(xyzz);
-    p.buckets = (uint64_t)p.win.nwin * p.win.buckets * sizeof(xyzz);
+    p.buckets = (uint64_t)sets * p.win.nwin * p.win.buckets * sizeof(xyzz);
     p.slices = (uint64_t)p.win.nwin * p.nslices * sizeof(xyzz);
     p.windows = p.win.nwin * sizeof(xyzz);
-    p.out = sizeof(jacobian_t<F>);
+    p.out = sets * sizeof(jacobian_t<F>);
     return CUZK_OK;
 }
 
+// out[j] = sum_i scalars[j][i] points[i] for each of the `sets` scalar
+// arrays (all on the device or all on the host).
 template <class F>
-int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_device, const fr_t *scalars,
-                  bool scalars_on_device, uint64_t n, const cuzk_msm_options *opts, jacobian_t<F> *out,
-                  cuzk_msm_stats *stats, cuzk_error *err) {
+int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_device, const fr_t *const *scalars,
+                  uint32_t sets, bool scalars_on_device, uint64_t n, const cuzk_msm_options *opts,
+                  jacobian_t<F> *out, cuzk_msm_stats *stats, cuzk_error *err) {
     using xyzz = xyzz_t<F>;
     CUZK_REQUIRE(out && (n == 0 || (points && scalars)), "null argument");
+    for (uint32_t j = 0; n > 0 && j < sets; j++) CUZK_REQUIRE(scalars[j], "null scalars of set %u", j);
     CUZK_CUDA(cudaSetDevice(ordinal));
     msm_plan plan;
-    CUZK_TRY(make_plan<F>(ordinal, n, points_on_device, scalars_on_device, opts, plan, err));
+    CUZK_TRY(make_plan<F>(ordinal, n, sets, points_on_device, scalars_on_device, opts, plan, err));
     const window_plan &win = plan.win;
     if (stats) *stats = cuzk_msm_stats{0.0f, win.c, 0};
     if (n == 0) {
-        memset(out, 0, sizeof(*out));  // the identity (Z = 0)
+        memset(out, 0, sets * sizeof(*out));  // the identity (Z = 0)
         return ok(err);
     }
     const first_pass<F> pass1 = pick_first_pass<F>();
@@ -223,7 +237,7 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     cudaStream_t s = st.s;
 
     msm_buffer keys[2], vals[2], sort_tmp, d_count, buckets, part_keys[2], part_sums[2], slices, windows, d_out;
-    chunk_stager<F> stager(points, points_on_device, scalars, scalars_on_device, n, plan.chunk);
+    chunk_stager<F> stager(points, points_on_device, scalars, sets, scalars_on_device, n, plan.chunk);
     CUZK_TRY(stager.init(ordinal, plan.stages, plan.staging_points, plan.staging_scalars, err));
     for (int i = 0; i < 2; i++) {
         CUZK_TRY(keys[i].alloc(plan.keys, err));
@@ -248,8 +262,9 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
         // The next chunk's inputs go up on another thread while this one runs.
         CUZK_TRY(stager.start_next(chunks, s, err));
         const affine_t<F> *pts = stager.points_of(chunks);
-        const fr_t *scl = stager.scalars_of(chunks);
+        for (uint32_t set = 0; set < sets; set++)
         for (uint32_t w0 = 0; w0 < win.nwin; w0 += plan.group_wins) {
+            const fr_t *scl = stager.scalars_of(chunks, set);
             const uint32_t w1 = std::min(win.nwin, w0 + plan.group_wins);
             // Non-zero digits only (0/1 scalars give 0 or 1 entries), then
             // the sort of just those.
@@ -272,8 +287,8 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             CUZK_CUDA(cudaEventRecord(st.phase[2], s));
 
             // First pass over the sorted entries, then the partial slots.
-            // Keys count from window w0's first bucket.
-            xyzz *group_buckets = buckets.as<xyzz>() + (uint64_t)w0 * win.buckets;
+            // Keys count from window w0's first bucket (of this set's).
+            xyzz *group_buckets = buckets.as<xyzz>() + ((uint64_t)set * win.nwin + w0) * win.buckets;
             uint64_t k = std::max<uint64_t>(1, ceil_div(valid, plan.t_target));
             uint64_t threads = ceil_div(valid, k);
             pass1.kernel<<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
@@ -305,17 +320,19 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     CUZK_TRY(slices.alloc(plan.slices, err));
     CUZK_TRY(windows.alloc(plan.windows, err));
     const uint32_t total = win.nwin * nslices;
-    bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>(), win.buckets, win.nwin, nslices,
-                                                      slices.as<xyzz>());
-    CUZK_LAUNCHED();
-    constexpr int SUM_THREADS = 64;
-    sum_groups<F><<<win.nwin, SUM_THREADS, SUM_THREADS * sizeof(xyzz), s>>>(slices.as<xyzz>(), nslices,
-                                                                           windows.as<xyzz>());
-    CUZK_LAUNCHED();
-    combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>());
-    CUZK_LAUNCHED();
+    for (uint32_t set = 0; set < sets; set++) {
+        bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>() + (uint64_t)set * win.nwin * win.buckets,
+                                                          win.buckets, win.nwin, nslices, slices.as<xyzz>());
+        CUZK_LAUNCHED();
+        constexpr int SUM_THREADS = 64;
+        sum_groups<F><<<win.nwin, SUM_THREADS, SUM_THREADS * sizeof(xyzz), s>>>(slices.as<xyzz>(), nslices,
+                                                                               windows.as<xyzz>());
+        CUZK_LAUNCHED();
+        combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>() + set);
+        CUZK_LAUNCHED();
+    }
     CUZK_CUDA(cudaEventRecord(st.stop, s));
-    CUZK_CUDA(cudaMemcpyAsync(out, d_out.as<void>(), sizeof(*out), cudaMemcpyDeviceToHost, s));
+    CUZK_CUDA(cudaMemcpyAsync(out, d_out.as<void>(), sets * sizeof(*out), cudaMemcpyDeviceToHost, s));
     CUZK_CUDA(cudaStreamSynchronize(s));
     CUZK_TRY(add_elapsed(phase_ms[3], st.phase[0], st.stop, err));
     if (stats) {
@@ -333,12 +350,12 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
 // Device bytes one pippenger() call allocates (engines reserve this from
 // their VRAM budget first).
 template <class F>
-int32_t workspace_bytes(int32_t ordinal, uint64_t n, bool points_on_device, bool scalars_on_device,
+int32_t workspace_bytes(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_device, bool scalars_on_device,
                         const cuzk_msm_options *opts, uint64_t *bytes, cuzk_error *err) {
     CUZK_REQUIRE(bytes, "null argument");
     CUZK_CUDA(cudaSetDevice(ordinal));
     msm_plan plan;
-    CUZK_TRY(make_plan<F>(ordinal, n, points_on_device, scalars_on_device, opts, plan, err));
+    CUZK_TRY(make_plan<F>(ordinal, n, sets, points_on_device, scalars_on_device, opts, plan, err));
     *bytes = n == 0 ? 0 : plan.device_bytes();
     return ok(err);
 }

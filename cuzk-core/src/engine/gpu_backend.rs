@@ -7,18 +7,20 @@
 //! - `compute` (under `compute_mtx`): the H terms and every MSM; circuits
 //!   after the first reuse the staged buffers, or, where the VRAM budget
 //!   has room for a second set, are uploaded into it while the circuit
-//!   before runs its MSMs.
+//!   before runs its MSMs. With the SRS in host memory (no room to keep
+//!   it resident), a batch's L, A, B_G1 and B_G2 run as batch MSMs: each
+//!   SRS chunk is uploaded once for every circuit.
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
 //!   within the granted bytes: H on the device if its buffers fit, else on
 //!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
-//!   already resident.
+//!   already resident, and then batch MSMs as above.
 //! - `epilogue` (no lock): the CPU prover's `assemble`.
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
 use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend};
 use super::interlock::VramReservation;
-use crate::groth16::gpu_prover::{GpuOptions, GpuProver, StagedH};
+use crate::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, StagedH};
 use crate::groth16::gpu_srs::{DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::srs::Parameters;
@@ -171,6 +173,21 @@ impl GpuBackend {
         let g1 = params.h.len().max(params.l.len()).max(params.a.len()).max(params.b_g1.len());
         (g1 as u64, params.b_g2.len() as u64)
     }
+
+    /// Batch MSMs within `budget` bytes where the SRS points come from host
+    /// memory and there are several circuits; else None.
+    fn batched(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, budget: u64) -> Result<Option<BatchedMsms>, String> {
+        if resident || input.assignments.len() < 2 {
+            return Ok(None);
+        }
+        let (n1, n2) = Self::msm_sizes(input.params);
+        let plan = BatchedMsms::within(dev.info.ordinal as i32, n1, n2, input.assignments.len(), budget).map_err(err)?;
+        log::info!(
+            "batch MSMs gpu={} circuits={} g1_sets={} g1_chunk_points={} g2_sets={} g2_chunk_points={}",
+            dev.info.ordinal, input.assignments.len(), plan.g1_sets, plan.g1.max_chunk_points, plan.g2_sets, plan.g2.max_chunk_points
+        );
+        Ok(Some(plan))
+    }
 }
 
 impl ProverBackend for GpuBackend {
@@ -211,13 +228,18 @@ impl ProverBackend for GpuBackend {
         let dev = self.device(device)?;
         let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
         let points = Self::points(input.params, &srs);
-        // A second set of H buffers, if the budget has room for it, lets
+        // Points from the host: batch MSMs in this worker's reservation
+        // (the H buffers are free by then).
+        let batched = Self::batched(dev, input, srs.is_some(), self.vram_needed(input))?;
+        // Else a second set of H buffers, if the budget has room for it, lets
         // each circuit's a, b, c upload while the one before runs its MSMs.
         let second_h = match input.assignments {
-            [pa, _, ..] => GpuProver::h_bytes(pa.num_constraints()).ok().and_then(|b| input.vram.try_reserve(b)),
+            [pa, _, ..] if batched.is_none() => {
+                GpuProver::h_bytes(pa.num_constraints()).ok().and_then(|b| input.vram.try_reserve(b))
+            }
             _ => None,
         };
-        let opts = GpuOptions { prestage_next: second_h.is_some(), ..Default::default() };
+        let opts = GpuOptions { prestage_next: second_h.is_some(), batched, ..Default::default() };
         let results = dev.prover.msms(input.params, points, input.assignments, first, opts).map_err(err)?;
         drop(second_h);
         Ok(Box::new(Computed { params: input.params.clone(), results }))
@@ -243,7 +265,8 @@ impl ProverBackend for GpuBackend {
             .max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), on_dev, false, small).map_err(err)?);
         let h_on_cpu = h_bytes + min_msm > vram_granted;
         let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
-        let opts = GpuOptions { h_on_cpu, ..GpuOptions::msms_within(o, n1, n2, on_dev, budget).map_err(err)? };
+        let batched = Self::batched(dev, input, on_dev, vram_granted)?;
+        let opts = GpuOptions { h_on_cpu, batched, ..GpuOptions::msms_within(o, n1, n2, on_dev, budget).map_err(err)? };
         let chunk = |m: Option<MsmOptions>| m.map_or(0, |m| m.max_chunk_points);
         log::info!(
             "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points_g1={} msm_chunk_points_g2={} srs_resident={on_dev}",

@@ -23,6 +23,14 @@
 //!
 //! B_G2 runs on the GPU: on the CPU it is ~40x slower (docs/BENCHMARKS.md)
 //! and could not hide behind the GPU's work.
+//!
+//! With the SRS in host memory and several circuits, [`GpuOptions::batched`]
+//! turns the order around after the H MSMs: each of L, A, B_G1 and B_G2
+//! runs once for the whole batch ([`batch`]), so each SRS chunk crosses
+//! PCIe once per batch instead of once per circuit.
+
+mod batch;
+pub use batch::BatchedMsms;
 
 use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
@@ -132,6 +140,11 @@ pub struct GpuOptions {
     /// buffers (another [`GpuProver::h_bytes`] of VRAM) while circuit i's
     /// MSMs run, taking the upload off the GPU's critical path.
     pub prestage_next: bool,
+    /// Points from host memory and several circuits: after every circuit's
+    /// H MSM (the H buffers are then freed), run L, A, B_G1 and B_G2 as
+    /// batch MSMs, one SRS upload for every circuit (ignored for SRS
+    /// points in VRAM, and for one circuit). Replaces `prestage_next`.
+    pub batched: Option<BatchedMsms>,
 }
 
 impl GpuOptions {
@@ -236,6 +249,9 @@ impl GpuProver {
             check_same_shape(shape, other, index)?;
         }
         check_params(params, shape)?;
+        if let (Some(plan), SrsPoints::Host(_), 2..) = (opts.batched, points, assignments.len()) {
+            return self.msms_batched(params, points, assignments, first, opts, plan);
+        }
         // `current` holds circuit i's a, b, c when `ready`; `spare` is the
         // second set that circuit i + 1 is staged into (prestage_next),
         // swapped in once that upload is done.
@@ -247,10 +263,7 @@ impl GpuProver {
             let t = Instant::now();
             let mut times = GpuTimings::default();
             let results = if opts.h_on_cpu {
-                let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
-                times.h_term = t.elapsed();
-                let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), opts)?;
-                times.h_msm = t.elapsed() - times.h_term;
+                let h = self.h_msm_via_cpu(params, points, pa, opts, &mut times)?;
                 self.other_msms(params, points, pa, h, Witness::Host, opts, &mut times)?
             } else {
                 let st = match current.as_mut() {
@@ -261,9 +274,7 @@ impl GpuProver {
                     }
                     None => current.insert(self.stage_h(pa)?),
                 };
-                let stream = Stream::new(self.device)?;
-                self.ntt.h_compute(&stream, st.log_n, &mut st.bufs)?;
-                stream.synchronize()?;
+                self.h_compute(st)?;
                 times.h_term = t.elapsed();
                 let log_n = st.log_n;
                 let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts)?;
@@ -293,6 +304,32 @@ impl GpuProver {
             out.push((results, times));
         }
         Ok(out)
+    }
+
+    /// The H term on the CPU and its MSM (the VRAM has no room for the H
+    /// buffers).
+    fn h_msm_via_cpu(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        opts: GpuOptions,
+        times: &mut GpuTimings,
+    ) -> Result<G1Projective, GpuProveError> {
+        let t = Instant::now();
+        let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
+        times.h_term = t.elapsed();
+        let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), opts)?;
+        times.h_msm = t.elapsed() - times.h_term;
+        Ok(h)
+    }
+
+    /// The H term of the staged a, b, c, left in `st.bufs.a`.
+    fn h_compute(&self, st: &mut StagedH) -> Result<(), GpuProveError> {
+        let stream = Stream::new(self.device)?;
+        self.ntt.h_compute(&stream, st.log_n, &mut st.bufs)?;
+        stream.synchronize()?;
+        Ok(())
     }
 
     /// The H MSM from h in `bufs.a` while another thread uploads the

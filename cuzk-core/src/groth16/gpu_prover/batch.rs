@@ -1,0 +1,204 @@
+//! A batch's MSMs query by query, for SRS points in host memory.
+//!
+//! Circuit by circuit, every MSM uploads its SRS points again: under a
+//! VRAM limit, or on a card that cannot hold the SRS, PCIe carries the
+//! whole SRS once per circuit (~48 GB for a 2^27 partition). Here each
+//! circuit first runs its H term and H MSM (h lives on the device and is
+//! consumed there), then the H buffers are freed and L, A, B_G1 and B_G2
+//! run as batch MSMs (cuzk-sys `msm_batch`): each chunk of a query's
+//! points goes up once and is run against every circuit's scalars, each
+//! circuit with its own buckets. Scalars come from the host; A's and B's
+//! are compacted there by density, B's while A runs on the device.
+//!
+//! Zero scalars make no bucket entries and ones a single addition, so the
+//! 0/1-heavy witnesses of Filecoin circuits cost their non-zero entries
+//! only; what a batch shares is the SRS read.
+
+use super::{compact, g1, g2, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
+use crate::cs::ProvingAssignment;
+use crate::groth16::gpu_srs::{Points, SrsPoints};
+use crate::groth16::prover::MsmResults;
+use crate::srs::Parameters;
+use blstrs::{G1Projective, Scalar as Fr};
+use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
+use cuzk_sys::FrRepr;
+use std::time::{Duration, Instant};
+
+/// Batch MSMs that fit a VRAM budget: how many circuits' scalar sets one
+/// call takes (each set has its own buckets, so more sets leave less room
+/// for a chunk of points), and its chunking.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchedMsms {
+    pub g1_sets: u32,
+    pub g1: MsmOptions,
+    pub g2_sets: u32,
+    pub g2: MsmOptions,
+}
+
+/// A batch call's chunks are large enough at this many points (or the
+/// whole MSM, if smaller), or at half of what one set would get: smaller
+/// chunks cost more in per-chunk overhead (every chunk after the first adds
+/// into every bucket) than sharing the upload saves.
+const MIN_CHUNK: u64 = 1 << 20;
+
+impl BatchedMsms {
+    /// Batch MSMs of up to `circuits` sets whose workspace fits `budget`
+    /// bytes, for G1 queries of at most `n1` points and B_G2 of `n2`,
+    /// points and scalars from host memory: the most sets (halving from
+    /// `circuits`) that fit with large chunks; one set always.
+    pub fn within(device: i32, n1: u64, n2: u64, circuits: usize, budget: u64) -> cuzk_sys::Result<Self> {
+        let (g1_sets, g1) = fit::<G1>(device, n1, circuits, budget)?;
+        let (g2_sets, g2) = fit::<G2>(device, n2, circuits, budget)?;
+        Ok(BatchedMsms { g1_sets, g1, g2_sets, g2 })
+    }
+}
+
+fn fit<G: Group>(device: i32, n: u64, circuits: usize, budget: u64) -> cuzk_sys::Result<(u32, MsmOptions)> {
+    let options = |sets: u32| msm::options_for_budget_batch::<G>(device, n, sets, false, false, budget);
+    let chunk = |o: MsmOptions| if o.max_chunk_points == 0 { n } else { o.max_chunk_points.min(n) };
+    let one = options(1)?;
+    let enough = chunk(one).div_ceil(2).min(n.min(MIN_CHUNK));
+    let mut sets = u32::try_from(circuits.max(1)).unwrap_or(u32::MAX).min(1024);
+    while sets > 1 {
+        let o = options(sets)?;
+        if msm::workspace_bytes_batch::<G>(device, n, sets, false, false, o)? <= budget && chunk(o) >= enough {
+            return Ok((sets, o));
+        }
+        sets = sets.div_ceil(2);
+    }
+    Ok((1, one))
+}
+
+/// One query's MSM for every circuit: `sets[j]` against the same points,
+/// `per_call` sets at a time.
+fn batch_msm<G: Group>(
+    device: i32,
+    points: Input<'_, G::Affine>,
+    sets: &[&[Fr]],
+    per_call: u32,
+    opts: MsmOptions,
+) -> Result<Vec<G::Proj>, GpuProveError> {
+    let mut out = Vec::with_capacity(sets.len());
+    for group in sets.chunks(per_call.max(1) as usize) {
+        let inputs: Vec<Input<'_, FrRepr>> = group.iter().map(|s| Input::Host(scalars_repr(s))).collect();
+        out.extend(msm::msm_batch::<G>(device, points, &inputs, Some(opts))?.0);
+    }
+    Ok(out)
+}
+
+fn refs(v: &[Vec<Fr>]) -> Vec<&[Fr]> {
+    v.iter().map(|s| &s[..]).collect()
+}
+
+/// `d` shared equally by `k` circuits (a batch MSM's time per circuit).
+fn share(d: Duration, k: usize) -> Duration {
+    d / k.max(1) as u32
+}
+
+impl GpuProver {
+    /// [`GpuProver::msms_timed`] for points in host memory and a batch of
+    /// two or more circuits of one shape (checked by the caller). The
+    /// per-query timings are the batch MSM's time divided by the circuits.
+    pub(super) fn msms_batched(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        assignments: &[ProvingAssignment],
+        first: Option<StagedH>,
+        opts: GpuOptions,
+        plan: BatchedMsms,
+    ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
+        let k = assignments.len();
+        let mut times = vec![GpuTimings::default(); k];
+
+        // Per circuit: the H term and the H MSM, through one set of H
+        // buffers (circuit 0's may be staged already).
+        let mut staged = first;
+        let mut hs = Vec::with_capacity(k);
+        for (i, pa) in assignments.iter().enumerate() {
+            let h = if opts.h_on_cpu {
+                self.h_msm_via_cpu(params, points, pa, opts, &mut times[i])?
+            } else {
+                let t = Instant::now();
+                let st = match staged.as_mut() {
+                    Some(st) if i == 0 => st,
+                    Some(st) => {
+                        self.restage_h(pa, st.log_n, &mut st.bufs)?;
+                        st
+                    }
+                    None => staged.insert(self.stage_h(pa)?),
+                };
+                self.h_compute(st)?;
+                times[i].h_term = t.elapsed();
+                let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
+                let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?;
+                times[i].h_msm = t.elapsed() - times[i].h_term;
+                h
+            };
+            hs.push(h);
+        }
+        drop(staged); // the batch MSMs' budget counts the H buffers' VRAM as free
+
+        let shape = &assignments[0];
+        let (n_in, b_in) = (shape.input_assignment.len(), shape.b_input_density.count());
+        let dev = self.device;
+        let g1_batch = |pts, sets: &[&[Fr]]| batch_msm::<G1>(dev, pts, sets, plan.g1_sets, plan.g1);
+        let g2_batch = |pts, sets: &[&[Fr]]| batch_msm::<G2>(dev, pts, sets, plan.g2_sets, plan.g2);
+        let mut t = Instant::now();
+        let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
+
+        let aux: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.aux_assignment[..]).collect();
+        let inputs: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.input_assignment[..]).collect();
+        let l = g1_batch(points.g1(Points::L, 0..params.l.len()), &aux)?;
+        let l_time = lap();
+
+        let a_aux = assignments.iter().map(|pa| compact(&pa.aux_assignment, &pa.a_aux_density)).collect::<Vec<_>>();
+        let mut compact_time = lap();
+        // B's scalars are compacted on the host while A runs on the device.
+        let (a, b_scalars) = std::thread::scope(|s| {
+            let b = s.spawn(|| {
+                let t = Instant::now();
+                let inputs = assignments.iter().map(|pa| compact(&pa.input_assignment, &pa.b_input_density));
+                let aux = assignments.iter().map(|pa| compact(&pa.aux_assignment, &pa.b_aux_density));
+                (inputs.collect::<Vec<_>>(), aux.collect::<Vec<_>>(), t.elapsed())
+            });
+            let a = g1_batch(points.g1(Points::A, 0..n_in), &inputs).and_then(|a_in| {
+                let a_aux = g1_batch(points.g1(Points::A, n_in..params.a.len()), &refs(&a_aux))?;
+                Ok(a_in.into_iter().zip(a_aux).map(|(x, y)| g1(x) + g1(y)).collect::<Vec<G1Projective>>())
+            });
+            (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        });
+        let a = a?;
+        let a_time = lap();
+        drop(a_aux);
+        let (b_inputs, b_aux, b_compact_time) = b_scalars;
+        // Host compaction of B that A's MSM did not hide.
+        compact_time += b_compact_time.saturating_sub(a_time);
+
+        let (b_inputs, b_aux) = (refs(&b_inputs), refs(&b_aux));
+        let b_g1_in = g1_batch(points.g1(Points::BG1, 0..b_in), &b_inputs)?;
+        let b_g1_aux = g1_batch(points.g1(Points::BG1, b_in..params.b_g1.len()), &b_aux)?;
+        let b_g1_time = lap();
+        let b_g2_in = g2_batch(points.g2(0..b_in), &b_inputs)?;
+        let b_g2_aux = g2_batch(points.g2(b_in..params.b_g2.len()), &b_aux)?;
+        let b_g2_time = lap();
+
+        let mut out = Vec::with_capacity(k);
+        for (i, mut times) in times.into_iter().enumerate() {
+            times.l_msm = share(l_time, k);
+            times.a_msm = share(a_time, k);
+            times.b_g1_msm = share(b_g1_time, k);
+            times.b_g2_msm = share(b_g2_time, k);
+            times.compact = share(compact_time, k);
+            let results = MsmResults {
+                h: hs[i],
+                l: g1(l[i]),
+                a: a[i],
+                b_g1: g1(b_g1_in[i]) + g1(b_g1_aux[i]),
+                b_g2: g2(b_g2_in[i]) + g2(b_g2_aux[i]),
+            };
+            out.push((results, times));
+        }
+        Ok(out)
+    }
+}
