@@ -8,7 +8,8 @@
 //! run as batch MSMs (cuzk-sys `msm_batch`): each chunk of a query's
 //! points goes up once and is run against every circuit's scalars, each
 //! circuit with its own buckets. Scalars come from the host; A's and B's
-//! are compacted there by density, B's while A runs on the device.
+//! are compacted there by density, on a host thread while the device runs
+//! the H terms, the H MSMs and L.
 //!
 //! Zero scalars make no bucket entries and ones a single addition, so the
 //! 0/1-heavy witnesses of Filecoin circuits cost their non-zero entries
@@ -110,11 +111,74 @@ impl GpuProver {
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
         let k = assignments.len();
         let mut times = vec![GpuTimings::default(); k];
+        let (hs, msms, compact_wait, scalars) = std::thread::scope(|s| {
+            // A's and B's scalars, compacted on the host while the device
+            // runs the H terms, the H MSMs and L (seconds of GPU work that
+            // hide it; it is ~0.4 s per 2^27 circuit).
+            let compaction = s.spawn(|| CompactedScalars::of(assignments));
+            let hs = self.h_msms(params, points, assignments, first, opts, &mut times);
+            let msms = hs.as_ref().ok().map(|_| self.l_msms(params, points, assignments, plan));
+            let t = Instant::now();
+            let scalars = compaction.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (hs, msms, t.elapsed(), scalars)
+        });
+        let hs = hs?;
+        let (l, l_time) = msms.expect("L runs when H did")?;
+        let dev = self.device;
+        let g1_batch = |pts, sets: &[&[Fr]]| batch_msm::<G1>(dev, pts, sets, plan.g1_sets, plan.g1);
+        let g2_batch = |pts, sets: &[&[Fr]]| batch_msm::<G2>(dev, pts, sets, plan.g2_sets, plan.g2);
+        let shape = &assignments[0];
+        let (n_in, b_in) = (shape.input_assignment.len(), shape.b_input_density.count());
+        let mut t = Instant::now();
+        let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
 
-        // Per circuit: the H term and the H MSM, through one set of H
-        // buffers (circuit 0's may be staged already).
+        let inputs: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.input_assignment[..]).collect();
+        let a_in = g1_batch(points.g1(Points::A, 0..n_in), &inputs)?;
+        let a_aux = g1_batch(points.g1(Points::A, n_in..params.a.len()), &refs(&scalars.a_aux))?;
+        let a_time = lap();
+        let b_g1_in = g1_batch(points.g1(Points::BG1, 0..b_in), &refs(&scalars.b_inputs))?;
+        let b_g1_aux = g1_batch(points.g1(Points::BG1, b_in..params.b_g1.len()), &refs(&scalars.b_aux))?;
+        let b_g1_time = lap();
+        let b_g2_in = g2_batch(points.g2(0..b_in), &refs(&scalars.b_inputs))?;
+        let b_g2_aux = g2_batch(points.g2(b_in..params.b_g2.len()), &refs(&scalars.b_aux))?;
+        let b_g2_time = lap();
+        // Freeing gigabytes of compacted scalars takes a while (page by
+        // page); not on the GPU's time.
+        std::thread::spawn(move || drop(scalars));
+
+        let mut out = Vec::with_capacity(k);
+        for (i, mut times) in times.into_iter().enumerate() {
+            times.l_msm = share(l_time, k);
+            times.a_msm = share(a_time, k);
+            times.b_g1_msm = share(b_g1_time, k);
+            times.b_g2_msm = share(b_g2_time, k);
+            times.compact = share(compact_wait, k);
+            let results = MsmResults {
+                h: hs[i],
+                l: g1(l[i]),
+                a: g1(a_in[i]) + g1(a_aux[i]),
+                b_g1: g1(b_g1_in[i]) + g1(b_g1_aux[i]),
+                b_g2: g2(b_g2_in[i]) + g2(b_g2_aux[i]),
+            };
+            out.push((results, times));
+        }
+        Ok(out)
+    }
+
+    /// Per circuit: the H term and the H MSM, through one set of H buffers
+    /// (circuit 0's may be staged already), freed at the end so that the
+    /// batch MSMs' budget has their VRAM.
+    fn h_msms(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        assignments: &[ProvingAssignment],
+        first: Option<StagedH>,
+        opts: GpuOptions,
+        times: &mut [GpuTimings],
+    ) -> Result<Vec<G1Projective>, GpuProveError> {
         let mut staged = first;
-        let mut hs = Vec::with_capacity(k);
+        let mut hs = Vec::with_capacity(assignments.len());
         for (i, pa) in assignments.iter().enumerate() {
             let h = if opts.h_on_cpu {
                 self.h_msm_via_cpu(params, points, pa, opts, &mut times[i])?
@@ -137,68 +201,40 @@ impl GpuProver {
             };
             hs.push(h);
         }
-        drop(staged); // the batch MSMs' budget counts the H buffers' VRAM as free
+        Ok(hs)
+    }
 
-        let shape = &assignments[0];
-        let (n_in, b_in) = (shape.input_assignment.len(), shape.b_input_density.count());
-        let dev = self.device;
-        let g1_batch = |pts, sets: &[&[Fr]]| batch_msm::<G1>(dev, pts, sets, plan.g1_sets, plan.g1);
-        let g2_batch = |pts, sets: &[&[Fr]]| batch_msm::<G2>(dev, pts, sets, plan.g2_sets, plan.g2);
-        let mut t = Instant::now();
-        let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
-
+    /// The batch's L MSMs (scalars: the aux witnesses as they are) and
+    /// their time.
+    fn l_msms(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        assignments: &[ProvingAssignment],
+        plan: BatchedMsms,
+    ) -> Result<(Vec<msm::G1ProjRepr>, Duration), GpuProveError> {
+        let t = Instant::now();
         let aux: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.aux_assignment[..]).collect();
-        let inputs: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.input_assignment[..]).collect();
-        let l = g1_batch(points.g1(Points::L, 0..params.l.len()), &aux)?;
-        let l_time = lap();
+        let l = batch_msm::<G1>(self.device, points.g1(Points::L, 0..params.l.len()), &aux, plan.g1_sets, plan.g1)?;
+        Ok((l, t.elapsed()))
+    }
+}
 
-        let a_aux = assignments.iter().map(|pa| compact(&pa.aux_assignment, &pa.a_aux_density)).collect::<Vec<_>>();
-        let mut compact_time = lap();
-        // B's scalars are compacted on the host while A runs on the device.
-        let (a, b_scalars) = std::thread::scope(|s| {
-            let b = s.spawn(|| {
-                let t = Instant::now();
-                let inputs = assignments.iter().map(|pa| compact(&pa.input_assignment, &pa.b_input_density));
-                let aux = assignments.iter().map(|pa| compact(&pa.aux_assignment, &pa.b_aux_density));
-                (inputs.collect::<Vec<_>>(), aux.collect::<Vec<_>>(), t.elapsed())
-            });
-            let a = g1_batch(points.g1(Points::A, 0..n_in), &inputs).and_then(|a_in| {
-                let a_aux = g1_batch(points.g1(Points::A, n_in..params.a.len()), &refs(&a_aux))?;
-                Ok(a_in.into_iter().zip(a_aux).map(|(x, y)| g1(x) + g1(y)).collect::<Vec<G1Projective>>())
-            });
-            (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        });
-        let a = a?;
-        let a_time = lap();
-        drop(a_aux);
-        let (b_inputs, b_aux, b_compact_time) = b_scalars;
-        // Host compaction of B that A's MSM did not hide.
-        compact_time += b_compact_time.saturating_sub(a_time);
+/// Every circuit's scalars of the A and B queries: the aux variables in
+/// each density, and the inputs in B's.
+struct CompactedScalars {
+    a_aux: Vec<Vec<Fr>>,
+    b_inputs: Vec<Vec<Fr>>,
+    b_aux: Vec<Vec<Fr>>,
+}
 
-        let (b_inputs, b_aux) = (refs(&b_inputs), refs(&b_aux));
-        let b_g1_in = g1_batch(points.g1(Points::BG1, 0..b_in), &b_inputs)?;
-        let b_g1_aux = g1_batch(points.g1(Points::BG1, b_in..params.b_g1.len()), &b_aux)?;
-        let b_g1_time = lap();
-        let b_g2_in = g2_batch(points.g2(0..b_in), &b_inputs)?;
-        let b_g2_aux = g2_batch(points.g2(b_in..params.b_g2.len()), &b_aux)?;
-        let b_g2_time = lap();
-
-        let mut out = Vec::with_capacity(k);
-        for (i, mut times) in times.into_iter().enumerate() {
-            times.l_msm = share(l_time, k);
-            times.a_msm = share(a_time, k);
-            times.b_g1_msm = share(b_g1_time, k);
-            times.b_g2_msm = share(b_g2_time, k);
-            times.compact = share(compact_time, k);
-            let results = MsmResults {
-                h: hs[i],
-                l: g1(l[i]),
-                a: a[i],
-                b_g1: g1(b_g1_in[i]) + g1(b_g1_aux[i]),
-                b_g2: g2(b_g2_in[i]) + g2(b_g2_aux[i]),
-            };
-            out.push((results, times));
+impl CompactedScalars {
+    fn of(assignments: &[ProvingAssignment]) -> Self {
+        let each = |f: &dyn Fn(&ProvingAssignment) -> Vec<Fr>| assignments.iter().map(f).collect::<Vec<_>>();
+        CompactedScalars {
+            a_aux: each(&|pa| compact(&pa.aux_assignment, &pa.a_aux_density)),
+            b_inputs: each(&|pa| compact(&pa.input_assignment, &pa.b_input_density)),
+            b_aux: each(&|pa| compact(&pa.aux_assignment, &pa.b_aux_density)),
         }
-        Ok(out)
     }
 }
