@@ -8,8 +8,8 @@
 //!   after the first reuse the staged buffers, or, where the VRAM budget
 //!   has room for a second set, are uploaded into it while the circuit
 //!   before runs its MSMs. With the SRS in host memory (no room to keep
-//!   it resident), a batch's L, A, B_G1 and B_G2 run as batch MSMs: each
-//!   SRS chunk is uploaded once for every circuit.
+//!   it resident) and 3 or more circuits, a batch's L, A, B_G1 and B_G2
+//!   run as batch MSMs: each SRS chunk is uploaded once for every circuit.
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
 //!   within the granted bytes: H on the device if its buffers fit, else on
 //!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
@@ -20,7 +20,7 @@
 
 use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend};
 use super::interlock::VramReservation;
-use crate::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, StagedH};
+use crate::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, StagedH, BATCH_MSMS_FROM_CIRCUITS};
 use crate::groth16::gpu_srs::{DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::srs::Parameters;
@@ -175,9 +175,9 @@ impl GpuBackend {
     }
 
     /// Batch MSMs within `budget` bytes where the SRS points come from host
-    /// memory and there are several circuits; else None.
+    /// memory and the batch has enough circuits to gain; else None.
     fn batched(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, budget: u64) -> Result<Option<BatchedMsms>, String> {
-        if resident || input.assignments.len() < 2 {
+        if resident || input.assignments.len() < BATCH_MSMS_FROM_CIRCUITS {
             return Ok(None);
         }
         let (n1, n2) = Self::msm_sizes(input.params);

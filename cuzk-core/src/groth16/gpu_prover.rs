@@ -30,7 +30,7 @@
 //! PCIe once per batch instead of once per circuit.
 
 mod batch;
-pub use batch::BatchedMsms;
+pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
 
 use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
