@@ -64,6 +64,11 @@ int32_t cuzk_device_free(int32_t ordinal, void *ptr, cuzk_error *err);
 /* Page-locked host memory. */
 int32_t cuzk_pinned_alloc(size_t bytes, void **out, cuzk_error *err);
 int32_t cuzk_pinned_free(void *ptr, cuzk_error *err);
+/* Page-locks existing host memory (cudaHostRegister, portable to every
+ * device), so uploads from it are direct DMA instead of staged copies. The
+ * range must stay allocated until cuzk_host_unregister(ptr). */
+int32_t cuzk_host_register(void *ptr, size_t bytes, cuzk_error *err);
+int32_t cuzk_host_unregister(void *ptr, cuzk_error *err);
 
 /* Streams (non-blocking w.r.t. the legacy default stream). */
 typedef struct cuzk_stream cuzk_stream;

@@ -82,6 +82,14 @@ int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_err
     (void)a, (void)out, (void)n;
     return no_cuda(err);
 }
+int32_t cuzk_host_register(void *ptr, size_t bytes, cuzk_error *err) {
+    (void)ptr, (void)bytes;
+    return no_cuda(err);
+}
+int32_t cuzk_host_unregister(void *ptr, cuzk_error *err) {
+    (void)ptr;
+    return no_cuda(err);
+}
 int32_t cuzk_msm_g1(int32_t o, const void *p, const void *s, uint64_t n, uint32_t f, const cuzk_msm_options *op,
                     void *out, cuzk_msm_stats *st, cuzk_error *err) {
     (void)o, (void)p, (void)s, (void)n, (void)f, (void)op, (void)out, (void)st;

@@ -25,7 +25,7 @@ use cuzk_core::arith::Density;
 use cuzk_core::circuits::Synthetic;
 use cuzk_core::cs::ProvingAssignment;
 use cuzk_core::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, GpuTimings};
-use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
+use cuzk_core::groth16::gpu_srs::{pin_host_points, DeviceSrs, HostPinning, SrsPoints};
 use cuzk_core::groth16::prover::{assemble, MsmResults};
 use cuzk_core::srs::{Parameters, VerifyingKey};
 use cuzk_core::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
@@ -107,6 +107,7 @@ fn make_srs(dev: i32, pa: &ProvingAssignment, rng: &mut impl rand::RngCore) -> P
         ic: (0..n_in).map(|_| (g1 * Fr::random(&mut *rng)).to_affine()).collect(),
     };
     Parameters {
+        host_pin: Default::default(),
         vk,
         h: make_points::<G1, _>(dev, &g1, SEEDS[0], domain - 1),
         l: make_points::<G1, _>(dev, &g1, SEEDS[1], pa.aux_assignment.len()),
@@ -266,7 +267,13 @@ fn gpu_partition_matches_discrete_logs() {
     println!("(SRS upload {:?}, {:.1} GiB resident)", upload, DeviceSrs::bytes(params) as f64 / (1u64 << 30) as f64);
     drop(resident);
 
-    // A VRAM limit: SRS from host memory, H on the device, MSMs chunked.
+    // A VRAM limit: SRS from host memory, H on the device, MSMs chunked;
+    // one circuit, then a batch (CUZK_PARTITION_BATCH copies of the
+    // circuit, default 2): each H MSM as for one, then L, A, B_G1 and B_G2
+    // as batch MSMs (the H buffers freed, so within the whole limit), each
+    // SRS chunk uploaded once for every circuit. First from pageable
+    // memory, then with the SRS page-locked (what the engine does when it
+    // streams an SRS).
     let h_bytes = GpuProver::h_bytes(pa.num_constraints()).unwrap();
     let (n1, n2) = (params.h.len().max(params.l.len()).max(params.a.len()) as u64, params.b_g2.len() as u64);
     let fifth = MsmOptions { max_chunk_points: n1 / 5 + 1, max_sort_entries: n1 / 5 + 1, ..Default::default() };
@@ -274,44 +281,50 @@ fn gpu_partition_matches_discrete_logs() {
     let budget = limit.checked_sub(h_bytes).expect("the limit leaves no room beside the H buffers");
     let opts = GpuOptions::msms_within(dev, n1, n2, false, budget).unwrap();
     let chunk = opts.msm.map_or(0, |m| m.max_chunk_points);
-    let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Host(params), opts);
-    same("VRAM limit", &m, &expected);
-    let t = Instant::now();
-    let proof = assemble(&params.vk, m, r, s);
-    let epilogue = t.elapsed();
-    assert_eq!(proof.to_bytes(), want, "VRAM limit: the proof differs from the independent computation");
-    report(&format!("{:.1} GiB limit, SRS from host, G1 chunks of {chunk} points", limit as f64 / (1u64 << 30) as f64), stage, &times, epilogue, peak);
-    assert!(peak <= limit, "VRAM limit {limit}: peak use {peak} bytes");
-
-    // The same limit with a batch (CUZK_PARTITION_BATCH copies of the
-    // circuit, default 2): each H MSM as above, then L, A, B_G1 and B_G2 as
-    // batch MSMs (the H buffers freed, so within the whole limit), each SRS
-    // chunk uploaded once for every circuit.
     let k: usize = std::env::var("CUZK_PARTITION_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(2).max(2);
     let batch = vec![pa; k];
     let batched = BatchedMsms::within(dev, n1, n2, batch.len(), limit).unwrap();
-    let opts = GpuOptions { batched: Some(batched), ..opts };
-    let base = cuzk_sys::free_memory(dev).unwrap();
-    let t = Instant::now();
-    let staged = prover.stage_h(&batch[0]).unwrap();
-    let stage = t.elapsed();
-    let (results, min_free) =
-        min_free_during(dev, || prover.msms_timed(params, SrsPoints::Host(params), &batch, Some(staged), opts).unwrap());
-    let peak = base.saturating_sub(min_free);
-    for (i, (m, times)) in results.into_iter().enumerate() {
-        same("batch MSMs under the limit", &m, &expected);
+    let gib = limit as f64 / (1u64 << 30) as f64;
+    let limit_runs = |memory: &str| {
+        let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), opts);
+        same("VRAM limit", &m, &expected);
+        let t = Instant::now();
         let proof = assemble(&params.vk, m, r, s);
-        assert_eq!(proof.to_bytes(), want, "batch MSMs under the limit: proof {i} differs from the independent computation");
-        let what = format!(
-            "{:.1} GiB limit, batch of {k} with batch MSMs ({} G1 sets per call, chunks of {}), circuit {} (L, A, B: the batch's time / {k})",
-            limit as f64 / (1u64 << 30) as f64,
-            batched.g1_sets,
-            batched.g1.max_chunk_points,
-            i + 1
-        );
-        report(&what, if i == 0 { stage } else { Duration::ZERO }, &times, Duration::ZERO, peak);
+        let epilogue = t.elapsed();
+        assert_eq!(proof.to_bytes(), want, "VRAM limit: the proof differs from the independent computation");
+        report(&format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points"), stage, &times, epilogue, peak);
+        assert!(peak <= limit, "VRAM limit {limit}: peak use {peak} bytes");
+
+        let opts = GpuOptions { batched: Some(batched), ..opts };
+        let base = cuzk_sys::free_memory(dev).unwrap();
+        let t = Instant::now();
+        let staged = prover.stage_h(&batch[0]).unwrap();
+        let stage = t.elapsed();
+        let (results, min_free) =
+            min_free_during(dev, || prover.msms_timed(params, SrsPoints::Host(params), &batch, Some(staged), opts).unwrap());
+        let peak = base.saturating_sub(min_free);
+        for (i, (m, times)) in results.into_iter().enumerate() {
+            same("batch MSMs under the limit", &m, &expected);
+            let proof = assemble(&params.vk, m, r, s);
+            assert_eq!(proof.to_bytes(), want, "batch MSMs under the limit: proof {i} differs from the independent computation");
+            let what = format!(
+                "{gib:.1} GiB limit, SRS from {memory} host memory, batch of {k} with batch MSMs ({} G1 sets per call, chunks of {}), circuit {} (L, A, B: the batch's time / {k})",
+                batched.g1_sets,
+                batched.g1.max_chunk_points,
+                i + 1
+            );
+            report(&what, if i == 0 { stage } else { Duration::ZERO }, &times, Duration::ZERO, peak);
+        }
+        assert!(peak <= limit, "VRAM limit {limit}, batch MSMs: peak use {peak} bytes");
+    };
+    limit_runs("pageable");
+    match pin_host_points(params) {
+        HostPinning::Pinned { bytes, millis } => {
+            println!("(SRS page-locked in host memory: {:.1} GiB in {millis} ms)", *bytes as f64 / (1u64 << 30) as f64)
+        }
+        HostPinning::Failed(e) => panic!("could not page-lock the SRS: {e}"),
     }
-    assert!(peak <= limit, "VRAM limit {limit}, batch MSMs: peak use {peak} bytes");
+    limit_runs("page-locked");
 
     // The batch, SRS resident, with each next circuit's a, b, c
     // uploaded while the one before runs its MSMs (the engine does this when its

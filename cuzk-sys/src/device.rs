@@ -258,3 +258,42 @@ impl<T: Copy> Drop for PinnedBuffer<T> {
         let _ = call(|e| unsafe { ffi::cuzk_pinned_free(self.ptr as *mut c_void, e) });
     }
 }
+
+/// Existing host memory page-locked in place (cudaHostRegister), so that
+/// uploads from it are direct DMA (~55 GB/s on the H200 host) instead of
+/// copies staged through pinned slots by host threads. Unregistered on drop.
+pub struct HostRegistration {
+    ptr: *mut c_void,
+    bytes: usize,
+}
+
+unsafe impl Send for HostRegistration {}
+unsafe impl Sync for HostRegistration {}
+
+impl HostRegistration {
+    /// Page-locks the memory of `data` (nothing for an empty slice).
+    ///
+    /// # Safety
+    /// The memory must stay allocated until the registration is dropped
+    /// (drop it first: freeing registered memory leaves its pages locked).
+    pub unsafe fn new<T: Copy>(data: &[T]) -> Result<Self> {
+        let bytes = std::mem::size_of_val(data);
+        let ptr = data.as_ptr() as *mut c_void;
+        if bytes > 0 {
+            call(|e| ffi::cuzk_host_register(ptr, bytes, e))?;
+        }
+        Ok(HostRegistration { ptr, bytes })
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            let _ = call(|e| unsafe { ffi::cuzk_host_unregister(self.ptr, e) });
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! The C ABI's error and lock behaviour, which needs no GPU: errors come
 //! back as values with a message (nothing aborts), and the per-GPU locks
-//! work from several threads.
+//! work from several threads. On a GPU, also page-locking host memory.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -46,4 +46,29 @@ fn gpu_locks_exclude_and_release() {
     drop(m);
     let _m = locks.lock_mem().unwrap();
     let _c = locks.lock_compute().unwrap();
+}
+
+/// Page-locking existing host memory (HostRegistration): uploads from it
+/// arrive intact, the same range cannot be registered twice while held, and
+/// dropping the registration releases it (it can be registered again).
+#[test]
+fn host_registration_pins_and_releases() {
+    let Some(dev) = cuzk_sys::test_device("host_registration_pins_and_releases") else { return };
+    let n = (96 << 20) / 8 + 3; // over 96 MiB, not a whole number of pages
+    let data: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let reg = unsafe { cuzk_sys::HostRegistration::new(&data) }.unwrap();
+    assert_eq!(reg.bytes(), n * 8);
+    assert!(unsafe { cuzk_sys::HostRegistration::new(&data) }.is_err(), "registered twice");
+    let stream = cuzk_sys::Stream::new(dev).unwrap();
+    let mut buf = DeviceBuffer::<u64>::new(dev, n).unwrap();
+    buf.copy_from_host(&stream, 0, &data).unwrap();
+    let mut back = vec![0u64; n];
+    buf.copy_to_host(&stream, 0, &mut back).unwrap();
+    stream.synchronize().unwrap();
+    assert!(back == data, "upload from registered memory differs");
+    drop(reg);
+    let again = unsafe { cuzk_sys::HostRegistration::new(&data) }.unwrap();
+    drop(again);
+    // Nothing to pin in an empty slice.
+    assert_eq!(unsafe { cuzk_sys::HostRegistration::new::<u64>(&[]) }.unwrap().bytes(), 0);
 }

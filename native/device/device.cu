@@ -87,6 +87,22 @@ extern "C" int32_t cuzk_pinned_alloc(size_t bytes, void **out, cuzk_error *err) 
     CUZK_ENTRY_END
 }
 
+extern "C" int32_t cuzk_host_register(void *ptr, size_t bytes, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(ptr && bytes, "null or empty host range");
+    CUZK_CUDA(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_host_unregister(void *ptr, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(ptr, "null host pointer");
+    CUZK_CUDA(cudaHostUnregister(ptr));
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
 extern "C" int32_t cuzk_pinned_free(void *ptr, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
     if (!ptr) return ok(err);

@@ -16,12 +16,15 @@
 //!   already resident, and then batch MSMs as above.
 //! - `epilogue` (no lock): the CPU prover's `assemble`.
 //!
+//! An SRS whose points stream from host memory is page-locked there once
+//! (`pin_host_points`), so its chunks upload by DMA.
+//!
 //! Every path gives the same bytes for the same r and s (tested).
 
 use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend};
 use super::interlock::VramReservation;
 use crate::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, StagedH, BATCH_MSMS_FROM_CIRCUITS};
-use crate::groth16::gpu_srs::{DeviceSrs, SrsPoints};
+use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::srs::Parameters;
 use blstrs::Scalar as Fr;
@@ -217,6 +220,9 @@ impl ProverBackend for GpuBackend {
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, String> {
         let dev = self.device(device)?;
         let srs = self.make_resident(dev, input)?;
+        if srs.is_none() {
+            pin_host_points(input.params); // once per SRS; MSMs stream its points
+        }
         let first = match input.assignments.first() {
             Some(pa) => Some(dev.prover.stage_h(pa).map_err(err)?),
             None => None,
@@ -248,6 +254,9 @@ impl ProverBackend for GpuBackend {
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
         let dev = self.device(device)?;
         let srs = Self::find_resident(dev, input.params);
+        if srs.is_none() {
+            pin_host_points(input.params);
+        }
         let Some(first) = input.assignments.first() else {
             return Ok(Box::new(Computed { params: input.params.clone(), results: Vec::new() }));
         };

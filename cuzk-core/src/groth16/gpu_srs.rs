@@ -6,7 +6,7 @@
 use crate::srs::Parameters;
 use blstrs::{G1Affine, G2Affine};
 use cuzk_sys::msm::{G1AffineRepr, G2AffineRepr, Input};
-use cuzk_sys::{DeviceBuffer, Stream};
+use cuzk_sys::{DeviceBuffer, HostRegistration, Stream};
 
 // blstrs' affine types are #[repr(transparent)] over blst's; cuzk-sys
 // speaks blst.
@@ -54,6 +54,70 @@ impl DeviceSrs {
             b_g2: upload(device, &stream, g2_repr(&params.b_g2))?,
         })
     }
+}
+
+/// Whether a proving key's points are page-locked in host memory.
+#[derive(Debug)]
+pub enum HostPinning {
+    /// Streamed MSMs upload them by direct DMA.
+    Pinned { bytes: u64, millis: u64 },
+    /// cudaHostRegister refused (e.g. a memory-lock limit): uploads are
+    /// staged through pinned slots by host threads, as without pinning.
+    Failed(String),
+}
+
+struct PinnedPoints {
+    _regions: Vec<HostRegistration>,
+}
+
+/// Vectors below this stay pageable: they gain little, and small vectors
+/// can share pages with other allocations, which one registration per
+/// range cannot handle.
+const PIN_FROM_BYTES: usize = 64 << 20;
+
+/// Page-locks the point vectors of `params` in host memory, once per
+/// proving key (the first caller pins, later ones get its outcome), for as
+/// long as `params` lives: chunked MSMs from host memory then upload at
+/// DMA speed, without host threads copying. The memory is the SRS's own,
+/// so nothing is allocated.
+pub fn pin_host_points(params: &Parameters) -> &HostPinning {
+    let slot = params.host_pin.get_or_init(|| {
+        let t = std::time::Instant::now();
+        let mut regions = Vec::new();
+        let mut pin = |bytes: &[u8]| -> Result<(), cuzk_sys::Error> {
+            if bytes.len() >= PIN_FROM_BYTES {
+                // The registration lives in `params.host_pin`, which drops
+                // before the vectors (its field comes first).
+                regions.push(unsafe { HostRegistration::new(bytes)? });
+            }
+            Ok(())
+        };
+        let outcome = [as_bytes(&params.h), as_bytes(&params.l), as_bytes(&params.a), as_bytes(&params.b_g1), as_bytes(&params.b_g2)]
+            .into_iter()
+            .try_for_each(&mut pin);
+        let pinning = match outcome {
+            Ok(()) => HostPinning::Pinned {
+                bytes: regions.iter().map(|r| r.bytes() as u64).sum(),
+                millis: t.elapsed().as_millis() as u64,
+            },
+            Err(e) => {
+                regions.clear();
+                HostPinning::Failed(e.to_string())
+            }
+        };
+        match &pinning {
+            HostPinning::Pinned { bytes, millis } => log::info!("SRS points page-locked in host memory bytes={bytes} ms={millis}"),
+            HostPinning::Failed(e) => log::warn!("SRS points not page-locked (uploads staged instead): {e}"),
+        }
+        Box::new((pinning, PinnedPoints { _regions: regions }))
+    });
+    // Only this function fills the slot; anything else there pins nothing.
+    static OTHER: HostPinning = HostPinning::Failed(String::new());
+    slot.downcast_ref::<(HostPinning, PinnedPoints)>().map_or(&OTHER, |(p, _)| p)
+}
+
+fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
 }
 
 /// The point vectors of a proving key.

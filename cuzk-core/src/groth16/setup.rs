@@ -147,7 +147,7 @@ pub fn generate_parameters<C: Circuit<Fr>>(
         delta_g2: (g2_gen * tw.delta).to_affine(),
         ic,
     };
-    Ok(Parameters { vk, h, l, a, b_g1, b_g2 })
+    Ok(Parameters { host_pin: Default::default(), vk, h, l, a, b_g1, b_g2 })
 }
 
 /// Fixed-base multiplications in slabs, reporting progress after each.

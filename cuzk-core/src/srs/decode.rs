@@ -201,6 +201,7 @@ impl Parameters {
     pub fn from_bytes(bytes: &[u8], opts: ReadOptions) -> Result<Self, ParamsError> {
         let mut cur = Cursor { bytes, pos: 0 };
         let params = Parameters {
+            host_pin: Default::default(),
             vk: read_vk(&mut cur, opts)?,
             h: cur.points("h", opts)?,
             l: cur.points("l", opts)?,

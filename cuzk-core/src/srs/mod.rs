@@ -31,6 +31,10 @@ pub struct VerifyingKey {
 /// The proving parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parameters {
+    /// What must go before the point vectors' memory: the GPU backend's
+    /// page-lock of them (`gpu_srs::pin_host_points`). First, because fields
+    /// drop in order.
+    pub host_pin: HostPin,
     pub vk: VerifyingKey,
     /// τ^i·Z(τ)/δ · G1 for i < N−1.
     pub h: Vec<G1Affine>,
@@ -42,6 +46,41 @@ pub struct Parameters {
     pub b_g1: Vec<G1Affine>,
     /// v_j(τ)·G2 for inputs/aux that appear in B.
     pub b_g2: Vec<G2Affine>,
+}
+
+/// A slot, set at most once, for a guard that owns a hold on a
+/// [`Parameters`]' point memory (the GPU backend's page-lock). A clone's
+/// slot is empty (its vectors are other memory); it takes no part in
+/// equality.
+#[derive(Default)]
+pub struct HostPin(std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>);
+
+impl HostPin {
+    /// The guard, made by `init` on the first call (later callers wait for
+    /// it and get the same one).
+    pub fn get_or_init(&self, init: impl FnOnce() -> Box<dyn std::any::Any + Send + Sync>) -> &(dyn std::any::Any + Send + Sync) {
+        &**self.0.get_or_init(init)
+    }
+}
+
+impl Clone for HostPin {
+    fn clone(&self) -> Self {
+        HostPin::default()
+    }
+}
+
+impl PartialEq for HostPin {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for HostPin {}
+
+impl std::fmt::Debug for HostPin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "HostPin(set)" } else { "HostPin(empty)" })
+    }
 }
 
 impl Parameters {
