@@ -67,6 +67,8 @@ pub struct GpuBackend {
 struct Staged {
     first: Option<StagedH>,
     srs: Option<Arc<DeviceSrs>>,
+    /// Planned here, under the memory lock, not under the compute lock.
+    batched: Option<BatchedMsms>,
 }
 
 struct Computed {
@@ -223,22 +225,23 @@ impl ProverBackend for GpuBackend {
         if srs.is_none() {
             pin_host_points(input.params); // once per SRS; MSMs stream its points
         }
+        // Points from the host: batch MSMs in this worker's reservation
+        // (the H buffers are free by then).
+        let batched = Self::batched(dev, input, srs.is_some(), self.vram_needed(input))?;
         let first = match input.assignments.first() {
             Some(pa) => Some(dev.prover.stage_h(pa).map_err(err)?),
             None => None,
         };
-        Ok(Box::new(Staged { first, srs }))
+        Ok(Box::new(Staged { first, srs, batched }))
     }
 
     fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
         let dev = self.device(device)?;
-        let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
+        let Staged { first, srs, batched } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
         let points = Self::points(input.params, &srs);
-        // Points from the host: batch MSMs in this worker's reservation
-        // (the H buffers are free by then).
-        let batched = Self::batched(dev, input, srs.is_some(), self.vram_needed(input))?;
-        // Else a second set of H buffers, if the budget has room for it, lets
-        // each circuit's a, b, c upload while the one before runs its MSMs.
+        // Without batch MSMs, a second set of H buffers, if the budget has
+        // room for it, lets each circuit's a, b, c upload while the one
+        // before runs its MSMs.
         let second_h = match input.assignments {
             [pa, _, ..] if batched.is_none() => {
                 GpuProver::h_bytes(pa.num_constraints()).ok().and_then(|b| input.vram.try_reserve(b))

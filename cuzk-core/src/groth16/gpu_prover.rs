@@ -215,6 +215,26 @@ impl GpuProver {
         Ok(StagedH { bufs, log_n })
     }
 
+    /// The H buffers in `slot` holding `pa`'s a, b, c: as they are when
+    /// `ready` (already staged), else uploaded into them, allocated the
+    /// first time.
+    fn staged_h<'s>(
+        &self,
+        slot: &'s mut Option<StagedH>,
+        pa: &ProvingAssignment,
+        ready: bool,
+    ) -> Result<&'s mut StagedH, GpuProveError> {
+        match *slot {
+            Some(ref mut st) => {
+                if !ready {
+                    self.restage_h(pa, st.log_n, &mut st.bufs)?;
+                }
+                Ok(st)
+            }
+            None => Ok(slot.insert(self.stage_h(pa)?)),
+        }
+    }
+
     fn restage_h(&self, pa: &ProvingAssignment, log_n: u32, bufs: &mut HTermBuffers) -> Result<(), GpuProveError> {
         let stream = Stream::new(self.device)?;
         self.ntt.h_stage(&stream, scalars_repr(&pa.a), scalars_repr(&pa.b), scalars_repr(&pa.c), log_n, bufs)?;
@@ -266,14 +286,7 @@ impl GpuProver {
                 let h = self.h_msm_via_cpu(params, points, pa, opts, &mut times)?;
                 self.other_msms(params, points, pa, h, Witness::Host, opts, &mut times)?
             } else {
-                let st = match current.as_mut() {
-                    Some(st) if ready => st,
-                    Some(st) => {
-                        self.restage_h(pa, st.log_n, &mut st.bufs)?;
-                        st
-                    }
-                    None => current.insert(self.stage_h(pa)?),
-                };
+                let st = self.staged_h(&mut current, pa, ready)?;
                 self.h_compute(st)?;
                 times.h_term = t.elapsed();
                 let log_n = st.log_n;

@@ -120,19 +120,19 @@ impl GpuProver {
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
         let k = assignments.len();
         let mut times = vec![GpuTimings::default(); k];
-        let (hs, msms, compact_wait, scalars) = std::thread::scope(|s| {
+        let (h_and_l, compact_wait, scalars) = std::thread::scope(|s| {
             // A's and B's scalars, compacted on the host while the device
             // runs the H terms, the H MSMs and L (seconds of GPU work that
             // hide it; it is ~0.4 s per 2^27 circuit).
             let compaction = s.spawn(|| CompactedScalars::of(assignments));
-            let hs = self.h_msms(params, points, assignments, first, opts, &mut times);
-            let msms = hs.as_ref().ok().map(|_| self.l_msms(params, points, assignments, plan));
+            let h_and_l = self
+                .h_msms(params, points, assignments, first, opts, &mut times)
+                .and_then(|hs| Ok((hs, self.l_msms(params, points, assignments, plan)?)));
             let t = Instant::now();
             let scalars = compaction.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            (hs, msms, t.elapsed(), scalars)
+            (h_and_l, t.elapsed(), scalars)
         });
-        let hs = hs?;
-        let (l, l_time) = msms.expect("L runs when H did")?;
+        let (hs, (l, l_time)) = h_and_l?;
         let dev = self.device;
         let g1_batch = |pts, sets: &[&[Fr]]| batch_msm::<G1>(dev, pts, sets, plan.g1_sets, plan.g1);
         let g2_batch = |pts, sets: &[&[Fr]]| batch_msm::<G2>(dev, pts, sets, plan.g2_sets, plan.g2);
@@ -193,14 +193,8 @@ impl GpuProver {
                 self.h_msm_via_cpu(params, points, pa, opts, &mut times[i])?
             } else {
                 let t = Instant::now();
-                let st = match staged.as_mut() {
-                    Some(st) if i == 0 => st,
-                    Some(st) => {
-                        self.restage_h(pa, st.log_n, &mut st.bufs)?;
-                        st
-                    }
-                    None => staged.insert(self.stage_h(pa)?),
-                };
+                // Only circuit 0 may come staged.
+                let st = self.staged_h(&mut staged, pa, i == 0)?;
                 self.h_compute(st)?;
                 times[i].h_term = t.elapsed();
                 let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
