@@ -31,7 +31,8 @@ obj="$(mktemp --suffix=.o)"
 sass="$(mktemp)"
 trap 'rm -f "$obj" "$sass"' EXIT
 cd "$ROOT"
-build/cuda/bin/nvcc -ccbin=c++ -O3 -I native -std=c++17 -Xptxas=-O3 \
+build/cuda/bin/nvcc -ccbin=c++ -O3 -I native -std=c++17 --device-c \
+    -Xptxas=-O3,--device-function-maxrregcount=128 \
     "-gencode=arch=compute_$ARCH,code=sm_$ARCH" -c "$SRC" -o "$obj"
 
 echo "## registers and stack per kernel ($SRC, sm_$ARCH)"

@@ -267,6 +267,12 @@ int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cuzk_test_op 
  * its carries are checked without a GPU. */
 int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err);
 
+/* out[i] = a[i] b[i] - c[i] d[i] in Fp (blst's Montgomery form) on the
+ * device, by the point formulas' one-reduction sequence (mont.cuh's
+ * mul_sub). */
+int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c, const void *d, void *out,
+                             uint64_t n, cuzk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

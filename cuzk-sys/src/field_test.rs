@@ -50,3 +50,17 @@ pub fn fp_sqr_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
     let n = (a.len() / 6) as u64;
     call(|e| unsafe { ffi::cuzk_test_fp_sqr_emulated(a.as_ptr() as *const c_void, out.as_mut_ptr() as *mut c_void, n, e) })
 }
+
+/// out[i] = a[i] b[i] - c[i] d[i] in Fp on `device`, by the point
+/// formulas' one-reduction sequence (native/ff/mont.cuh, mul_sub).
+pub fn fp_mul_sub(device: i32, a: &[u64], b: &[u64], c: &[u64], d: &[u64], out: &mut [u64]) -> Result<()> {
+    let len = out.len();
+    if [a.len(), b.len(), c.len(), d.len()].iter().any(|&l| l != len) || len % 6 != 0 {
+        return Err(Error::invalid("fp_mul_sub: mismatched buffers"));
+    }
+    let n = (len / 6) as u64;
+    let p = |x: &[u64]| x.as_ptr() as *const c_void;
+    call(|e| unsafe {
+        ffi::cuzk_test_fp_mul_sub(device, p(a), p(b), p(c), p(d), out.as_mut_ptr() as *mut c_void, n, e)
+    })
+}

@@ -118,6 +118,50 @@ fn fp_sqr_sequence_matches_blst_on_the_host() {
     println!("Fp squaring sequence (host emulation): {n} results equal blst");
 }
 
+/// a b - c d with one reduction (native/ff/mont_mul_sub.cuh) against blst:
+/// random operands, then 0, 1, -1 and p - 1 in every position (c = 0 makes
+/// the sequence's m - c equal to m, its largest operand).
+fn check_fp_mul_sub(device: i32, n: usize) {
+    let mut rng = common::rng();
+    let mut ops: [Vec<blst_fp>; 4] = std::array::from_fn(|_| (0..n).map(|_| random_fp(&mut rng)).collect());
+    let mut p_minus_1 = FP_MODULUS;
+    p_minus_1[0] -= 1;
+    let mut edges = fp_edge_cases().to_vec();
+    edges.push(blst_fp { l: p_minus_1 });
+    let mut i = 0;
+    for k in 0..4 {
+        for e in &edges {
+            ops[k][i] = *e;
+            i += 1;
+        }
+    }
+    for (j, e) in edges.iter().enumerate() {
+        for op in ops.iter_mut() {
+            op[i + j] = *e; // all four equal
+        }
+    }
+    let limbs: Vec<Vec<u64>> = ops.iter().map(|v| v.iter().flat_map(|x| x.l).collect()).collect();
+    let mut out = vec![0u64; 6 * n];
+    cuzk_sys::field_test::fp_mul_sub(device, &limbs[0], &limbs[1], &limbs[2], &limbs[3], &mut out).unwrap();
+    for i in 0..n {
+        let (mut ab, mut cd, mut want) = (blst_fp::default(), blst_fp::default(), blst_fp::default());
+        unsafe {
+            blst_fp_mul(&mut ab, &ops[0][i], &ops[1][i]);
+            blst_fp_mul(&mut cd, &ops[2][i], &ops[3][i]);
+            blst_fp_sub(&mut want, &ab, &cd);
+        }
+        assert_eq!(out[6 * i..6 * i + 6], want.l, "Fp a b - c d differs at {i}");
+    }
+}
+
+#[test]
+fn fp_mul_sub_matches_blst() {
+    let Some(dev) = cuzk_sys::test_device("fp_mul_sub_matches_blst") else { return };
+    let n = 1 << 21;
+    check_fp_mul_sub(dev, n);
+    println!("Fp a b - c d on the device: {n} results equal blst");
+}
+
 #[test]
 fn fp_ops_match_blst() {
     let Some(dev) = cuzk_sys::test_device("fp_ops_match_blst") else { return };

@@ -9,7 +9,8 @@
 //              results cross the FFI in this form.
 //   xyzz_t     {X, Y, ZZ, ZZZ}: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; infinity
 //              ZZ = 0. Mixed additions cost 8M + 2S with no inversion,
-//              which is why buckets accumulate in it.
+//              which is why buckets accumulate in it (in Fp 7M + 2S plus
+//              one a b - c d, field_traits' mul_sub).
 //
 // Formulas: hyperelliptic.org EFD, "xyzz" for a = 0 (madd-2008-s,
 // add-2008-s, dbl-2008-s-1, mdbl-2008-s-1), with the equal-point and
@@ -62,7 +63,7 @@ struct xyzz_t {
         F x2 = p.x.sqr();
         F M = x2 + x2 + x2;
         F X3 = M.sqr() - (S + S);
-        F Y3 = M * (S - X3) - W * p.y;
+        F Y3 = T::mul_sub(M, S - X3, W, p.y);
         return {X3, Y3, V, W};
     }
 
@@ -77,7 +78,7 @@ struct xyzz_t {
         F x2 = X.sqr();
         F M = x2 + x2 + x2;
         F X3 = M.sqr() - (S + S);
-        Y = M * (S - X3) - W * Y;
+        Y = T::mul_sub(M, S - X3, W, Y);
         X = X3;
         ZZ = ZZ * V;
         ZZZ = ZZZ * W;
@@ -103,7 +104,7 @@ struct xyzz_t {
         F PPP = P * PP;
         F Q = X * PP;
         F X3 = R.sqr() - PPP - (Q + Q);
-        Y = R * (Q - X3) - Y * PPP;
+        Y = T::mul_sub(R, Q - X3, Y, PPP);
         X = X3;
         ZZ = ZZ * PP;
         ZZZ = ZZZ * PPP;
@@ -133,7 +134,7 @@ struct xyzz_t {
         F PPP = P * PP;
         F Q = U1 * PP;
         F X3 = R.sqr() - PPP - (Q + Q);
-        Y = R * (Q - X3) - S1 * PPP;
+        Y = T::mul_sub(R, Q - X3, S1, PPP);
         X = X3;
         ZZ = ZZ * q.ZZ * PP;
         ZZZ = ZZZ * q.ZZZ * PPP;

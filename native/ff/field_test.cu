@@ -25,6 +25,12 @@ __global__ void field_op_kernel(cuzk_test_op op, const F *a, const F *b, F *out,
     }
 }
 
+__global__ void fp_mul_sub_kernel(const fp_t *a, const fp_t *b, const fp_t *c, const fp_t *d, fp_t *out,
+                                  uint64_t n) {
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        out[i] = fp_t::mul_sub(a[i], b[i], c[i], d[i]);
+}
+
 __global__ void fr_inverse_kernel(const fr_t *a, fr_t *out, uint64_t n) {
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
         out[i] = a[i].inverse();
@@ -87,6 +93,30 @@ extern "C" int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t 
         cuzk::emulated_ops o;
         cuzk::mont_sqr_words<cuzk::fp_params>(o, in + 12 * i, res + 12 * i);
     }
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c,
+                                        const void *d, void *out, uint64_t n, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(a && b && c && d && out, "null buffer");
+    if (n == 0) return ok(err);
+    const void *in[4] = {a, b, c, d};
+    const size_t bytes = n * sizeof(fp_t);
+    CUZK_CUDA(cudaSetDevice(ordinal));
+    fp_t *dev = nullptr;
+    CUZK_CUDA(cudaMalloc(&dev, 5 * bytes));
+    int32_t rc = [&]() -> int32_t {
+        for (int k = 0; k < 4; k++) CUZK_CUDA(cudaMemcpy(dev + k * n, in[k], bytes, cudaMemcpyHostToDevice));
+        fp_mul_sub_kernel<<<1024, 256>>>(dev, dev + n, dev + 2 * n, dev + 3 * n, dev + 4 * n, n);
+        CUZK_LAUNCHED();
+        CUZK_CUDA(cudaMemcpy(out, dev + 4 * n, bytes, cudaMemcpyDeviceToHost));
+        return CUZK_OK;
+    }();
+    cudaError_t e = cudaFree(dev);
+    if (rc != CUZK_OK) return rc;
+    CUZK_CUDA(e);
     return ok(err);
     CUZK_ENTRY_END
 }

@@ -169,9 +169,14 @@ struct mont_t {
 
     // One row: (even, odd) += a * bi, then += q * m with q zeroing even[0].
     // `even` is the aligned array of this row; `odd` the offset one.
+    // With c (mul_sub), the row adds c * di too: at that point `even` is
+    // aligned and `odd` offset, as after a first row's products, so the
+    // pairs go in the same way (the caller's bound keeps odd's chain from
+    // carrying out of its top word).
     template <int V>
     __device__ __forceinline__ static void row(uint32_t *even, uint32_t *odd, const uint32_t *a, uint32_t bi,
-                                               const uint32_t *m, bool first) {
+                                               const uint32_t *m, bool first, const uint32_t *c = nullptr,
+                                               uint32_t di = 0) {
         if (first) {
             mul_pairs(odd, a + 1, bi);
             mul_pairs(even, a, bi);
@@ -181,6 +186,11 @@ struct mont_t {
             asm volatile("add.cc.u32 %0, %0, %1;" : "+r"(even[0]) : "r"(odd[1]));
             mad_pairs_shift(odd, a + 1, bi);
             mad_pairs(even, a, bi);
+            asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
+        }
+        if (c) {
+            mad_pairs(odd, c + 1, di);
+            mad_pairs(even, c, di);
             asm volatile("addc.u32 %0, %0, 0;" : "+r"(odd[N - 1]));
         }
         const uint32_t q = even[0] * P::m0;
@@ -244,6 +254,17 @@ struct mont_t {
     // a * b with a chosen variant (MUL_FUSED or MUL_SPLIT; same result).
     template <int V>
     __device__ __forceinline__ static mont_t mul(const mont_t &a, const mont_t &b) {
+        return mul_plus<V>(a, b, nullptr, nullptr);
+    }
+
+    // a * b + c * d (c, d null: a * b) times R^-1, reduced. Each row adds
+    // below (2 + [c]) m 2^32 to what the last shift left below (2 + [c]) m,
+    // so the sum stays below 2^(32 (N + 1)) as the rows need when
+    // 3 m < 2^(32 N); the result, (a b + c d + Q m) / R, is below
+    // m (2 m / R + 1) < 2 m for m < R / 2: one conditional subtraction.
+    template <int V>
+    __device__ __forceinline__ static mont_t mul_plus(const mont_t &a, const mont_t &b, const uint32_t *c,
+                                                      const uint32_t *d) {
         static_assert(N % 2 == 0, "even limb count");
         uint32_t m[N];
 #pragma unroll
@@ -251,8 +272,8 @@ struct mont_t {
         uint32_t even[N], odd[N];
 #pragma unroll
         for (int i = 0; i < N; i += 2) {
-            row<V>(even, odd, a.v, b.v[i], m, i == 0);
-            row<V>(odd, even, a.v, b.v[i + 1], m, false);
+            row<V>(even, odd, a.v, b.v[i], m, i == 0, c, d ? d[i] : 0);
+            row<V>(odd, even, a.v, b.v[i + 1], m, false, c, d ? d[i + 1] : 0);
         }
         // After the last row `odd` is aligned with odd[0] == 0: the result is
         // odd / 2^32 + even, i.e. even[j] + odd[j + 1].
@@ -280,6 +301,27 @@ struct mont_t {
         ptx_ops o;
         mont_sqr_words<P>(o, a.v, r.v);
         return r;
+    }
+
+    // a * b - c * d with one reduction (mul_plus: 432 products for Fp
+    // against two multiplications' 576), out of line like the
+    // multiplication. Other fields: two multiplications.
+    __device__ __forceinline__ static mont_t mul_sub(const mont_t &a, const mont_t &b, const mont_t &c,
+                                                     const mont_t &d) {
+        if constexpr (N == 12) return mul_sub_outlined(a, b, c, d);
+        return a * b - c * d;
+    }
+
+    // As a * b + (m - c) * d, m - c in [1, m].
+    __device__ __noinline__ static mont_t mul_sub_outlined(mont_t a, mont_t b, mont_t c, mont_t d) {
+        static_assert(P::mod(N - 1) < 0x55555555u, "mul_plus needs 3 m < 2^(32 N)");
+        uint32_t nc[N];
+        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(nc[0]) : "r"(P::mod(0)), "r"(c.v[0]));
+#pragma unroll
+        for (int i = 1; i < N - 1; i++)
+            asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(nc[i]) : "r"(P::mod(i)), "r"(c.v[i]));
+        asm volatile("subc.u32 %0, %1, %2;" : "=r"(nc[N - 1]) : "r"(P::mod(N - 1)), "r"(c.v[N - 1]));
+        return mul_plus<MUL_FUSED>(a, b, nc, d.v);
     }
 
     // this^e for a little-endian exponent of `limbs` 32-bit words.
