@@ -31,8 +31,9 @@ obj="$(mktemp --suffix=.o)"
 sass="$(mktemp)"
 trap 'rm -f "$obj" "$sass"' EXIT
 cd "$ROOT"
-build/cuda/bin/nvcc -ccbin=c++ -O3 -I native -std=c++17 --device-c \
-    -Xptxas=-O3,--device-function-maxrregcount=128 \
+# --device-c as in the real build (cc's CUDA mode): separately compiled
+# device functions get their own register counts, unlike a whole-program build.
+build/cuda/bin/nvcc -ccbin=c++ -O3 -I native -std=c++17 --device-c -Xptxas=-O3 \
     "-gencode=arch=compute_$ARCH,code=sm_$ARCH" -c "$SRC" -o "$obj"
 
 echo "## registers and stack per kernel ($SRC, sm_$ARCH)"

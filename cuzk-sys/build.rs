@@ -121,15 +121,6 @@ fn compile_cuda(native: &Path, nvcc: &Path) {
         .include(native)
         .flag("-std=c++17")
         .flag("-Xptxas=-O3")
-        // Separate compilation (cc's --device-c) lets every out-of-line
-        // device function take as many registers as it likes, and ptxas
-        // rejects a bounded kernel that calls one above its bound: the G1
-        // accumulation (128 per thread) calls Fp's a b - c d, which would
-        // take 164. The cap spills 17 words there. ptxas's check of the PTX
-        // target warns that it ignores the cap, once per file and harmlessly,
-        // so ptxas warnings are off here (build/sass.sh shows them).
-        .flag("-Xptxas=--device-function-maxrregcount=128")
-        .flag("-Xptxas=-w")
         .flag("-Xcompiler=-fPIC")
         .warnings(false);
     for a in &archs {

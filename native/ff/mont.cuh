@@ -303,25 +303,25 @@ struct mont_t {
         return r;
     }
 
-    // a * b - c * d with one reduction (mul_plus: 432 products for Fp
-    // against two multiplications' 576), out of line like the
-    // multiplication. Other fields: two multiplications.
+    // a * b - c * d as a * b + (m - c) * d (m - c in [1, m]) with one
+    // reduction, mul_plus: for Fp 432 products where two multiplications
+    // take 576. Inline: as a call its four operands (48 registers) pushed
+    // it past the G1 accumulation's register bound and spilled, 5 % slower
+    // (docs/BENCHMARKS.md). Moduli without mul_plus's headroom (Fr): two
+    // multiplications.
     __device__ __forceinline__ static mont_t mul_sub(const mont_t &a, const mont_t &b, const mont_t &c,
                                                      const mont_t &d) {
-        if constexpr (N == 12) return mul_sub_outlined(a, b, c, d);
-        return a * b - c * d;
-    }
-
-    // As a * b + (m - c) * d, m - c in [1, m].
-    __device__ __noinline__ static mont_t mul_sub_outlined(mont_t a, mont_t b, mont_t c, mont_t d) {
-        static_assert(P::mod(N - 1) < 0x55555555u, "mul_plus needs 3 m < 2^(32 N)");
-        uint32_t nc[N];
-        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(nc[0]) : "r"(P::mod(0)), "r"(c.v[0]));
+        if constexpr (P::mod(N - 1) < 0x55555555u) {  // 3 m < 2^(32 N)
+            uint32_t nc[N];
+            asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(nc[0]) : "r"(P::mod(0)), "r"(c.v[0]));
 #pragma unroll
-        for (int i = 1; i < N - 1; i++)
-            asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(nc[i]) : "r"(P::mod(i)), "r"(c.v[i]));
-        asm volatile("subc.u32 %0, %1, %2;" : "=r"(nc[N - 1]) : "r"(P::mod(N - 1)), "r"(c.v[N - 1]));
-        return mul_plus<MUL_FUSED>(a, b, nc, d.v);
+            for (int i = 1; i < N - 1; i++)
+                asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(nc[i]) : "r"(P::mod(i)), "r"(c.v[i]));
+            asm volatile("subc.u32 %0, %1, %2;" : "=r"(nc[N - 1]) : "r"(P::mod(N - 1)), "r"(c.v[N - 1]));
+            return mul_plus<MUL_FUSED>(a, b, nc, d.v);
+        } else {
+            return a * b - c * d;
+        }
     }
 
     // this^e for a little-endian exponent of `limbs` 32-bit words.
