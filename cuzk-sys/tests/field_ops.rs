@@ -118,7 +118,7 @@ fn fp_sqr_sequence_matches_blst_on_the_host() {
     println!("Fp squaring sequence (host emulation): {n} results equal blst");
 }
 
-/// a b - c d with one reduction (native/ff/mont_mul_sub.cuh) against blst:
+/// a b - c d with one reduction (native/ff/mont.cuh, mul_sub) against blst:
 /// random operands, then 0, 1, -1 and p - 1 in every position (c = 0 makes
 /// the sequence's m - c equal to m, its largest operand).
 fn check_fp_mul_sub(device: i32, n: usize) {

@@ -1,7 +1,7 @@
 // What the curve code needs from a field beyond +, -, *, sqr: zero/one
 // constants, a zero test, a * b - c * d and an inverse, for Fp and Fp2
-// alike. Added here
-// (not in native/ff/) so the field files stay as the NTT work left them.
+// alike. Added here (not in native/ff/) so the field files stay as the
+// NTT work left them.
 #pragma once
 
 #include "../ff/fp.cuh"

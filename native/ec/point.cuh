@@ -9,7 +9,7 @@
 //              results cross the FFI in this form.
 //   xyzz_t     {X, Y, ZZ, ZZZ}: x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; infinity
 //              ZZ = 0. Mixed additions cost 8M + 2S with no inversion,
-//              which is why buckets accumulate in it (in Fp 7M + 2S plus
+//              which is why buckets accumulate in it (in Fp 6M + 2S plus
 //              one a b - c d, field_traits' mul_sub).
 //
 // Formulas: hyperelliptic.org EFD, "xyzz" for a = 0 (madd-2008-s,
