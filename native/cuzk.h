@@ -173,8 +173,16 @@ int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_
  * depend on the options. stats may be NULL. */
 typedef enum cuzk_msm_flags {
     CUZK_MSM_POINTS_ON_DEVICE = 1,
-    CUZK_MSM_SCALARS_ON_DEVICE = 2
+    CUZK_MSM_SCALARS_ON_DEVICE = 2,
+    /* out receives, per scalar set, the stats->windows window sums W_w
+     * (Jacobian, w = 0 first) instead of sum_w 2^(c w) W_w with c =
+     * stats->window_bits: out must hold sets * CUZK_MSM_MAX_WINDOWS points.
+     * That last step is ~240 dependent doublings, milliseconds for one GPU
+     * thread and tens of microseconds on a CPU. */
+    CUZK_MSM_WINDOW_SUMS = 4
 } cuzk_msm_flags;
+
+#define CUZK_MSM_MAX_WINDOWS 128 /* ceil(256 / c) for c >= 2 */
 
 typedef struct cuzk_msm_options {
     uint32_t window_bits;      /* 0 = chosen from n; else 2..24 */
@@ -194,6 +202,7 @@ typedef struct cuzk_msm_stats {
     float accumulate_ms;            /* bucket accumulation */
     float reduce_ms;                /* buckets to windows to the result */
     uint32_t accumulate_min_blocks; /* register bound of the accumulation */
+    uint32_t windows;               /* window count, ceil(256 / window_bits) */
 } cuzk_msm_stats;
 
 int32_t cuzk_msm_g1(int32_t ordinal, const void *points, const void *scalars, uint64_t n, uint32_t flags,

@@ -17,6 +17,9 @@ struct Row {
     what: String,
     median_ms: f64,
     min_ms: f64,
+    /// Host wall clock of the median run's call (inputs on the device;
+    /// includes the host's combination of the windows).
+    wall_ms: f64,
     window: u32,
     /// Phases of the median run: digits, sort, accumulate, reduce (ms).
     phases: [f32; 4],
@@ -91,12 +94,14 @@ fn bench<G: Group>(
     let timed = |o: Option<MsmOptions>, label: String, first: &G::Proj, rows: &mut Vec<Row>| {
         let mut stats = Vec::new();
         for _ in 0..runs {
+            let t = std::time::Instant::now();
             let (r, st) = run(o);
+            let wall = t.elapsed().as_secs_f64() * 1e3;
             assert!(same_point::<G>(&r, first), "{label}: result changed between runs");
-            stats.push(st);
+            stats.push((st, wall));
         }
-        stats.sort_by(|a, b| a.device_ms.partial_cmp(&b.device_ms).unwrap());
-        let st = stats[stats.len() / 2];
+        stats.sort_by(|a, b| a.0.device_ms.partial_cmp(&b.0.device_ms).unwrap());
+        let (st, wall_ms) = stats[stats.len() / 2];
         let p = phases(&st);
         eprintln!(
             "{label}: median {:.2} ms (c = {}, {} chunk(s), acc blocks {}; digits {:.1} sort {:.1} accumulate {:.1} reduce {:.1})",
@@ -105,7 +110,8 @@ fn bench<G: Group>(
         rows.push(Row {
             what: label,
             median_ms: st.device_ms as f64,
-            min_ms: stats[0].device_ms as f64,
+            min_ms: stats[0].0.device_ms as f64,
+            wall_ms,
             window: st.window_bits,
             phases: p,
         });
@@ -162,13 +168,13 @@ fn main() {
     }
     bench::<G2>(dev, g2, 24, true, runs, sweep, &mut rows);
     println!();
-    println!("| what | median ms | min ms | window bits | digits / sort / accumulate / reduce ms | runs |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| what | median ms | min ms | wall ms | window bits | digits / sort / accumulate / reduce ms | runs |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     for r in rows {
         let p = r.phases;
         println!(
-            "| {} | {:.2} | {:.2} | {} | {:.1} / {:.1} / {:.1} / {:.1} | {runs} |",
-            r.what, r.median_ms, r.min_ms, r.window, p[0], p[1], p[2], p[3]
+            "| {} | {:.2} | {:.2} | {:.2} | {} | {:.1} / {:.1} / {:.1} / {:.1} | {runs} |",
+            r.what, r.median_ms, r.min_ms, r.wall_ms, r.window, p[0], p[1], p[2], p[3]
         );
     }
 }

@@ -10,12 +10,13 @@ static int32_t msm_entry(int32_t ordinal, const void *points, const void *const 
                          uint32_t flags, const cuzk_msm_options *opts, void *out, cuzk_msm_stats *stats,
                          cuzk_error *err) {
     CUZK_ENTRY_BEGIN
-    CUZK_REQUIRE((flags & ~(uint32_t)(CUZK_MSM_POINTS_ON_DEVICE | CUZK_MSM_SCALARS_ON_DEVICE)) == 0,
+    CUZK_REQUIRE((flags & ~(uint32_t)(CUZK_MSM_POINTS_ON_DEVICE | CUZK_MSM_SCALARS_ON_DEVICE |
+                                      CUZK_MSM_WINDOW_SUMS)) == 0,
                  "unknown MSM flags 0x%x", flags);
     CUZK_REQUIRE(scalars, "null argument");
     return pippenger<F>(ordinal, static_cast<const affine_t<F> *>(points), flags & CUZK_MSM_POINTS_ON_DEVICE,
                         reinterpret_cast<const fr_t *const *>(scalars), sets, flags & CUZK_MSM_SCALARS_ON_DEVICE, n,
-                        opts, static_cast<jacobian_t<F> *>(out), stats, err);
+                        opts, flags & CUZK_MSM_WINDOW_SUMS, static_cast<jacobian_t<F> *>(out), stats, err);
     CUZK_ENTRY_END
 }
 

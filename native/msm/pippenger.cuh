@@ -10,6 +10,7 @@
 //       radix sort by key   (CUB, the CUDA toolkit's own)
 //       accumulate_runs     equal slices of entries, then the partial slots
 //   bucket_slices, sum_groups, combine_windows  -> blst Jacobian point
+//   (or, with window_sums, each window's sum: the caller combines them)
 //
 // The first chunk stores each bucket's sum (every bucket has one writer),
 // later chunks add to it: an addition at the end of each run stalls the
@@ -128,6 +129,7 @@ struct msm_plan {
     // Bytes of each device buffer pippenger() allocates (keys, values and
     // the partial slots are double buffered; staging `stages` times;
     // staging_scalars is one set's, buckets and out cover every set).
+    // (out holds every window of every set, for window_sums.)
     size_t staging_points, staging_scalars, keys, part_keys, part_sums, sort_tmp, buckets, slices, windows, out;
 
     // Their sum, each rounded up to the 2 MiB granularity in which the
@@ -203,15 +205,16 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     p.buckets = (uint64_t)sets * p.win.nwin * p.win.buckets * sizeof(xyzz);
     p.slices = (uint64_t)p.win.nwin * p.nslices * sizeof(xyzz);
     p.windows = p.win.nwin * sizeof(xyzz);
-    p.out = sets * sizeof(jacobian_t<F>);
+    p.out = (uint64_t)sets * p.win.nwin * sizeof(jacobian_t<F>);
     return CUZK_OK;
 }
 
 // out[j] = sum_i scalars[j][i] points[i] for each of the `sets` scalar
-// arrays (all on the device or all on the host).
+// arrays (all on the device or all on the host); with window_sums,
+// out[j nwin + w] = window w's sum W_w, where out[j] = sum_w 2^(c w) W_w.
 template <class F>
 int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_device, const fr_t *const *scalars,
-                  uint32_t sets, bool scalars_on_device, uint64_t n, const cuzk_msm_options *opts,
+                  uint32_t sets, bool scalars_on_device, uint64_t n, const cuzk_msm_options *opts, bool window_sums,
                   jacobian_t<F> *out, cuzk_msm_stats *stats, cuzk_error *err) {
     using xyzz = xyzz_t<F>;
     CUZK_REQUIRE(out && (n == 0 || (points && scalars)), "null argument");
@@ -220,9 +223,13 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     msm_plan plan;
     CUZK_TRY(make_plan<F>(ordinal, n, sets, points_on_device, scalars_on_device, opts, plan, err));
     const window_plan &win = plan.win;
-    if (stats) *stats = cuzk_msm_stats{0.0f, win.c, 0};
+    if (stats) {
+        *stats = cuzk_msm_stats{0.0f, win.c, 0};
+        stats->windows = win.nwin;
+    }
+    const uint64_t outs = (uint64_t)sets * (window_sums ? win.nwin : 1);
     if (n == 0) {
-        memset(out, 0, sets * sizeof(*out));  // the identity (Z = 0)
+        memset(out, 0, outs * sizeof(*out));  // the identity (Z = 0)
         return ok(err);
     }
     const first_pass<F> pass1 = pick_first_pass<F>();
@@ -328,11 +335,15 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
         sum_groups<F><<<win.nwin, SUM_THREADS, SUM_THREADS * sizeof(xyzz), s>>>(slices.as<xyzz>(), nslices,
                                                                                windows.as<xyzz>());
         CUZK_LAUNCHED();
-        combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>() + set);
+        if (window_sums)
+            windows_to_jacobian<F><<<1, win.nwin, 0, s>>>(windows.as<xyzz>(), win.nwin,
+                                                          d_out.as<jacobian_t<F>>() + (uint64_t)set * win.nwin);
+        else
+            combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>() + set);
         CUZK_LAUNCHED();
     }
     CUZK_CUDA(cudaEventRecord(st.stop, s));
-    CUZK_CUDA(cudaMemcpyAsync(out, d_out.as<void>(), sets * sizeof(*out), cudaMemcpyDeviceToHost, s));
+    CUZK_CUDA(cudaMemcpyAsync(out, d_out.as<void>(), outs * sizeof(*out), cudaMemcpyDeviceToHost, s));
     CUZK_CUDA(cudaStreamSynchronize(s));
     CUZK_TRY(add_elapsed(phase_ms[3], st.phase[0], st.stop, err));
     if (stats) {

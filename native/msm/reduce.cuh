@@ -50,6 +50,14 @@ __global__ void sum_groups(const xyzz_t<F> *in, uint32_t per, xyzz_t<F> *out) {
     if (threadIdx.x == 0) out[blockIdx.x] = sh[0];
 }
 
+// The window sums themselves as blst's Jacobian, one thread each (the
+// caller combines them: CUZK_MSM_WINDOW_SUMS).
+template <class F>
+__global__ void windows_to_jacobian(const xyzz_t<F> *windows, uint32_t nwin, jacobian_t<F> *out) {
+    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w < nwin) out[w] = windows[w].to_jacobian();
+}
+
 // One thread: result = sum_w 2^(c w) windows[w], as blst's Jacobian.
 template <class F>
 __global__ void combine_windows(const xyzz_t<F> *windows, uint32_t nwin, uint32_t c, jacobian_t<F> *out) {
