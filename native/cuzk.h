@@ -189,6 +189,14 @@ typedef struct cuzk_msm_options {
     uint64_t max_chunk_points; /* 0 = automatic; else points per chunk */
     uint64_t max_sort_entries; /* 0 = 2^29; else at most this many digits are
                                   sorted at once (windows go in groups) */
+    void *workspace;           /* NULL = the call allocates and frees its own
+                                  device memory; else device memory on this
+                                  device that the call uses instead, of
+                                  workspace_bytes, at least what
+                                  cuzk_msm_*_workspace reports for the call
+                                  (an error otherwise). Not shared by calls
+                                  running at the same time. */
+    uint64_t workspace_bytes;
 } cuzk_msm_options;
 
 typedef struct cuzk_msm_stats {

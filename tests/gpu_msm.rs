@@ -2,7 +2,8 @@
 //! (cuzk_core::arith::msm, blst underneath): fresh random inputs at many
 //! sizes, edge scalars (0, 1, 2, r - 1), repeated points, P and -P, the
 //! point at infinity, forced window sizes and chunking (the result must not
-//! depend on them), device-resident inputs. G1 and G2. Skipped, visibly,
+//! depend on them), device-resident inputs and the plans made from their
+//! scalars (0/1 counts). G1 and G2. Skipped, visibly,
 //! without a GPU.
 
 use cuzk_core::arith::{msm::msm, MsmAffine};
@@ -331,4 +332,145 @@ fn gpu_msm_c_api_combines_windows_on_the_device() {
     check_rc(rc, &err, "G2");
     assert!(r2 == msm(&p2, &s), "G2: the device's own window combination differs from the CPU");
     println!("MSM through the C API, windows combined on the device: GPU equals CPU (G1, G2)");
+}
+
+/// Device scalars in one chunk are profiled first (how many are 0, 1 or
+/// anything else) and the plan follows them: mostly-0/1 scalars get smaller
+/// windows and fuller sort groups. Every profile, alone and in a batch,
+/// with the sort space tight and with a forced window size, gives the CPU's
+/// result.
+fn plans_follow_the_scalars<A: Case>(dev: i32, n: usize) {
+    let mut rng = rng();
+    let p = points::<A>(&mut rng, n);
+    let minus_one = -Fr::ONE;
+    let specials = [Fr::ZERO, Fr::ONE, Fr::from(2u64), minus_one];
+    let sets: Vec<(&str, Vec<Fr>)> = vec![
+        ("random", scalars(&mut rng, n)),
+        (
+            "90 % 0/1",
+            (0..n)
+                .map(|_| match rng.gen_range(0..20) {
+                    0 | 1 => Fr::random(&mut rng),
+                    k if k % 2 == 0 => Fr::ZERO,
+                    _ => Fr::ONE,
+                })
+                .collect(),
+        ),
+        ("all 0", vec![Fr::ZERO; n]),
+        ("all 1", vec![Fr::ONE; n]),
+        ("0, 1, 2, r - 1", (0..n).map(|_| specials[rng.gen_range(0..specials.len())]).collect()),
+    ];
+    let stream = Stream::new(dev).unwrap();
+    let mut dp = DeviceBuffer::<<A::G as Group>::Affine>::new(dev, n).unwrap();
+    dp.copy_from_host(&stream, 0, cast(&p)).unwrap();
+    let bufs: Vec<DeviceBuffer<FrRepr>> = sets
+        .iter()
+        .map(|(_, s)| {
+            let mut b = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+            b.copy_from_host(&stream, 0, cast(s)).unwrap();
+            b
+        })
+        .collect();
+    stream.synchronize().unwrap();
+    let points = Input::Device { buf: &dp, offset: 0, len: n };
+    let want: Vec<A::Proj> = sets.iter().map(|(_, s)| msm(&p, s)).collect();
+    // Sort space for two windows of arbitrary scalars: a profiled plan fits
+    // more windows of mostly-0/1 ones into each sort.
+    let tight = MsmOptions { max_sort_entries: 2 * n as u64, ..Default::default() };
+    let forced = MsmOptions { window_bits: 9, ..Default::default() };
+    let mut bits = Vec::new();
+    for (j, (name, _)) in sets.iter().enumerate() {
+        let scalars = Input::Device { buf: &bufs[j], offset: 0, len: n };
+        for o in [None, Some(tight), Some(forced)] {
+            let (r, st) = gpu::msm::<A::G>(dev, points, scalars, o).unwrap();
+            assert!(from_raw::<A::Proj, _>(r) == want[j], "{name} scalars, {o:?}: differs from the CPU");
+            if o.is_none() {
+                bits.push(st.window_bits);
+            }
+        }
+    }
+    println!("MSM {} n = {n}: window bits by profile {:?}", std::any::type_name::<A>(), sets.iter().map(|s| s.0).zip(&bits).collect::<Vec<_>>());
+    assert!(bits[1] < bits[0], "mostly-0/1 scalars should plan smaller windows than random ones: {bits:?}");
+    // A batch plans for the largest count of each kind over its sets.
+    let all: Vec<Input<'_, FrRepr>> = bufs.iter().map(|b| Input::Device { buf: b, offset: 0, len: n }).collect();
+    for o in [None, Some(tight)] {
+        let (got, _) = gpu::msm_batch::<A::G>(dev, points, &all[1..], o).unwrap();
+        for (j, r) in got.into_iter().enumerate() {
+            assert!(from_raw::<A::Proj, _>(r) == want[j + 1], "batch, set {}, {o:?}: differs from the CPU", j + 1);
+        }
+    }
+    println!("MSM {} n = {n}: plans from device scalar profiles equal the CPU", std::any::type_name::<A>());
+}
+
+#[test]
+fn gpu_msm_plans_follow_the_scalars() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_plans_follow_the_scalars") else { return };
+    plans_follow_the_scalars::<G1Affine>(dev, 40_009);
+    plans_follow_the_scalars::<G2Affine>(dev, 20_011);
+}
+
+/// A workspace (msm_in) serves a series of MSMs of different sizes, groups,
+/// scalar kinds and places, growing to the largest and never shrinking;
+/// the results equal the CPU's. Through the C API, a workspace smaller than
+/// the call needs is an error that says so.
+#[test]
+fn gpu_msm_workspace_is_reused() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_workspace_is_reused") else { return };
+    let mut rng = rng();
+    let mut ws = gpu::MsmWorkspace::new(dev);
+    assert_eq!(ws.bytes(), 0);
+    let n = 20_011;
+    let p = points::<G1Affine>(&mut rng, n);
+    let s: Vec<Fr> = (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 2) as u64) } else { Fr::random(&mut rng) }).collect();
+    let stream = Stream::new(dev).unwrap();
+    let mut ds = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
+    ds.copy_from_host(&stream, 0, cast(&s)).unwrap();
+    let mut grown = Vec::new();
+    for (len, on_dev, o) in [
+        (3001, false, None),
+        (n, true, None),
+        (n, false, Some(MsmOptions { max_chunk_points: 4099, ..Default::default() })),
+        (777, true, Some(MsmOptions { window_bits: 7, ..Default::default() })),
+        (0, false, None),
+    ] {
+        let scalars = if on_dev { Input::Device { buf: &ds, offset: 0, len } } else { Input::Host(cast::<Fr, FrRepr>(&s[..len])) };
+        let (r, _) = gpu::msm_in::<G1>(&mut ws, Input::Host(cast(&p[..len])), scalars, o).unwrap();
+        assert!(from_raw::<G1Projective, _>(r) == msm(&p[..len], &s[..len]), "n = {len}, device scalars {on_dev}, {o:?}");
+        grown.push(ws.bytes());
+    }
+    assert!(grown.windows(2).all(|w| w[0] <= w[1]), "the workspace shrank: {grown:?}");
+    assert!(grown[0] > 0);
+    let p2 = points::<G2Affine>(&mut rng, 3001);
+    let (r, _) = gpu::msm_in::<G2>(&mut ws, Input::Host(cast(&p2)), Input::Host(cast::<Fr, FrRepr>(&s[..3001])), None).unwrap();
+    assert!(from_raw::<G2Projective, _>(r) == msm(&p2, &s[..3001]), "G2 in the same workspace");
+    println!("MSM workspace: G1 and G2 calls of several sizes in one workspace equal the CPU; bytes held {grown:?}");
+
+    use cuzk_sys::ffi;
+    use std::ffi::c_void;
+    let mut small = DeviceBuffer::<u8>::new(dev, 4096).unwrap();
+    let opts = ffi::cuzk_msm_options {
+        window_bits: 0,
+        max_chunk_points: 0,
+        max_sort_entries: 0,
+        workspace: small.as_mut_ptr(),
+        workspace_bytes: 4096,
+    };
+    let mut out = G1Projective::identity();
+    let mut err = unsafe { std::mem::zeroed::<ffi::cuzk_error>() };
+    let rc = unsafe {
+        ffi::cuzk_msm_g1(
+            dev,
+            p.as_ptr() as *const c_void,
+            s.as_ptr() as *const c_void,
+            n as u64,
+            0,
+            &opts,
+            &mut out as *mut G1Projective as *mut c_void,
+            std::ptr::null_mut(),
+            &mut err,
+        )
+    };
+    let msg = unsafe { std::ffi::CStr::from_ptr(err.message.as_ptr()) }.to_string_lossy().into_owned();
+    assert!(rc != 0 && msg.contains("workspace"), "a 4 KiB workspace was accepted (rc {rc}, {msg})");
+    println!("MSM workspace too small: {msg}");
 }

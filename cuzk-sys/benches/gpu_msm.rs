@@ -7,7 +7,8 @@
 //! warm-up. Also checks at 2^24 that other window sizes and chunkings give
 //! the same point. Prints a table last, with each MSM's phases. Args:
 //! `--quick` for fewer runs, `--sweep` to try the accumulation kernel's
-//! register bounds at G1 2^26 and G2 2^24.
+//! register bounds at G1 2^26 and G2 2^24, `--windows` to time the 0/1-heavy
+//! MSMs at window sizes 14-20 as well (the window planner's calibration).
 
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
 use cuzk_sys::{DeviceBuffer, DeviceInfo, FrRepr};
@@ -70,6 +71,7 @@ fn bench<G: Group>(
     ones: bool,
     runs: usize,
     sweep: bool,
+    windows: bool,
     rows: &mut Vec<Row>,
 ) -> G::Proj {
     let n = 1usize << log_n;
@@ -132,6 +134,13 @@ fn bench<G: Group>(
         }
         std::env::remove_var(var);
     }
+    // Window sizes for the 0/1-heavy MSMs (--windows).
+    if windows && ones {
+        for c in 14..=20 {
+            let o = MsmOptions { window_bits: c, ..Default::default() };
+            timed(Some(o), format!("{label} c={c}"), &first, rows);
+        }
+    }
     if log_n == 24 {
         for o in [
             MsmOptions { window_bits: 13, ..Default::default() },
@@ -149,6 +158,7 @@ fn bench<G: Group>(
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let sweep = std::env::args().any(|a| a == "--sweep");
+    let windows = std::env::args().any(|a| a == "--windows");
     let Some(dev) = cuzk_sys::test_device("gpu_msm bench") else { return };
     let info = DeviceInfo::query(dev).unwrap();
     println!("device: {} ({} SMs, {} GiB)", info.name, info.sm_count, info.total_mem_bytes >> 30);
@@ -158,15 +168,15 @@ fn main() {
     let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
     let mut rows = Vec::new();
     for log_n in [20, 24, 26] {
-        bench::<G1>(dev, g1, log_n, false, runs, sweep, &mut rows);
+        bench::<G1>(dev, g1, log_n, false, runs, sweep, windows, &mut rows);
     }
     for log_n in [24, 26] {
-        bench::<G1>(dev, g1, log_n, true, runs, sweep, &mut rows);
+        bench::<G1>(dev, g1, log_n, true, runs, sweep, windows, &mut rows);
     }
     for log_n in [20, 24] {
-        bench::<G2>(dev, g2, log_n, false, runs, sweep, &mut rows);
+        bench::<G2>(dev, g2, log_n, false, runs, sweep, windows, &mut rows);
     }
-    bench::<G2>(dev, g2, 24, true, runs, sweep, &mut rows);
+    bench::<G2>(dev, g2, 24, true, runs, sweep, windows, &mut rows);
     println!();
     println!("| what | median ms | min ms | wall ms | window bits | digits / sort / accumulate / reduce ms | runs |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");

@@ -10,6 +10,8 @@
 // thread is left, whose runs are all complete.
 #pragma once
 
+#include <cstdlib>
+
 #include "../ec/point.cuh"
 
 namespace cuzk {
@@ -95,6 +97,33 @@ __global__ void __launch_bounds__(ACC_BLOCK, MIN_BLOCKS)
     else if (!slot0_written) out_sums[2 * t] = xyzz_t<F>::inf();
     out_keys[2 * t + 1] = cur;
     out_sums[2 * t + 1] = to_slot1 ? acc : xyzz_t<F>::inf();
+}
+
+// The first accumulation pass (over SRS points: nearly all of an MSM's
+// additions) with its register bound: MIN_BLOCKS blocks of ACC_BLOCK
+// threads per SM, point operations inlined when MIN_BLOCKS > 1. G1 runs
+// with 4, G2 with 2 (the best of 1-4 and 1-3 measured, docs/BENCHMARKS.md;
+// 5 and more cannot build: the out-of-line Fp multiplication needs 100
+// registers). CUZK_MSM_ACC_MIN_BLOCKS / CUZK_MSM_G2_ACC_MIN_BLOCKS = 1
+// pick the unbounded call-based build, for benchmarks.
+template <class F>
+struct first_pass {
+    void (*kernel)(const uint32_t *, point_entries<F>, uint64_t, uint64_t, uint64_t, xyzz_t<F> *, bool,
+                   uint32_t *, xyzz_t<F> *);
+    uint32_t min_blocks;
+};
+
+template <class F, int B>
+constexpr first_pass<F> first_pass_of() {
+    return {accumulate_runs<F, point_entries<F>, B>, B};
+}
+
+template <class F>
+inline first_pass<F> pick_first_pass() {
+    constexpr bool g1 = sizeof(F) == 48;
+    const char *v = getenv(g1 ? "CUZK_MSM_ACC_MIN_BLOCKS" : "CUZK_MSM_G2_ACC_MIN_BLOCKS");
+    if (v && atoi(v) == 1) return first_pass_of<F, 1>();
+    return first_pass_of<F, g1 ? 4 : 2>();
 }
 
 }  // namespace cuzk

@@ -39,7 +39,9 @@ class chunk_stager {
 
     // stages: 1 for a single chunk, 2 when chunked; the bytes of one
     // stage's points and of one set's scalars (0 for an input on the device).
-    int32_t init(int32_t ordinal, uint32_t stages, size_t points_bytes, size_t scalars_bytes, cuzk_error *err) {
+    // Buffers from `arena` when given (the caller's workspace).
+    int32_t init(int32_t ordinal, uint32_t stages, size_t points_bytes, size_t scalars_bytes, msm_arena *arena,
+                 cuzk_error *err) {
         CUZK_REQUIRE(stages == 2 || chunk_ >= n_, "chunked MSM input staged through %u buffer(s)", stages);
         ordinal_ = ordinal;
         nstages_ = (points_dev_ && scalars_dev_) ? 0 : stages;
@@ -47,8 +49,8 @@ class chunk_stager {
         CUZK_CUDA(cudaStreamCreateWithFlags(&up_, cudaStreamNonBlocking));
         for (uint32_t i = 0; i < nstages_; i++) {
             stage &st = stages_[i];
-            if (!points_dev_) CUZK_TRY(st.points.alloc(points_bytes, err));
-            if (!scalars_dev_) CUZK_TRY(st.scalars.alloc(sets_ * scalars_bytes, err));
+            if (!points_dev_) CUZK_TRY(st.points.alloc(points_bytes, err, arena));
+            if (!scalars_dev_) CUZK_TRY(st.scalars.alloc(sets_ * scalars_bytes, err, arena));
             CUZK_CUDA(cudaEventCreateWithFlags(&st.uploaded, cudaEventDisableTiming));
             CUZK_CUDA(cudaEventCreateWithFlags(&st.consumed, cudaEventDisableTiming));
         }

@@ -53,9 +53,10 @@ struct digit_walk {
 // coalesced; lane-by-lane runs wrote 32 scattered words per instruction.
 // The order of the entries does not matter, since they are sorted by key
 // next and bucket sums do not depend on the order of their terms. *count
-// must be 0 first.
+// must be 0 first. Entries past `cap` (the plan's bound, never reached) are
+// counted but not written; the caller checks the count.
 __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan plan, uint32_t w0, uint32_t w1,
-                                  uint32_t *keys, uint32_t *vals, unsigned long long *count) {
+                                  uint32_t *keys, uint32_t *vals, uint64_t cap, unsigned long long *count) {
     constexpr uint32_t ALL = 0xffffffffu;
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     // Every lane stays for the warp's ballots; past m a lane has the
@@ -88,8 +89,8 @@ __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan p
         const uint32_t d = dw.next(w, sign);
         if (w < w0) continue;
         const uint32_t nz = __ballot_sync(ALL, d != 0);
-        if (d != 0) {
-            const uint64_t pos = at + __popc(nz & below);
+        const uint64_t pos = at + __popc(nz & below);
+        if (d != 0 && pos < cap) {
             keys[pos] = (w - w0) * plan.buckets + d - 1;
             vals[pos] = (uint32_t)i | (sign << 31);
         }

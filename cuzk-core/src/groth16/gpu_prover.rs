@@ -39,7 +39,7 @@ use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
-use cuzk_sys::msm::{self, Input, MsmOptions, G1, G2};
+use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, NttContext, Stream};
 use log::debug;
 use std::time::{Duration, Instant};
@@ -278,19 +278,23 @@ impl GpuProver {
         let mut ready = first.is_some();
         let mut current = first;
         let mut spare: Option<StagedH> = None;
+        // One workspace for every MSM of the call (each would otherwise
+        // allocate and free its own: ~6 ms per large MSM). The engine's
+        // reservation covers one MSM workspace for the whole compute phase.
+        let mut ws = MsmWorkspace::new(self.device);
         let mut out = Vec::with_capacity(assignments.len());
         for (i, pa) in assignments.iter().enumerate() {
             let t = Instant::now();
             let mut times = GpuTimings::default();
             let results = if opts.h_on_cpu {
-                let h = self.h_msm_via_cpu(params, points, pa, opts, &mut times)?;
-                self.other_msms(params, points, pa, h, Witness::Host, opts, &mut times)?
+                let h = self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times)?;
+                self.other_msms(params, points, pa, h, Witness::Host, opts, &mut ws, &mut times)?
             } else {
                 let st = self.staged_h(&mut current, pa, ready)?;
                 self.h_compute(st)?;
                 times.h_term = t.elapsed();
                 let log_n = st.log_n;
-                let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts)?;
+                let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws)?;
                 times.h_msm = t.elapsed() - times.h_term;
                 let next = assignments.get(i + 1).filter(|_| opts.prestage_next);
                 if next.is_some() && spare.is_none() {
@@ -300,7 +304,7 @@ impl GpuProver {
                     let staging = next.zip(spare.as_mut()).map(|(npa, sp)| {
                         s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs))
                     });
-                    let results = self.other_msms(params, points, pa, h, witness, opts, &mut times);
+                    let results = self.other_msms(params, points, pa, h, witness, opts, &mut ws, &mut times);
                     (results, staging.map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
                 });
                 ready = match staged_next {
@@ -327,12 +331,13 @@ impl GpuProver {
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         opts: GpuOptions,
+        ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<G1Projective, GpuProveError> {
         let t = Instant::now();
         let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
         times.h_term = t.elapsed();
-        let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), opts)?;
+        let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), opts)?;
         times.h_msm = t.elapsed() - times.h_term;
         Ok(h)
     }
@@ -356,6 +361,7 @@ impl GpuProver {
         pa: &ProvingAssignment,
         bufs: &'b mut HTermBuffers,
         opts: GpuOptions,
+        ws: &mut MsmWorkspace,
     ) -> Result<(G1Projective, Witness<'b>), GpuProveError> {
         let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
         let aux = scalars_repr(&pa.aux_assignment);
@@ -366,7 +372,7 @@ impl GpuProver {
                 s.spawn(|| -> Result<(), cuzk_sys::Error> { aux_buf.copy_from_host(&Stream::new(device)?, 0, aux) })
             });
             let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
-            let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
+            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
             (h, upload.map(|u| u.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
         });
         let h = h?;
@@ -379,8 +385,14 @@ impl GpuProver {
         })
     }
 
-    fn g1_msm(&self, points: Input<'_, msm::G1AffineRepr>, scalars: Input<'_, FrRepr>, opts: GpuOptions) -> Result<G1Projective, GpuProveError> {
-        Ok(g1(msm::msm::<G1>(self.device, points, scalars, opts.msm)?.0))
+    fn g1_msm(
+        &self,
+        ws: &mut MsmWorkspace,
+        points: Input<'_, msm::G1AffineRepr>,
+        scalars: Input<'_, FrRepr>,
+        opts: GpuOptions,
+    ) -> Result<G1Projective, GpuProveError> {
+        Ok(g1(msm::msm_in::<G1>(ws, points, scalars, opts.msm)?.0))
     }
 
     /// The scalars of the aux variables in `density`, for a query's MSM:
@@ -415,6 +427,7 @@ impl GpuProver {
         h: G1Projective,
         mut witness: Witness<'_>,
         opts: GpuOptions,
+        ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<MsmResults, GpuProveError> {
         let inputs = &pa.input_assignment;
@@ -427,23 +440,23 @@ impl GpuProver {
             Witness::Host => host(aux),
             Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
         };
-        let l = self.g1_msm(points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
+        let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
         times.l_msm = lap();
         // The inputs are a handful of scalars: compacted on the host.
         let b_inputs = compact(inputs, &pa.b_input_density);
         let mut compacted = Vec::new();
         let a_aux = self.query_scalars(aux, &pa.a_aux_density, &mut witness, &mut compacted)?;
         times.compact = lap();
-        let a = self.g1_msm(points.g1(Points::A, 0..n_in), host(inputs), opts)?
-            + self.g1_msm(points.g1(Points::A, n_in..params.a.len()), a_aux, opts)?;
+        let a = self.g1_msm(ws, points.g1(Points::A, 0..n_in), host(inputs), opts)?
+            + self.g1_msm(ws, points.g1(Points::A, n_in..params.a.len()), a_aux, opts)?;
         times.a_msm = lap();
         let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
         times.compact += lap();
-        let b_g1 = self.g1_msm(points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
-            + self.g1_msm(points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
+        let b_g1 = self.g1_msm(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
+            + self.g1_msm(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
         times.b_g1_msm = lap();
-        let g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
-            Ok(g2(msm::msm::<G2>(self.device, p, s, opts.msm_g2.or(opts.msm))?.0))
+        let mut g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
+            Ok(g2(msm::msm_in::<G2>(ws, p, s, opts.msm_g2.or(opts.msm))?.0))
         };
         let b_g2 = g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
         times.b_g2_msm = lap();

@@ -21,7 +21,7 @@ use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::MsmResults;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, Scalar as Fr};
-use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
+use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::FrRepr;
 use std::time::{Duration, Instant};
 
@@ -188,9 +188,11 @@ impl GpuProver {
     ) -> Result<Vec<G1Projective>, GpuProveError> {
         let mut staged = first;
         let mut hs = Vec::with_capacity(assignments.len());
+        // The H MSMs' workspace, freed (with the H buffers) on return.
+        let mut ws = MsmWorkspace::new(self.device);
         for (i, pa) in assignments.iter().enumerate() {
             let h = if opts.h_on_cpu {
-                self.h_msm_via_cpu(params, points, pa, opts, &mut times[i])?
+                self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times[i])?
             } else {
                 let t = Instant::now();
                 // Only circuit 0 may come staged.
@@ -198,7 +200,7 @@ impl GpuProver {
                 self.h_compute(st)?;
                 times[i].h_term = t.elapsed();
                 let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
-                let h = self.g1_msm(points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?;
+                let h = self.g1_msm(&mut ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?;
                 times[i].h_msm = t.elapsed() - times[i].h_term;
                 h
             };
