@@ -250,8 +250,9 @@ int32_t cuzk_msm_g2_batch_workspace(int32_t ordinal, uint64_t n, uint32_t sets, 
  * Density layout); bits at n and above are ignored. src, dst: device arrays
  * of Fr (32 bytes each) on the stream's device, not overlapping; dst holds
  * dst_capacity elements. *count receives the number of set bits (an error
- * if it exceeds dst_capacity). Enqueued on `stream`; `bits` may be reused
- * when the call returns. */
+ * if it exceeds dst_capacity, before dst is written). The bits are counted
+ * on the device: the call waits for `stream` once, then enqueues the
+ * compaction on it; `bits` may be reused when the call returns. */
 int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint64_t n, const uint64_t *bits, void *d_dst,
                         uint64_t dst_capacity, uint64_t *count, cuzk_error *err);
 

@@ -1,6 +1,7 @@
 // Test-only entry point: runs one field operation element-wise on the device
-#include <type_traits>
 // so Rust tests can compare millions of results against blst on the host.
+#include <type_traits>
+
 #include "../error.cuh"
 #include "fp2.cuh"
 #include "fr.cuh"
@@ -36,34 +37,44 @@ __global__ void fr_inverse_kernel(const fr_t *a, fr_t *out, uint64_t n) {
         out[i] = a[i].inverse();
 }
 
-template <class F>
-int32_t run(int32_t ordinal, cuzk_test_op op, const void *a, const void *b, void *out, uint64_t n, cuzk_error *err) {
+// Uploads K host arrays of n elements, runs `launch(in, out)` over them
+// (in[k]: device copies, out: n elements), and downloads out; the device
+// memory is freed on every path.
+template <class F, int K, class Launch>
+int32_t on_device(int32_t ordinal, const void *const (&in)[K], void *out, uint64_t n, Launch launch, cuzk_error *err) {
     const size_t bytes = n * sizeof(F);
     CUZK_CUDA(cudaSetDevice(ordinal));
     F *d = nullptr;
-    CUZK_CUDA(cudaMalloc(&d, 3 * bytes));
+    CUZK_CUDA(cudaMalloc(&d, (K + 1) * bytes));
     int32_t rc = [&]() -> int32_t {
-        CUZK_CUDA(cudaMemcpy(d, a, bytes, cudaMemcpyHostToDevice));
-        CUZK_CUDA(cudaMemcpy(d + n, b, bytes, cudaMemcpyHostToDevice));
-        if constexpr (std::is_same<F, fr_t>::value) {
-            if (op == CUZK_TEST_INV) {
-                fr_inverse_kernel<<<1024, 128>>>(d, d + 2 * n, n);
-                CUZK_LAUNCHED();
-            } else {
-                field_op_kernel<F><<<1024, 256>>>(op, d, d + n, d + 2 * n, n);
-                CUZK_LAUNCHED();
-            }
-        } else {
-            field_op_kernel<F><<<1024, 256>>>(op, d, d + n, d + 2 * n, n);
-            CUZK_LAUNCHED();
+        const F *dev_in[K];
+        for (int k = 0; k < K; k++) {
+            CUZK_CUDA(cudaMemcpy(d + k * n, in[k], bytes, cudaMemcpyHostToDevice));
+            dev_in[k] = d + k * n;
         }
-        CUZK_CUDA(cudaMemcpy(out, d + 2 * n, bytes, cudaMemcpyDeviceToHost));
+        launch(dev_in, d + K * n);
+        CUZK_LAUNCHED();
+        CUZK_CUDA(cudaMemcpy(out, d + K * n, bytes, cudaMemcpyDeviceToHost));
         return CUZK_OK;
     }();
     cudaError_t e = cudaFree(d);
     if (rc != CUZK_OK) return rc;
     CUZK_CUDA(e);
     return ok(err);
+}
+
+template <class F>
+int32_t run(int32_t ordinal, cuzk_test_op op, const void *a, const void *b, void *out, uint64_t n, cuzk_error *err) {
+    const void *const in[2] = {a, b};
+    return on_device<F>(ordinal, in, out, n, [&](const F *const *x, F *r) {
+        if constexpr (std::is_same<F, fr_t>::value) {
+            if (op == CUZK_TEST_INV) {
+                fr_inverse_kernel<<<1024, 128>>>(x[0], r, n);
+                return;
+            }
+        }
+        field_op_kernel<F><<<1024, 256>>>(op, x[0], x[1], r, n);
+    }, err);
 }
 
 }  // namespace
@@ -102,21 +113,9 @@ extern "C" int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const vo
     CUZK_ENTRY_BEGIN
     CUZK_REQUIRE(a && b && c && d && out, "null buffer");
     if (n == 0) return ok(err);
-    const void *in[4] = {a, b, c, d};
-    const size_t bytes = n * sizeof(fp_t);
-    CUZK_CUDA(cudaSetDevice(ordinal));
-    fp_t *dev = nullptr;
-    CUZK_CUDA(cudaMalloc(&dev, 5 * bytes));
-    int32_t rc = [&]() -> int32_t {
-        for (int k = 0; k < 4; k++) CUZK_CUDA(cudaMemcpy(dev + k * n, in[k], bytes, cudaMemcpyHostToDevice));
-        fp_mul_sub_kernel<<<1024, 256>>>(dev, dev + n, dev + 2 * n, dev + 3 * n, dev + 4 * n, n);
-        CUZK_LAUNCHED();
-        CUZK_CUDA(cudaMemcpy(out, dev + 4 * n, bytes, cudaMemcpyDeviceToHost));
-        return CUZK_OK;
-    }();
-    cudaError_t e = cudaFree(dev);
-    if (rc != CUZK_OK) return rc;
-    CUZK_CUDA(e);
-    return ok(err);
+    const void *const in[4] = {a, b, c, d};
+    return on_device<fp_t>(ordinal, in, out, n, [&](const fp_t *const *x, fp_t *r) {
+        fp_mul_sub_kernel<<<1024, 256>>>(x[0], x[1], x[2], x[3], r, n);
+    }, err);
     CUZK_ENTRY_END
 }

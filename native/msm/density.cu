@@ -47,10 +47,13 @@ uint32_t grid_for(uint64_t n) {
     return (uint32_t)(blocks < (1u << 20) ? blocks : (1u << 20));
 }
 
-// Enqueues the compaction with device scratch `tmp`: the scan's space
-// (scan_bytes, a multiple of 256), then the bitmap, counts and ranks.
-int32_t enqueue_compact(cudaStream_t s, const void *src, uint64_t n, const uint64_t *bits, void *dst, char *tmp,
-                        size_t scan_bytes, cuzk_error *err) {
+// The compaction with device scratch `tmp`: the scan's space (scan_bytes, a
+// multiple of 256), then the bitmap, counts and ranks. The set bits are
+// counted on the device (the last rank plus the last count: the host's
+// popcount is a libgcc call per word without -mpopcnt, ~10 ms at 2^27), and
+// a short destination is an error before anything is written.
+int32_t compact(cudaStream_t s, const void *src, uint64_t n, const uint64_t *bits, void *dst, uint64_t capacity,
+                char *tmp, size_t scan_bytes, uint64_t *count, cuzk_error *err) {
     const uint64_t words = (n + 63) / 64;
     void *scan_tmp = tmp;  // first: the allocation's own (256-byte) alignment
     uint64_t *d_bits = (uint64_t *)(tmp + scan_bytes);
@@ -59,8 +62,16 @@ int32_t enqueue_compact(cudaStream_t s, const void *src, uint64_t n, const uint6
     word_counts<<<grid_for(words), 256, 0, s>>>(d_bits, words, n, counts);
     CUZK_LAUNCHED();
     CUZK_CUDA(cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, counts, ranks, (int64_t)words, s));
+    uint32_t last[2];  // rank and count of the last word (n < 2^32: no overflow)
+    CUZK_CUDA(cudaMemcpyAsync(&last[0], ranks + words - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+    CUZK_CUDA(cudaMemcpyAsync(&last[1], counts + words - 1, sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+    CUZK_CUDA(cudaStreamSynchronize(s));
+    const uint64_t total = (uint64_t)last[0] + last[1];
+    CUZK_REQUIRE(total <= capacity, "density compaction: %llu set bits but room for %llu", (unsigned long long)total,
+                 (unsigned long long)capacity);
     compact_kernel<<<grid_for(n), 256, 0, s>>>((const fr_bytes *)src, n, d_bits, ranks, (fr_bytes *)dst);
     CUZK_LAUNCHED();
+    *count = total;
     return CUZK_OK;
 }
 
@@ -74,14 +85,7 @@ extern "C" int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint6
     CUZK_REQUIRE(n < (1ull << 32), "density compaction of %llu elements (at most 2^32 - 1)", (unsigned long long)n);
     *count = 0;
     if (n == 0) return cuzk::ok(err);
-    // The count on the host first (n / 64 popcounts), so a short
-    // destination is an error before anything is written.
     const uint64_t words = (n + 63) / 64;
-    uint64_t total = 0;
-    for (uint64_t w = 0; w < words; w++) total += __builtin_popcountll(word_below(bits, w, n));
-    CUZK_REQUIRE(total <= dst_capacity, "density compaction: %llu set bits but room for %llu",
-                 (unsigned long long)total, (unsigned long long)dst_capacity);
-
     CUZK_CUDA(cudaSetDevice(stream->device));
     cudaStream_t s = stream->stream;
     size_t scan_bytes = 0;
@@ -90,7 +94,8 @@ extern "C" int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint6
     scan_bytes = (scan_bytes + 255) & ~(size_t)255;
     char *tmp = nullptr;
     CUZK_CUDA(cudaMallocAsync((void **)&tmp, words * (sizeof(uint64_t) + 2 * sizeof(uint32_t)) + scan_bytes, s));
-    const int32_t rc = enqueue_compact(s, d_src, n, bits, d_dst, tmp, scan_bytes, err);
+    uint64_t total = 0;
+    const int32_t rc = compact(s, d_src, n, bits, d_dst, dst_capacity, tmp, scan_bytes, &total, err);
     // Stream-ordered: freed once the kernels are done.
     const cudaError_t fe = cudaFreeAsync(tmp, s);
     if (rc != CUZK_OK) return rc;
