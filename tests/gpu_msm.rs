@@ -389,7 +389,8 @@ fn plans_follow_the_scalars<A: Case>(dev: i32, n: usize) {
             }
         }
     }
-    println!("MSM {} n = {n}: window bits by profile {:?}", std::any::type_name::<A>(), sets.iter().map(|s| s.0).zip(&bits).collect::<Vec<_>>());
+    let by_profile: Vec<_> = sets.iter().map(|s| s.0).zip(&bits).collect();
+    println!("MSM {} n = {n}: window bits by profile {by_profile:?}", std::any::type_name::<A>());
     assert!(bits[1] < bits[0], "mostly-0/1 scalars should plan smaller windows than random ones: {bits:?}");
     // A batch plans for the largest count of each kind over its sets.
     let all: Vec<Input<'_, FrRepr>> = bufs.iter().map(|b| Input::Device { buf: b, offset: 0, len: n }).collect();
@@ -433,15 +434,18 @@ fn gpu_msm_workspace_is_reused() {
         (777, true, Some(MsmOptions { window_bits: 7, ..Default::default() })),
         (0, false, None),
     ] {
-        let scalars = if on_dev { Input::Device { buf: &ds, offset: 0, len } } else { Input::Host(cast::<Fr, FrRepr>(&s[..len])) };
+        let scalars =
+            if on_dev { Input::Device { buf: &ds, offset: 0, len } } else { Input::Host(cast::<Fr, FrRepr>(&s[..len])) };
         let (r, _) = gpu::msm_in::<G1>(&mut ws, Input::Host(cast(&p[..len])), scalars, o).unwrap();
-        assert!(from_raw::<G1Projective, _>(r) == msm(&p[..len], &s[..len]), "n = {len}, device scalars {on_dev}, {o:?}");
+        let want = msm(&p[..len], &s[..len]);
+        assert!(from_raw::<G1Projective, _>(r) == want, "n = {len}, device scalars {on_dev}, {o:?}");
         grown.push(ws.bytes());
     }
     assert!(grown.windows(2).all(|w| w[0] <= w[1]), "the workspace shrank: {grown:?}");
     assert!(grown[0] > 0);
     let p2 = points::<G2Affine>(&mut rng, 3001);
-    let (r, _) = gpu::msm_in::<G2>(&mut ws, Input::Host(cast(&p2)), Input::Host(cast::<Fr, FrRepr>(&s[..3001])), None).unwrap();
+    let s2 = Input::Host(cast::<Fr, FrRepr>(&s[..3001]));
+    let (r, _) = gpu::msm_in::<G2>(&mut ws, Input::Host(cast(&p2)), s2, None).unwrap();
     assert!(from_raw::<G2Projective, _>(r) == msm(&p2, &s[..3001]), "G2 in the same workspace");
     println!("MSM workspace: G1 and G2 calls of several sizes in one workspace equal the CPU; bytes held {grown:?}");
 

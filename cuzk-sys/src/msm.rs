@@ -341,7 +341,9 @@ fn msm_batch_with<G: Group>(
     let flags = raw_flags(p_dev, s_dev.unwrap_or(false)) | ffi::cuzk_msm_flags::CUZK_MSM_WINDOW_SUMS as u32;
     let mut raw_opts = opts.map(raw_options);
     if let Some(ws) = workspace {
-        let need = workspace_bytes_batch::<G>(device, points.len() as u64, sets, p_dev, s_dev.unwrap_or(false), opts.unwrap_or_default())?;
+        let s_on_dev = s_dev.unwrap_or(false);
+        let n = points.len() as u64;
+        let need = workspace_bytes_batch::<G>(device, n, sets, p_dev, s_on_dev, opts.unwrap_or_default())?;
         ws.reserve(need)?;
         if let Some(buf) = ws.buf.as_mut() {
             let o = raw_opts.get_or_insert_with(|| raw_options(MsmOptions::default()));

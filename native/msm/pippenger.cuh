@@ -117,8 +117,9 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
         CUZK_TRY(make_plan<F>(ordinal, n, sets, points_on_device, scalars_on_device, opts, &prof, profiled, err));
         if (profiled.device_bytes() <= plan.device_bytes()) plan = profiled;
     }
-    CUZK_REQUIRE(!ar || n == 0 || opts->workspace_bytes >= plan.device_bytes(), "MSM workspace of %llu bytes: this MSM needs %llu",
-                 (unsigned long long)opts->workspace_bytes, (unsigned long long)plan.device_bytes());
+    CUZK_REQUIRE(!ar || n == 0 || opts->workspace_bytes >= plan.device_bytes(),
+                 "MSM workspace of %llu bytes: this MSM needs %llu", (unsigned long long)opts->workspace_bytes,
+                 (unsigned long long)plan.device_bytes());
     const window_plan &win = plan.win;
     if (stats) {
         *stats = cuzk_msm_stats{0.0f, win.c, 0};

@@ -127,8 +127,8 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     // Windows per sort group: as many as the sort space takes, each bounded
     // by the profile (at most chunk entries per window without one).
     p.group_wins = 1;
-    while (p.group_wins < p.win.nwin && std::min(p.chunk * (p.group_wins + 1), prof.entries(p.group_wins + 1)) <= max_sort)
-        p.group_wins++;
+    auto fits = [&](uint64_t g) { return std::min(p.chunk * g, prof.entries(g)) <= max_sort; };
+    while (p.group_wins < p.win.nwin && fits(p.group_wins + 1)) p.group_wins++;
     p.max_e = std::max<uint64_t>(1, std::min(p.chunk * p.group_wins, prof.entries(p.group_wins)));
     p.group_key_bits = 32 - __builtin_clz(p.group_wins * p.win.buckets);
 
