@@ -155,6 +155,17 @@ fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     println!("MSM {} n = {n}: every window size, grouping and chunking equals the CPU", std::any::type_name::<A>());
 }
 
+/// Each scalar set in its own device buffer.
+fn upload_sets<'a>(dev: i32, sets: impl Iterator<Item = &'a [Fr]>) -> Vec<DeviceBuffer<FrRepr>> {
+    let stream = Stream::new(dev).unwrap();
+    sets.map(|s| {
+        let mut b = DeviceBuffer::<FrRepr>::new(dev, s.len()).unwrap();
+        b.copy_from_host(&stream, 0, cast(s)).unwrap();
+        b
+    })
+    .collect()
+}
+
 /// A batch MSM (one set of points, several scalar sets) equals one CPU MSM
 /// per set: random, 0/1-heavy (Filecoin's witnesses), all-zero and edge
 /// sets together; unchunked, chunked (each chunk's points uploaded once for
@@ -192,16 +203,7 @@ fn batch_equals_each<A: Case>(dev: i32, n: usize) {
         }
     }
     // Device scalars, points chunked from the host.
-    let stream = Stream::new(dev).unwrap();
-    let bufs: Vec<DeviceBuffer<FrRepr>> = sets
-        .iter()
-        .map(|s| {
-            let mut b = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
-            b.copy_from_host(&stream, 0, cast(s)).unwrap();
-            b
-        })
-        .collect();
-    stream.synchronize().unwrap();
+    let bufs = upload_sets(dev, sets.iter().map(|s| &s[..]));
     let on_dev: Vec<Input<'_, FrRepr>> = bufs.iter().map(|b| Input::Device { buf: b, offset: 0, len: n }).collect();
     let (got, _) = gpu::msm_batch::<A::G>(dev, Input::Host(cast(&p)), &on_dev, Some(chunked)).unwrap();
     for (j, r) in got.into_iter().enumerate() {
@@ -360,18 +362,9 @@ fn plans_follow_the_scalars<A: Case>(dev: i32, n: usize) {
         ("all 1", vec![Fr::ONE; n]),
         ("0, 1, 2, r - 1", (0..n).map(|_| specials[rng.gen_range(0..specials.len())]).collect()),
     ];
-    let stream = Stream::new(dev).unwrap();
     let mut dp = DeviceBuffer::<<A::G as Group>::Affine>::new(dev, n).unwrap();
-    dp.copy_from_host(&stream, 0, cast(&p)).unwrap();
-    let bufs: Vec<DeviceBuffer<FrRepr>> = sets
-        .iter()
-        .map(|(_, s)| {
-            let mut b = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
-            b.copy_from_host(&stream, 0, cast(s)).unwrap();
-            b
-        })
-        .collect();
-    stream.synchronize().unwrap();
+    dp.copy_from_host(&Stream::new(dev).unwrap(), 0, cast(&p)).unwrap();
+    let bufs = upload_sets(dev, sets.iter().map(|(_, s)| &s[..]));
     let points = Input::Device { buf: &dp, offset: 0, len: n };
     let want: Vec<A::Proj> = sets.iter().map(|(_, s)| msm(&p, s)).collect();
     // Sort space for two windows of arbitrary scalars: a profiled plan fits
@@ -423,9 +416,7 @@ fn gpu_msm_workspace_is_reused() {
     let n = 20_011;
     let p = points::<G1Affine>(&mut rng, n);
     let s: Vec<Fr> = (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 2) as u64) } else { Fr::random(&mut rng) }).collect();
-    let stream = Stream::new(dev).unwrap();
-    let mut ds = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
-    ds.copy_from_host(&stream, 0, cast(&s)).unwrap();
+    let ds = upload_sets(dev, std::iter::once(&s[..])).remove(0);
     let mut grown = Vec::new();
     for (len, on_dev, o) in [
         (3001, false, None),

@@ -7,13 +7,12 @@
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "../error.cuh"
 #include "../ff/fr.cuh"
 
 namespace cuzk {
-
-constexpr uint32_t MAX_PROFILED_SETS = 64;  // counts read back per copy
 
 struct scalar_profile {
     uint64_t ones, others;  // the rest are 0
@@ -59,16 +58,13 @@ inline int32_t profile_scalars(const fr_t *const *scalars, uint32_t sets, uint64
         count_scalar_kinds<<<blocks, 256, 0, s>>>(scalars[j], n, counts + 2 * j);
         CUZK_LAUNCHED();
     }
-    unsigned long long host[2 * MAX_PROFILED_SETS];
+    std::vector<unsigned long long> host(2 * (size_t)sets);
+    CUZK_CUDA(cudaMemcpyAsync(host.data(), counts, host.size() * sizeof(host[0]), cudaMemcpyDeviceToHost, s));
+    CUZK_CUDA(cudaStreamSynchronize(s));
     out = {0, 0};
-    for (uint32_t j0 = 0; j0 < sets; j0 += MAX_PROFILED_SETS) {
-        const uint32_t k = std::min(sets - j0, MAX_PROFILED_SETS);
-        CUZK_CUDA(cudaMemcpyAsync(host, counts + 2 * j0, 2 * k * sizeof(host[0]), cudaMemcpyDeviceToHost, s));
-        CUZK_CUDA(cudaStreamSynchronize(s));
-        for (uint32_t j = 0; j < k; j++) {
-            out.ones = std::max<uint64_t>(out.ones, host[2 * j]);
-            out.others = std::max<uint64_t>(out.others, host[2 * j + 1]);
-        }
+    for (uint32_t j = 0; j < sets; j++) {
+        out.ones = std::max<uint64_t>(out.ones, host[2 * j]);
+        out.others = std::max<uint64_t>(out.others, host[2 * j + 1]);
     }
     return CUZK_OK;
 }
