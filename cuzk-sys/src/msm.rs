@@ -239,6 +239,15 @@ impl MsmWorkspace {
         MsmWorkspace { device, buf: None }
     }
 
+    /// Holding `bytes` from the start. A workspace that never has to grow
+    /// never frees during a call, and cudaFree waits for the whole device:
+    /// MSMs running on other threads at the same time need that.
+    pub fn with_bytes(device: i32, bytes: u64) -> Result<Self> {
+        let mut ws = Self::new(device);
+        ws.reserve(bytes)?;
+        Ok(ws)
+    }
+
     /// Device bytes held now.
     pub fn bytes(&self) -> u64 {
         self.buf.as_ref().map_or(0, |b| b.len() as u64)

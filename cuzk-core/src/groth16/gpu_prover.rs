@@ -145,6 +145,14 @@ pub struct GpuOptions {
     /// batch MSMs, one SRS upload for every circuit (ignored for SRS
     /// points in VRAM, and for one circuit). Replaces `prestage_next`.
     pub batched: Option<BatchedMsms>,
+    /// With the SRS points in VRAM: L, A, B_G1 and B_G2 run on a second
+    /// thread in their own MSM workspace ([`GpuProver::query_workspace_bytes`]
+    /// more VRAM) while the H MSM runs, so that each fills the other's
+    /// phases that leave the multiply pipe idle (sorts, bucket reductions,
+    /// host round trips). Ignored for points from host memory (both would
+    /// stream points over one PCIe link), with `h_on_cpu`, and when that
+    /// workspace cannot be allocated (then the MSMs run one after another).
+    pub overlap_queries: bool,
 }
 
 impl GpuOptions {
@@ -174,9 +182,15 @@ pub struct GpuTimings {
     /// Compacting the scalars of A and B by their densities (on the device
     /// when the witness is there, else on the host).
     pub compact: Duration,
+    /// The circuit's whole GPU phase, wall clock: about the sum of the
+    /// phases when they run one after another, less when the query MSMs
+    /// overlap the H MSM ([`GpuOptions::overlap_queries`]). For batch MSMs,
+    /// the sum of the phases.
+    pub wall: Duration,
 }
 
 impl GpuTimings {
+    /// The sum of the phases.
     pub fn total(&self) -> Duration {
         self.h_term + self.h_msm + self.l_msm + self.a_msm + self.b_g1_msm + self.b_g2_msm + self.compact
     }
@@ -282,31 +296,45 @@ impl GpuProver {
         // allocate and free its own: ~6 ms per large MSM). The engine's
         // reservation covers one MSM workspace for the whole compute phase.
         let mut ws = MsmWorkspace::new(self.device);
+        // The query MSMs' own workspace, allocated at its full size now: one
+        // that grew would free its old buffer, and cudaFree waits for the
+        // whole device, H MSM included.
+        let mut ws_queries = (opts.overlap_queries && points.on_device() && !opts.h_on_cpu)
+            .then(|| MsmWorkspace::with_bytes(self.device, Self::query_workspace_bytes(self.device, params)?))
+            .transpose()
+            .unwrap_or_else(|e| {
+                log::warn!("no VRAM for a second MSM workspace ({e}); the query MSMs run after the H MSM");
+                None
+            });
         let mut out = Vec::with_capacity(assignments.len());
         for (i, pa) in assignments.iter().enumerate() {
             let t = Instant::now();
             let mut times = GpuTimings::default();
             let results = if opts.h_on_cpu {
                 let h = self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times)?;
-                self.other_msms(params, points, pa, h, Witness::Host, opts, &mut ws, &mut times)?
+                self.query_msms(params, points, pa, Witness::Host, opts, &mut ws, &mut times)?.with_h(h)
             } else {
                 let st = self.staged_h(&mut current, pa, ready)?;
                 self.h_compute(st)?;
                 times.h_term = t.elapsed();
                 let log_n = st.log_n;
-                let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws)?;
-                times.h_msm = t.elapsed() - times.h_term;
                 let next = assignments.get(i + 1).filter(|_| opts.prestage_next);
                 if next.is_some() && spare.is_none() {
                     spare = Some(StagedH { bufs: HTermBuffers::new(self.device, log_n)?, log_n });
                 }
-                let (results, staged_next) = std::thread::scope(|s| {
-                    let staging = next.zip(spare.as_mut()).map(|(npa, sp)| {
-                        s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs))
-                    });
-                    let results = self.other_msms(params, points, pa, h, witness, opts, &mut ws, &mut times);
-                    (results, staging.map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
-                });
+                let next = next.zip(spare.as_mut());
+                let (results, staged_next) = match ws_queries.as_mut() {
+                    Some(wq) => self.msms_overlapped(params, points, pa, &mut st.bufs, opts, &mut ws, wq, next, &mut times),
+                    None => {
+                        let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws)?;
+                        times.h_msm = t.elapsed() - times.h_term;
+                        std::thread::scope(|s| {
+                            let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
+                            let results = self.query_msms(params, points, pa, witness, opts, &mut ws, &mut times);
+                            (results.map(|q| q.with_h(h)), staging.map(join))
+                        })
+                    }
+                };
                 ready = match staged_next {
                     Some(staged) => {
                         staged?;
@@ -317,7 +345,8 @@ impl GpuProver {
                 };
                 results?
             };
-            debug!("gpu msms: {times:?}, all {:?}", t.elapsed());
+            times.wall = t.elapsed();
+            debug!("gpu msms: {times:?}");
             out.push((results, times));
         }
         Ok(out)
@@ -350,6 +379,64 @@ impl GpuProver {
         Ok(())
     }
 
+    /// Device bytes of the query MSMs' workspace ([`GpuOptions::overlap_queries`]):
+    /// the largest of L, A, B_G1 and B_G2 with points and scalars on the device.
+    pub fn query_workspace_bytes(device: i32, params: &Parameters) -> cuzk_sys::Result<u64> {
+        let n1 = params.l.len().max(params.a.len()).max(params.b_g1.len()) as u64;
+        let n2 = params.b_g2.len() as u64;
+        let opts = MsmOptions::default();
+        let g1 = msm::workspace_bytes::<G1>(device, n1, true, true, opts)?;
+        Ok(g1.max(msm::workspace_bytes::<G2>(device, n2, true, true, opts)?))
+    }
+
+    /// The H MSM from h in `bufs.a` on this thread; on another, the
+    /// witness upload into `bufs.b`, then the query MSMs in `ws_queries`
+    /// (and, once the witness is in, `next`'s a, b, c staged on a third).
+    /// Phase times as measured on their threads: they overlap.
+    #[allow(clippy::too_many_arguments)]
+    fn msms_overlapped(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        bufs: &mut HTermBuffers,
+        opts: GpuOptions,
+        ws: &mut MsmWorkspace,
+        ws_queries: &mut MsmWorkspace,
+        next: Option<(&ProvingAssignment, &mut StagedH)>,
+        times: &mut GpuTimings,
+    ) -> (Result<MsmResults, GpuProveError>, Option<Result<(), GpuProveError>>) {
+        let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
+        let aux = scalars_repr(&pa.aux_assignment);
+        let on_device = aux.len() <= aux_buf.len() && aux.len() <= scratch.len();
+        let device = self.device;
+        let t = Instant::now();
+        let (h, queries, staged_next) = std::thread::scope(|s| {
+            let queries = s.spawn(move || {
+                let mut q_times = GpuTimings::default();
+                let witness = if on_device {
+                    if let Err(e) = Stream::new(device).and_then(|st| aux_buf.copy_from_host(&st, 0, aux)) {
+                        return (Err(e.into()), q_times, None);
+                    }
+                    Witness::Device { aux: aux_buf, scratch }
+                } else {
+                    Witness::Host
+                };
+                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
+                let q = self.query_msms(params, points, pa, witness, opts, ws_queries, &mut q_times);
+                (q, q_times, staging.map(join))
+            });
+            let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
+            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
+            times.h_msm = t.elapsed();
+            let (q, q_times, staged) = join(queries);
+            let GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, .. } = q_times;
+            *times = GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, ..*times };
+            (h, q, staged)
+        });
+        (h.and_then(|h| Ok(queries?.with_h(h))), staged_next)
+    }
+
     /// The H MSM from h in `bufs.a` while another thread uploads the
     /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
     /// the compaction scratch. A witness longer than the domain (never for
@@ -373,7 +460,7 @@ impl GpuProver {
             });
             let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
             let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
-            (h, upload.map(|u| u.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+            (h, upload.map(join))
         });
         let h = h?;
         Ok(match uploaded {
@@ -418,18 +505,18 @@ impl GpuProver {
         }
     }
 
+    /// The MSMs of the L, A and B queries.
     #[allow(clippy::too_many_arguments)]
-    fn other_msms(
+    fn query_msms(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
-        h: G1Projective,
         mut witness: Witness<'_>,
         opts: GpuOptions,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
-    ) -> Result<MsmResults, GpuProveError> {
+    ) -> Result<QueryMsms, GpuProveError> {
         let inputs = &pa.input_assignment;
         let aux = &pa.aux_assignment;
         let n_in = inputs.len();
@@ -460,8 +547,28 @@ impl GpuProver {
         };
         let b_g2 = g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
         times.b_g2_msm = lap();
-        Ok(MsmResults { h, l, a, b_g1, b_g2 })
+        Ok(QueryMsms { l, a, b_g1, b_g2 })
     }
+}
+
+/// The MSM results other than H's.
+struct QueryMsms {
+    l: G1Projective,
+    a: G1Projective,
+    b_g1: G1Projective,
+    b_g2: G2Projective,
+}
+
+impl QueryMsms {
+    fn with_h(self, h: G1Projective) -> MsmResults {
+        let QueryMsms { l, a, b_g1, b_g2 } = self;
+        MsmResults { h, l, a, b_g1, b_g2 }
+    }
+}
+
+/// A scoped thread's result; its panic goes on in the joining thread.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Where the MSMs after H read the aux witness from.

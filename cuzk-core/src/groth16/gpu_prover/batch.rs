@@ -15,7 +15,7 @@
 //! 0/1-heavy witnesses of Filecoin circuits cost their non-zero entries
 //! only; what a batch shares is the SRS read.
 
-use super::{compact, g1, g2, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
+use super::{compact, g1, g2, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::MsmResults;
@@ -129,7 +129,7 @@ impl GpuProver {
                 .h_msms(params, points, assignments, first, opts, &mut times)
                 .and_then(|hs| Ok((hs, self.l_msms(params, points, assignments, plan)?)));
             let t = Instant::now();
-            let scalars = compaction.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let scalars = join(compaction);
             (h_and_l, t.elapsed(), scalars)
         });
         let (hs, (l, l_time)) = h_and_l?;
@@ -162,6 +162,7 @@ impl GpuProver {
             times.b_g1_msm = share(b_g1_time, k);
             times.b_g2_msm = share(b_g2_time, k);
             times.compact = share(compact_wait, k);
+            times.wall = times.total();
             let results = MsmResults {
                 h: hs[i],
                 l: g1(l[i]),
