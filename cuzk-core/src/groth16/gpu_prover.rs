@@ -21,6 +21,13 @@
 //! batch, [`GpuOptions::prestage_next`] uploads circuit i + 1's a, b, c
 //! into a second set of H buffers while circuit i runs its MSMs.
 //!
+//! With the SRS resident, [`GpuOptions::overlap_queries`] runs the L, A
+//! and B MSMs on a second thread, in their own workspace, while the H MSM
+//! runs: each fills the other's phases that leave the multiply pipe idle
+//! (-5.6 % of GPU time per 2^27 partition on the H200). Starting them
+//! during the H term as well measured slower: the NTTs lose more than the
+//! MSMs gain (docs/BENCHMARKS.md).
+//!
 //! B_G2 runs on the GPU: on the CPU it is ~40x slower (docs/BENCHMARKS.md)
 //! and could not hide behind the GPU's work.
 //!
