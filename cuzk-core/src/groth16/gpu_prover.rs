@@ -414,27 +414,19 @@ impl GpuProver {
         times: &mut GpuTimings,
     ) -> (Result<MsmResults, GpuProveError>, Option<Result<(), GpuProveError>>) {
         let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
-        let aux = scalars_repr(&pa.aux_assignment);
-        let on_device = aux.len() <= aux_buf.len() && aux.len() <= scratch.len();
-        let device = self.device;
         let t = Instant::now();
         let (h, queries, staged_next) = std::thread::scope(|s| {
             let queries = s.spawn(move || {
                 let mut q_times = GpuTimings::default();
-                let witness = if on_device {
-                    if let Err(e) = Stream::new(device).and_then(|st| aux_buf.copy_from_host(&st, 0, aux)) {
-                        return (Err(e.into()), q_times, None);
-                    }
-                    Witness::Device { aux: aux_buf, scratch }
-                } else {
-                    Witness::Host
+                let witness = match self.upload_witness(pa, aux_buf, scratch) {
+                    Ok(w) => w,
+                    Err(e) => return (Err(e), q_times, None),
                 };
                 let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
                 let q = self.query_msms(params, points, pa, witness, opts, ws_queries, &mut q_times);
                 (q, q_times, staging.map(join))
             });
-            let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
-            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
+            let h = self.h_msm(params, points, h_buf, opts, ws);
             times.h_msm = t.elapsed();
             let (q, q_times, staged) = join(queries);
             let GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, .. } = q_times;
@@ -446,8 +438,7 @@ impl GpuProver {
 
     /// The H MSM from h in `bufs.a` while another thread uploads the
     /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
-    /// the compaction scratch. A witness longer than the domain (never for
-    /// R1CS from synthesis, but possible) stays on the host.
+    /// the compaction scratch.
     fn h_msm_and_witness<'b>(
         &self,
         params: &Parameters,
@@ -458,25 +449,41 @@ impl GpuProver {
         ws: &mut MsmWorkspace,
     ) -> Result<(G1Projective, Witness<'b>), GpuProveError> {
         let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
-        let aux = scalars_repr(&pa.aux_assignment);
-        let on_device = aux.len() <= aux_buf.len() && aux.len() <= scratch.len();
-        let device = self.device;
-        let (h, uploaded) = std::thread::scope(|s| {
-            let upload = on_device.then(|| {
-                s.spawn(|| -> Result<(), cuzk_sys::Error> { aux_buf.copy_from_host(&Stream::new(device)?, 0, aux) })
-            });
-            let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
-            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
-            (h, upload.map(join))
+        let (h, witness) = std::thread::scope(|s| {
+            let upload = s.spawn(|| self.upload_witness(pa, aux_buf, scratch));
+            (self.h_msm(params, points, h_buf, opts, ws), join(upload))
         });
-        let h = h?;
-        Ok(match uploaded {
-            Some(done) => {
-                done?;
-                (h, Witness::Device { aux: aux_buf, scratch })
-            }
-            None => (h, Witness::Host),
-        })
+        Ok((h?, witness?))
+    }
+
+    /// The H MSM, its scalars (h) in `h_buf`.
+    fn h_msm(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        h_buf: &DeviceBuffer<FrRepr>,
+        opts: GpuOptions,
+        ws: &mut MsmWorkspace,
+    ) -> Result<G1Projective, GpuProveError> {
+        let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.h.len() };
+        self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts)
+    }
+
+    /// `pa`'s aux witness uploaded into `aux_buf`, queries compacted into
+    /// `scratch`; on the host when it does not fit them (longer than the
+    /// H domain: never for R1CS from synthesis, but possible).
+    fn upload_witness<'b>(
+        &self,
+        pa: &ProvingAssignment,
+        aux_buf: &'b mut DeviceBuffer<FrRepr>,
+        scratch: &'b mut DeviceBuffer<FrRepr>,
+    ) -> Result<Witness<'b>, GpuProveError> {
+        let aux = scalars_repr(&pa.aux_assignment);
+        if aux.len() > aux_buf.len() || aux.len() > scratch.len() {
+            return Ok(Witness::Host);
+        }
+        aux_buf.copy_from_host(&Stream::new(self.device)?, 0, aux)?;
+        Ok(Witness::Device { aux: aux_buf, scratch })
     }
 
     fn g1_msm(
@@ -584,7 +591,7 @@ enum Witness<'a> {
     /// uploaded by its MSM.
     Host,
     /// Uploaded once into `aux`; each query is compacted on the device into
-    /// `scratch` (both the H term's buffers, free after the H MSM).
+    /// `scratch` (the H term's b and c buffers, free once h is computed).
     Device { aux: &'a DeviceBuffer<FrRepr>, scratch: &'a mut DeviceBuffer<FrRepr> },
 }
 
