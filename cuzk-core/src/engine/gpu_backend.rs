@@ -262,6 +262,12 @@ impl ProverBackend for GpuBackend {
             overlap_queries: queries_ws.is_some(),
             ..Default::default()
         };
+        log::debug!(
+            "compute plan gpu={device} circuits={} prestage_next={} overlap_queries={}",
+            input.assignments.len(),
+            opts.prestage_next,
+            opts.overlap_queries
+        );
         let results = dev.prover.msms(input.params, points, input.assignments, first, opts).map_err(err)?;
         drop((second_h, queries_ws));
         Ok(Box::new(Computed { params: input.params.clone(), results }))
