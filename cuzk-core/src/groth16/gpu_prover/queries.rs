@@ -1,0 +1,267 @@
+//! The query MSMs (L, A, B_G1, B_G2): where their scalars come from (the
+//! witness uploaded once and compacted on the device, or compacted on the
+//! host), and how they run beside the H MSM ([`GpuOptions::overlap_queries`])
+//! or after it.
+
+use super::{g2, host, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
+use crate::arith::Density;
+use crate::cs::ProvingAssignment;
+use crate::groth16::gpu_srs::{Points, SrsPoints};
+use crate::groth16::prover::MsmResults;
+use crate::srs::Parameters;
+use blstrs::{G1Projective, G2Projective, Scalar as Fr};
+use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
+use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, Stream};
+use std::time::Instant;
+
+/// The scalars of the variables set in `density`, in order. Parallel: at
+/// 2^27 variables one thread takes ~1 s per query, all of it on the GPU's
+/// critical path. Each thread takes a range of variables and writes its
+/// set ones where `rank` says they start.
+pub(super) fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {
+    let n = scalars.len();
+    let total = density.rank(n);
+    let per = n.div_ceil(crate::par::threads().max(1)).max(1 << 16);
+    let mut out: Vec<Fr> = Vec::with_capacity(total);
+    std::thread::scope(|s| {
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        for start in (0..n).step_by(per) {
+            let end = (start + per).min(n);
+            let (mine, tail) = rest.split_at_mut(density.rank(end) - density.rank(start));
+            rest = tail;
+            s.spawn(move || {
+                let mut slots = mine.iter_mut();
+                for i in (start..end).filter(|&i| density.get(i)) {
+                    slots.next().expect("rank counts every set bit").write(scalars[i]);
+                }
+            });
+        }
+    });
+    // Every slot of 0..total was written: the ranges cover 0..n and each
+    // wrote exactly rank(end) - rank(start) values.
+    unsafe { out.set_len(total) };
+    out
+}
+
+impl GpuProver {
+    /// Device bytes of the query MSMs' workspace ([`GpuOptions::overlap_queries`]):
+    /// the largest of L, A, B_G1 and B_G2 with points and scalars on the device.
+    pub fn query_workspace_bytes(device: i32, params: &Parameters) -> cuzk_sys::Result<u64> {
+        let n1 = params.l.len().max(params.a.len()).max(params.b_g1.len()) as u64;
+        let n2 = params.b_g2.len() as u64;
+        let opts = MsmOptions::default();
+        let g1 = msm::workspace_bytes::<G1>(device, n1, true, true, opts)?;
+        Ok(g1.max(msm::workspace_bytes::<G2>(device, n2, true, true, opts)?))
+    }
+
+    /// The H MSM from h in `bufs.a` on this thread; on another, the
+    /// witness upload into `bufs.b`, then the query MSMs in `ws_queries`
+    /// (and, once the witness is in, `next`'s a, b, c staged on a third).
+    /// Phase times as measured on their threads: they overlap.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn msms_overlapped(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        bufs: &mut HTermBuffers,
+        opts: GpuOptions,
+        ws: &mut MsmWorkspace,
+        ws_queries: &mut MsmWorkspace,
+        next: Option<(&ProvingAssignment, &mut StagedH)>,
+        times: &mut GpuTimings,
+    ) -> (Result<MsmResults, GpuProveError>, Option<Result<(), GpuProveError>>) {
+        let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
+        let t = Instant::now();
+        let (h, queries, staged_next) = std::thread::scope(|s| {
+            let queries = s.spawn(move || {
+                let mut q_times = GpuTimings::default();
+                let witness = match self.upload_witness(pa, aux_buf, scratch) {
+                    Ok(w) => w,
+                    Err(e) => return (Err(e), q_times, None),
+                };
+                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
+                let q = self.query_msms(params, points, pa, witness, opts, ws_queries, &mut q_times);
+                (q, q_times, staging.map(join))
+            });
+            let h = self.h_msm(params, points, h_buf, opts, ws);
+            times.h_msm = t.elapsed();
+            let (q, q_times, staged) = join(queries);
+            let GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, .. } = q_times;
+            *times = GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, ..*times };
+            (h, q, staged)
+        });
+        (h.and_then(|h| Ok(queries?.with_h(h))), staged_next)
+    }
+
+    /// The H MSM from h in `bufs.a` while another thread uploads the
+    /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
+    /// the compaction scratch.
+    pub(super) fn h_msm_and_witness<'b>(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        bufs: &'b mut HTermBuffers,
+        opts: GpuOptions,
+        ws: &mut MsmWorkspace,
+    ) -> Result<(G1Projective, Witness<'b>), GpuProveError> {
+        let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
+        let (h, witness) = std::thread::scope(|s| {
+            let upload = s.spawn(|| self.upload_witness(pa, aux_buf, scratch));
+            (self.h_msm(params, points, h_buf, opts, ws), join(upload))
+        });
+        Ok((h?, witness?))
+    }
+
+    /// The H MSM, its scalars (h) in `h_buf`.
+    fn h_msm(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        h_buf: &DeviceBuffer<FrRepr>,
+        opts: GpuOptions,
+        ws: &mut MsmWorkspace,
+    ) -> Result<G1Projective, GpuProveError> {
+        let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.h.len() };
+        self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts)
+    }
+
+    /// `pa`'s aux witness uploaded into `aux_buf`, queries compacted into
+    /// `scratch`; on the host when it does not fit them (longer than the
+    /// H domain: never for R1CS from synthesis, but possible).
+    fn upload_witness<'b>(
+        &self,
+        pa: &ProvingAssignment,
+        aux_buf: &'b mut DeviceBuffer<FrRepr>,
+        scratch: &'b mut DeviceBuffer<FrRepr>,
+    ) -> Result<Witness<'b>, GpuProveError> {
+        let aux = scalars_repr(&pa.aux_assignment);
+        if aux.len() > aux_buf.len() || aux.len() > scratch.len() {
+            return Ok(Witness::Host);
+        }
+        aux_buf.copy_from_host(&Stream::new(self.device)?, 0, aux)?;
+        Ok(Witness::Device { aux: aux_buf, scratch })
+    }
+
+    /// The scalars of the aux variables in `density`, for a query's MSM:
+    /// compacted on the host, or on the device into the scratch buffer.
+    fn query_scalars<'w>(
+        &self,
+        aux: &'w [Fr],
+        density: &Density,
+        witness: &'w mut Witness<'_>,
+        compacted: &'w mut Vec<Fr>,
+    ) -> Result<Input<'w, FrRepr>, GpuProveError> {
+        match witness {
+            Witness::Host => {
+                *compacted = compact(aux, density);
+                Ok(host(compacted))
+            }
+            Witness::Device { aux: buf, scratch } => {
+                let stream = Stream::new(self.device)?;
+                let len = cuzk_sys::density::compact_fr(&stream, buf, aux.len(), density.words(), scratch)?;
+                stream.synchronize()?;
+                Ok(Input::Device { buf: &**scratch, offset: 0, len })
+            }
+        }
+    }
+
+    /// The MSMs of the L, A and B queries.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn query_msms(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        mut witness: Witness<'_>,
+        opts: GpuOptions,
+        ws: &mut MsmWorkspace,
+        times: &mut GpuTimings,
+    ) -> Result<QueryMsms, GpuProveError> {
+        let inputs = &pa.input_assignment;
+        let aux = &pa.aux_assignment;
+        let n_in = inputs.len();
+        let b_in = pa.b_input_density.count();
+        let mut t = Instant::now();
+        let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
+        let l_scalars = match &witness {
+            Witness::Host => host(aux),
+            Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
+        };
+        let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
+        times.l_msm = lap();
+        // The inputs are a handful of scalars: compacted on the host.
+        let b_inputs = compact(inputs, &pa.b_input_density);
+        let mut compacted = Vec::new();
+        let a_aux = self.query_scalars(aux, &pa.a_aux_density, &mut witness, &mut compacted)?;
+        times.compact = lap();
+        let a = self.g1_msm(ws, points.g1(Points::A, 0..n_in), host(inputs), opts)?
+            + self.g1_msm(ws, points.g1(Points::A, n_in..params.a.len()), a_aux, opts)?;
+        times.a_msm = lap();
+        let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
+        times.compact += lap();
+        let b_g1 = self.g1_msm(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
+            + self.g1_msm(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
+        times.b_g1_msm = lap();
+        let mut g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
+            Ok(g2(msm::msm_in::<G2>(ws, p, s, opts.msm_g2.or(opts.msm))?.0))
+        };
+        let b_g2 = g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
+        times.b_g2_msm = lap();
+        Ok(QueryMsms { l, a, b_g1, b_g2 })
+    }
+}
+
+/// The MSM results other than H's.
+pub(super) struct QueryMsms {
+    l: G1Projective,
+    a: G1Projective,
+    b_g1: G1Projective,
+    b_g2: G2Projective,
+}
+
+impl QueryMsms {
+    pub(super) fn with_h(self, h: G1Projective) -> MsmResults {
+        let QueryMsms { l, a, b_g1, b_g2 } = self;
+        MsmResults { h, l, a, b_g1, b_g2 }
+    }
+}
+
+/// Where the MSMs after H read the aux witness from.
+pub(super) enum Witness<'a> {
+    /// Host memory: each query's scalars are compacted on the host and
+    /// uploaded by its MSM.
+    Host,
+    /// Uploaded once into `aux`; each query is compacted on the device into
+    /// `scratch` (the H term's b and c buffers, free once h is computed).
+    Device { aux: &'a DeviceBuffer<FrRepr>, scratch: &'a mut DeviceBuffer<FrRepr> },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+    use rand::{Rng, SeedableRng};
+
+    /// The parallel compaction equals the obvious filter, for densities
+    /// from empty to full and sizes around the per-thread split.
+    #[test]
+    fn compact_equals_filter() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        for n in [0usize, 1, 63, 64, 65, 1000, (1 << 16) - 1, (1 << 16) + 1, 3 * (1 << 16) + 17, 1 << 19] {
+            let scalars: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+            for p in [0.0, 0.03, 0.5, 1.0] {
+                let mut d = Density::new();
+                for i in 0..n {
+                    d.push();
+                    if rng.gen_bool(p) {
+                        d.set(i);
+                    }
+                }
+                let want: Vec<Fr> = (0..n).filter(|&i| d.get(i)).map(|i| scalars[i]).collect();
+                assert_eq!(compact(&scalars, &d), want, "n {n}, density {p}");
+            }
+        }
+    }
+}
