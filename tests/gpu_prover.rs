@@ -9,6 +9,34 @@ use cuzk_core::Fr;
 use ff::Field;
 use rand::SeedableRng;
 
+/// `batch` distinct circuits of `spec` with random parameters and (r, s),
+/// and the CPU prover's proofs for them: what every GPU path must equal.
+struct Case {
+    params: cuzk_core::srs::Parameters,
+    assignments: Vec<cuzk_core::cs::ProvingAssignment>,
+    randomness: Vec<(Fr, Fr)>,
+    cpu: Vec<groth16::Proof>,
+}
+
+fn case(spec: &CircuitSpec, batch: u64, seed: u64, rng: &mut rand_chacha::ChaCha20Rng) -> Case {
+    let params = groth16::generate_random_parameters(spec.blank(), &mut *rng).unwrap();
+    let assignments: Vec<_> = (0..batch).map(|i| cuzk_core::cs::synthesize(spec.instance(seed + i)).unwrap()).collect();
+    let randomness: Vec<(Fr, Fr)> = (0..batch).map(|_| (Fr::random(&mut *rng), Fr::random(&mut *rng))).collect();
+    let cpu = groth16::prove_synthesized_deterministic(&params, &assignments, &randomness).unwrap();
+    Case { params, assignments, randomness, cpu }
+}
+
+impl Case {
+    /// Each circuit's GPU MSM results, with its (r, s), give the CPU proof's bytes.
+    fn assert_cpu_bytes(&self, results: Vec<groth16::MsmResults>, what: &str) {
+        assert_eq!(results.len(), self.assignments.len());
+        for (i, (m, &(r, s))) in results.into_iter().zip(&self.randomness).enumerate() {
+            let proof = groth16::assemble(&self.params.vk, m, r, s);
+            assert_eq!(proof.to_bytes(), self.cpu[i].to_bytes(), "{what}: proof {i} differs from the CPU prover");
+        }
+    }
+}
+
 #[test]
 fn gpu_prover_matches_cpu_prover() {
     let Some(dev) = cuzk_sys::test_device("gpu_prover_matches_cpu_prover") else {
@@ -20,15 +48,12 @@ fn gpu_prover_matches_cpu_prover() {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     for (spec, batch) in [("sha256:1", 2), ("mimc:300", 1), ("synthetic:1000", 3), ("synthetic:70000:5", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
-        let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
-        let assignments: Vec<_> =
-            (0..batch).map(|i| cuzk_core::cs::synthesize(spec.instance(seed + i)).unwrap()).collect();
-        let randomness: Vec<(Fr, Fr)> = (0..batch).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
-        let cpu = groth16::prove_synthesized_deterministic(&params, &assignments, &randomness).unwrap();
-        let gpu = gpu_prover::prove_synthesized_deterministic_gpu(dev, &params, &assignments, &randomness).unwrap();
-        assert_eq!(cpu.len(), gpu.len());
-        for (i, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
-            assert_eq!(c.to_bytes(), g.to_bytes(), "{spec:?}: proof {i} differs between GPU and CPU");
+        let c = case(&spec, batch, seed, &mut rng);
+        let gpu =
+            gpu_prover::prove_synthesized_deterministic_gpu(dev, &c.params, &c.assignments, &c.randomness).unwrap();
+        assert_eq!(c.cpu.len(), gpu.len());
+        for (i, (cpu, g)) in c.cpu.iter().zip(&gpu).enumerate() {
+            assert_eq!(cpu.to_bytes(), g.to_bytes(), "{spec:?}: proof {i} differs between GPU and CPU");
         }
         println!("MSM prover {spec:?}: {batch} GPU proofs byte-identical to the CPU prover");
     }
@@ -48,12 +73,9 @@ fn gpu_batch_msms_match_cpu_prover() {
     let seed: u64 = rand::random();
     println!("seed {seed}");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    let spec: CircuitSpec = "synthetic:70000:5".parse().unwrap();
-    let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
     let batch = 3;
-    let assignments: Vec<_> = (0..batch).map(|i| cuzk_core::cs::synthesize(spec.instance(seed + i)).unwrap()).collect();
-    let randomness: Vec<(Fr, Fr)> = (0..batch).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
-    let cpu = groth16::prove_synthesized_deterministic(&params, &assignments, &randomness).unwrap();
+    let c = case(&"synthetic:70000:5".parse().unwrap(), batch, seed, &mut rng);
+    let params = &c.params;
     let prover = GpuProver::new(dev).unwrap();
     let (n1, n2) = (params.h.len().max(params.l.len()) as u64, params.b_g2.len() as u64);
     let small = MsmOptions { max_chunk_points: 10_007, max_sort_entries: 30_000, ..Default::default() };
@@ -64,12 +86,8 @@ fn gpu_batch_msms_match_cpu_prover() {
     ];
     for (what, plan, h_on_cpu) in plans {
         let opts = GpuOptions { batched: Some(plan), h_on_cpu, ..Default::default() };
-        let results = prover.msms(&params, SrsPoints::Host(&params), &assignments, None, opts).unwrap();
-        assert_eq!(results.len(), batch as usize);
-        for (i, (m, &(r, s))) in results.into_iter().zip(&randomness).enumerate() {
-            let proof = groth16::assemble(&params.vk, m, r, s);
-            assert_eq!(proof.to_bytes(), cpu[i].to_bytes(), "batch MSMs, {what}: proof {i} differs from the CPU prover");
-        }
+        let results = prover.msms(params, SrsPoints::Host(params), &c.assignments, None, opts).unwrap();
+        c.assert_cpu_bytes(results, &format!("batch MSMs, {what}"));
         println!("batch MSMs ({what}): {batch} GPU proofs byte-identical to the CPU prover");
     }
 }
@@ -89,25 +107,13 @@ fn gpu_overlapped_queries_match_cpu_prover() {
     let prover = GpuProver::new(dev).unwrap();
     for (spec, batch) in [("synthetic:70000:5", 3), ("sha256:1", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
-        let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
-        let assignments: Vec<_> =
-            (0..batch).map(|i| cuzk_core::cs::synthesize(spec.instance(seed + i)).unwrap()).collect();
-        let randomness: Vec<(Fr, Fr)> = (0..batch).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
-        let cpu = groth16::prove_synthesized_deterministic(&params, &assignments, &randomness).unwrap();
-        let resident = DeviceSrs::upload(dev, &params).unwrap();
+        let c = case(&spec, batch, seed, &mut rng);
+        let resident = DeviceSrs::upload(dev, &c.params).unwrap();
         for prestage_next in [false, true] {
             let opts = GpuOptions { overlap_queries: true, prestage_next, ..Default::default() };
-            let first = Some(prover.stage_h(&assignments[0]).unwrap());
-            let results = prover.msms(&params, SrsPoints::Device(&resident), &assignments, first, opts).unwrap();
-            assert_eq!(results.len(), batch as usize);
-            for (i, (m, &(r, s))) in results.into_iter().zip(&randomness).enumerate() {
-                let proof = groth16::assemble(&params.vk, m, r, s);
-                assert_eq!(
-                    proof.to_bytes(),
-                    cpu[i].to_bytes(),
-                    "{spec:?}, overlapped queries (prestage_next {prestage_next}): proof {i} differs from the CPU prover"
-                );
-            }
+            let first = Some(prover.stage_h(&c.assignments[0]).unwrap());
+            let results = prover.msms(&c.params, SrsPoints::Device(&resident), &c.assignments, first, opts).unwrap();
+            c.assert_cpu_bytes(results, &format!("{spec:?}, overlapped queries (prestage_next {prestage_next})"));
         }
         println!("overlapped query MSMs {spec:?}: {batch} GPU proofs byte-identical to the CPU prover, with and without pre-staging");
     }
