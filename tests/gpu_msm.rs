@@ -469,3 +469,56 @@ fn gpu_msm_workspace_is_reused() {
     assert!(rc != 0 && msg.contains("workspace"), "a 4 KiB workspace was accepted (rc {rc}, {msg})");
     println!("MSM workspace too small: {msg}");
 }
+
+/// A buffer lends its memory as a workspace (MsmWorkspace::in_buffer):
+/// chunked G1 and G2 MSMs planned to its size equal the CPU's, the buffer
+/// is usable again afterwards, and a call that needs more than it holds is
+/// an error that says so (nothing is allocated in its place).
+#[test]
+fn gpu_msm_workspace_in_a_buffer() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_workspace_in_a_buffer") else { return };
+    let mut rng = rng();
+    let n = 60_011;
+    let p = points::<G1Affine>(&mut rng, n);
+    let p2 = points::<G2Affine>(&mut rng, 5_003);
+    let s: Vec<Fr> = (0..n).map(|i| if i % 4 == 0 { Fr::from((i % 3) as u64) } else { Fr::random(&mut rng) }).collect();
+    let ds = upload_sets(dev, std::iter::once(&s[..])).remove(0);
+    // A buffer of scalars' type, as the GPU prover lends its H term's,
+    // halfway between the smallest chunked plan's bytes and an unchunked
+    // call's (the smallest is mostly the accumulation's per-thread slots).
+    let bytes_for = |o| gpu::workspace_bytes::<G1>(dev, n as u64, false, false, o).unwrap();
+    let full = bytes_for(MsmOptions::default());
+    let least = bytes_for(MsmOptions { max_chunk_points: 1024, max_sort_entries: 1024, ..Default::default() });
+    assert!(least + (8 << 20) < full, "no room for a chunked plan between {least} and {full} bytes at n = {n}");
+    let len = ((least + full) / 2) as usize / std::mem::size_of::<FrRepr>();
+    let mut lender = DeviceBuffer::<FrRepr>::new(dev, len).unwrap();
+    let bytes = (lender.len() * std::mem::size_of::<FrRepr>()) as u64;
+    for on_dev in [false, true] {
+        let o = gpu::options_for_budget::<G1>(dev, n as u64, false, on_dev, bytes).unwrap();
+        let need = gpu::workspace_bytes::<G1>(dev, n as u64, false, on_dev, o).unwrap();
+        assert!(need <= bytes && o.max_chunk_points < n as u64, "{o:?} needs {need} of {bytes} bytes");
+        let mut ws = gpu::MsmWorkspace::in_buffer(&mut lender);
+        assert_eq!(ws.bytes(), bytes);
+        let scalars = if on_dev { Input::Device { buf: &ds, offset: 0, len: n } } else { Input::Host(cast::<Fr, FrRepr>(&s)) };
+        let (r, stats) = gpu::msm_in::<G1>(&mut ws, Input::Host(cast(&p)), scalars, Some(o)).unwrap();
+        assert!(from_raw::<G1Projective, _>(r) == msm(&p, &s), "G1 in a lent buffer, device scalars {on_dev}, {o:?}");
+        assert!(stats.chunks > 1, "{o:?} ran in {} chunk(s)", stats.chunks);
+    }
+    let o2 = gpu::options_for_budget::<G2>(dev, p2.len() as u64, false, false, bytes).unwrap();
+    assert!(gpu::workspace_bytes::<G2>(dev, p2.len() as u64, false, false, o2).unwrap() <= bytes, "G2 plan {o2:?}");
+    let mut ws = gpu::MsmWorkspace::in_buffer(&mut lender);
+    let s2 = Input::Host(cast::<Fr, FrRepr>(&s[..p2.len()]));
+    let (r, _) = gpu::msm_in::<G2>(&mut ws, Input::Host(cast(&p2)), s2, Some(o2)).unwrap();
+    assert!(from_raw::<G2Projective, _>(r) == msm(&p2, &s[..p2.len()]), "G2 in a lent buffer, {o2:?}");
+    let e = gpu::msm_in::<G1>(&mut ws, Input::Host(cast(&p)), Input::Host(cast::<Fr, FrRepr>(&s)), None).unwrap_err().to_string();
+    assert!(e.contains("borrowed") && e.contains(&bytes.to_string()), "unplanned call in a lent buffer: {e}");
+    drop(ws);
+    // The lender is whole again: a plain upload and read-back round-trips.
+    let stream = Stream::new(dev).unwrap();
+    let back: Vec<FrRepr> = cast::<Fr, FrRepr>(&s[..1000]).to_vec();
+    lender.copy_from_host(&stream, 0, &back).unwrap();
+    let mut read = vec![back[0]; back.len()];
+    lender.copy_to_host(&stream, 0, &mut read).unwrap();
+    assert!(read == back, "the lender's contents after the MSMs");
+    println!("MSM workspace in a lent buffer of {bytes} bytes: G1 (host and device scalars) and G2 equal the CPU; an unplanned call is refused: {e}");
+}

@@ -290,14 +290,23 @@ fn gpu_partition_matches_discrete_logs() {
     let batched = BatchedMsms::within(dev, n1, n2, batch.len(), limit).unwrap();
     let gib = limit as f64 / (1u64 << 30) as f64;
     let limit_runs = |memory: &str| {
-        let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), opts);
-        same("VRAM limit", &m, &expected);
-        let t = Instant::now();
-        let proof = assemble(&params.vk, m, r, s);
-        let epilogue = t.elapsed();
-        assert_eq!(proof.to_bytes(), want, "VRAM limit: the proof differs from the independent computation");
-        report(&format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points"), stage, &times, epilogue, peak);
-        assert!(peak <= limit, "VRAM limit {limit}: peak use {peak} bytes");
+        // One circuit, the MSMs one after another, then with L beside H
+        // (in the H term's third buffer: from 2^22 on, L's plan fits it).
+        for l_beside_h in [false, true] {
+            let opts = GpuOptions { l_beside_h, ..opts };
+            let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), opts);
+            if log_n >= 22 {
+                assert_eq!(times.l_beside_h, l_beside_h, "L beside H asked for: {l_beside_h}");
+            }
+            same("VRAM limit", &m, &expected);
+            let t = Instant::now();
+            let proof = assemble(&params.vk, m, r, s);
+            let epilogue = t.elapsed();
+            assert_eq!(proof.to_bytes(), want, "VRAM limit (L beside H: {l_beside_h}): the proof differs from the independent computation");
+            let how = if l_beside_h { ", L beside H" } else { "" };
+            report(&format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points{how}"), stage, &times, epilogue, peak);
+            assert!(peak <= limit, "VRAM limit {limit} (L beside H: {l_beside_h}): peak use {peak} bytes");
+        }
 
         let opts = GpuOptions { batched: Some(batched), ..opts };
         let base = cuzk_sys::free_memory(dev).unwrap();

@@ -118,3 +118,36 @@ fn gpu_overlapped_queries_match_cpu_prover() {
         println!("overlapped query MSMs {spec:?}: {batch} GPU proofs byte-identical to the CPU prover, with and without pre-staging");
     }
 }
+
+/// `GpuOptions::l_beside_h` on circuits whose H term's third buffer is
+/// too small for any L plan (an MSM needs ~90 MB at least; these domains
+/// give 4-8 MiB): L runs after the H MSM, as without the option, with the
+/// CPU prover's bytes; with the SRS resident the option is ignored. The
+/// path where L does run beside H is checked at 2^22 and 2^27 by
+/// gpu_partition, which asserts it ran.
+#[test]
+fn gpu_l_beside_h_falls_back_and_matches_cpu_prover() {
+    use cuzk_core::groth16::gpu_prover::{GpuOptions, GpuProver};
+    use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
+    let Some(dev) = cuzk_sys::test_device("gpu_l_beside_h_falls_back_and_matches_cpu_prover") else { return };
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let prover = GpuProver::new(dev).unwrap();
+    for (spec, batch) in [("synthetic:70000:5", 2), ("sha256:1", 2)] {
+        let spec: CircuitSpec = spec.parse().unwrap();
+        let c = case(&spec, batch, seed, &mut rng);
+        let resident = DeviceSrs::upload(dev, &c.params).unwrap();
+        for (srs, points) in [("host", SrsPoints::Host(&c.params)), ("resident", SrsPoints::Device(&resident))] {
+            for prestage_next in [false, true] {
+                let opts = GpuOptions { l_beside_h: true, prestage_next, ..Default::default() };
+                let first = Some(prover.stage_h(&c.assignments[0]).unwrap());
+                let timed = prover.msms_timed(&c.params, points, &c.assignments, first, opts).unwrap();
+                assert!(timed.iter().all(|(_, t)| !t.l_beside_h), "{spec:?}, SRS {srs}: L ran beside H in a buffer too small for it");
+                let results = timed.into_iter().map(|(m, _)| m).collect();
+                c.assert_cpu_bytes(results, &format!("{spec:?}, SRS {srs}, L beside H asked for (prestage_next {prestage_next})"));
+            }
+        }
+        println!("L beside H asked for, {spec:?}: L after H (buffer too small), {batch} proofs byte-identical to the CPU prover, SRS from host and resident");
+    }
+}

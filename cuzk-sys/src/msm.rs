@@ -14,6 +14,7 @@
 //! on one thread, milliseconds per MSM call; here, tens of microseconds.
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 
 use crate::device::DeviceBuffer;
 use crate::error::{call, Error, Result};
@@ -226,17 +227,29 @@ fn raw_options(o: MsmOptions) -> ffi::cuzk_msm_options {
 /// Device memory that MSM calls use instead of allocating their own
 /// ([`msm_batch_in`]): a large MSM's cudaMalloc and cudaFree (~10 GB at
 /// 2^27 points) cost ~6 ms per call on the H200, most of it in cudaFree.
-/// It grows to the largest call made with it and is freed when dropped;
-/// one call at a time (`&mut`).
-pub struct MsmWorkspace {
+/// An owned one grows to the largest call made with it and is freed when
+/// dropped; a borrowed one ([`MsmWorkspace::in_buffer`]) is another
+/// buffer's memory for as long as the borrow lasts, and never grows. One
+/// call at a time (`&mut`).
+pub struct MsmWorkspace<'a> {
     device: i32,
-    buf: Option<DeviceBuffer<u8>>,
+    mem: Memory<'a>,
 }
 
-impl MsmWorkspace {
+enum Memory<'a> {
+    Owned(Option<DeviceBuffer<u8>>),
+    /// Another buffer's bytes, exclusively ours while `'a` lasts.
+    Borrowed { ptr: *mut c_void, bytes: u64, _buf: PhantomData<&'a mut ()> },
+}
+
+// The borrowed form is a `&mut DeviceBuffer<T>` in all but type, and
+// DeviceBuffer is Send.
+unsafe impl Send for MsmWorkspace<'_> {}
+
+impl MsmWorkspace<'static> {
     /// Empty: the first call allocates it.
     pub fn new(device: i32) -> Self {
-        MsmWorkspace { device, buf: None }
+        MsmWorkspace { device, mem: Memory::Owned(None) }
     }
 
     /// Holding `bytes` from the start. A workspace that never has to grow
@@ -247,21 +260,56 @@ impl MsmWorkspace {
         ws.reserve(bytes)?;
         Ok(ws)
     }
+}
+
+impl<'a> MsmWorkspace<'a> {
+    /// `buf`'s memory as a workspace while it is borrowed (a buffer that
+    /// is idle for a while lends its VRAM to an MSM; nothing is allocated
+    /// or freed). Calls that need more than it holds fail and say so; plan
+    /// them with [`options_for_budget`] and [`MsmWorkspace::bytes`].
+    pub fn in_buffer<T: Copy>(buf: &'a mut DeviceBuffer<T>) -> Self {
+        let bytes = (buf.len() * std::mem::size_of::<T>()) as u64;
+        MsmWorkspace { device: buf.device(), mem: Memory::Borrowed { ptr: buf.as_mut_ptr(), bytes, _buf: PhantomData } }
+    }
+
+    pub fn device(&self) -> i32 {
+        self.device
+    }
 
     /// Device bytes held now.
     pub fn bytes(&self) -> u64 {
-        self.buf.as_ref().map_or(0, |b| b.len() as u64)
+        match &self.mem {
+            Memory::Owned(buf) => buf.as_ref().map_or(0, |b| b.len() as u64),
+            Memory::Borrowed { bytes, .. } => *bytes,
+        }
     }
 
-    /// Holds at least `bytes`; a smaller buffer is freed before the larger
-    /// one is allocated, so the peak is one buffer, not two.
+    /// Holds at least `bytes`; a smaller owned buffer is freed before the
+    /// larger one is allocated, so the peak is one buffer, not two.
     fn reserve(&mut self, bytes: u64) -> Result<()> {
-        if self.bytes() < bytes {
-            self.buf = None;
-            let len = usize::try_from(bytes).map_err(|_| Error::invalid("MSM workspace size"))?;
-            self.buf = Some(DeviceBuffer::new(self.device, len)?);
+        let held = self.bytes();
+        match &mut self.mem {
+            Memory::Owned(buf) if held < bytes => {
+                *buf = None;
+                let len = usize::try_from(bytes).map_err(|_| Error::invalid("MSM workspace size"))?;
+                *buf = Some(DeviceBuffer::new(self.device, len)?);
+            }
+            Memory::Borrowed { .. } if held < bytes => {
+                return Err(Error::invalid(format!(
+                    "MSM workspace borrowed from a buffer of {held} bytes; this MSM needs {bytes}"
+                )));
+            }
+            _ => {}
         }
         Ok(())
+    }
+
+    /// The memory and its size, once `reserve` has run (None: empty).
+    fn raw(&mut self) -> Option<(*mut c_void, u64)> {
+        match &mut self.mem {
+            Memory::Owned(buf) => buf.as_mut().map(|b| (b.as_mut_ptr(), b.len() as u64)),
+            Memory::Borrowed { ptr, bytes, .. } => Some((*ptr, *bytes)),
+        }
     }
 }
 
@@ -293,7 +341,7 @@ pub fn msm_batch<G: Group>(
 /// [`msm_batch`] in `workspace` (grown first to what this call needs, on
 /// the workspace's device), so that a series of MSMs allocates once.
 pub fn msm_batch_in<G: Group>(
-    workspace: &mut MsmWorkspace,
+    workspace: &mut MsmWorkspace<'_>,
     points: Input<'_, G::Affine>,
     scalars: &[Input<'_, FrRepr>],
     opts: Option<MsmOptions>,
@@ -303,7 +351,7 @@ pub fn msm_batch_in<G: Group>(
 
 /// [`msm`] in `workspace`: see [`msm_batch_in`].
 pub fn msm_in<G: Group>(
-    workspace: &mut MsmWorkspace,
+    workspace: &mut MsmWorkspace<'_>,
     points: Input<'_, G::Affine>,
     scalars: Input<'_, FrRepr>,
     opts: Option<MsmOptions>,
@@ -317,7 +365,7 @@ fn msm_batch_with<G: Group>(
     points: Input<'_, G::Affine>,
     scalars: &[Input<'_, FrRepr>],
     opts: Option<MsmOptions>,
-    workspace: Option<&mut MsmWorkspace>,
+    workspace: Option<&mut MsmWorkspace<'_>>,
 ) -> Result<(Vec<G::Proj>, MsmStats)> {
     if scalars.is_empty() {
         return Ok((Vec::new(), MsmStats::default()));
@@ -354,10 +402,10 @@ fn msm_batch_with<G: Group>(
         let n = points.len() as u64;
         let need = workspace_bytes_batch::<G>(device, n, sets, p_dev, s_on_dev, opts.unwrap_or_default())?;
         ws.reserve(need)?;
-        if let Some(buf) = ws.buf.as_mut() {
+        if let Some((ptr, bytes)) = ws.raw() {
             let o = raw_opts.get_or_insert_with(|| raw_options(MsmOptions::default()));
-            o.workspace = buf.as_mut_ptr();
-            o.workspace_bytes = buf.len() as u64;
+            o.workspace = ptr;
+            o.workspace_bytes = bytes;
         }
     }
     let opts_ptr = raw_opts.as_ref().map_or(std::ptr::null(), |o| o as *const _);

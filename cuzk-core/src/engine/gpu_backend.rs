@@ -4,12 +4,15 @@
 //! - `prestage` (under `mem_mtx`): make the SRS resident in VRAM if it is
 //!   not and there is room (uploaded once, kept while the host SRS lives),
 //!   then upload circuit 0's a, b, c into the H buffers the worker reserved.
-//! - `compute` (under `compute_mtx`): the H terms and every MSM; circuits
-//!   after the first reuse the staged buffers, or, where the VRAM budget
-//!   has room for a second set, are uploaded into it while the circuit
-//!   before runs its MSMs. With the SRS in host memory (no room to keep
-//!   it resident) and 3 or more circuits, a batch's L, A, B_G1 and B_G2
-//!   run as batch MSMs: each SRS chunk is uploaded once for every circuit.
+//! - `compute` (under `compute_mtx`): the H terms and every MSM (the query
+//!   MSMs beside the H MSM in their own workspace where the SRS is resident
+//!   and the budget has room; with points from host memory, L beside it in
+//!   the H term's idle third buffer); circuits after the first reuse the staged buffers, or, where
+//!   the VRAM budget has room for a second set, are uploaded into it while
+//!   the circuit before runs its MSMs. With the SRS in host memory (no
+//!   room to keep it resident) and 3 or more circuits, a batch's L, A,
+//!   B_G1 and B_G2 run as batch MSMs: each SRS chunk is uploaded once for
+//!   every circuit.
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
 //!   within the granted bytes: H on the device if its buffers fit, else on
 //!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
@@ -256,17 +259,21 @@ impl ProverBackend for GpuBackend {
                 .and_then(|b| input.vram.try_reserve(b)),
             None => None,
         };
+        // With points from host memory, L alone runs beside it, in the H
+        // term's idle third buffer (no VRAM of its own).
         let opts = GpuOptions {
             prestage_next: second_h.is_some(),
             batched,
             overlap_queries: queries_ws.is_some(),
+            l_beside_h: srs.is_none(),
             ..Default::default()
         };
         log::debug!(
-            "compute plan gpu={device} circuits={} prestage_next={} overlap_queries={}",
+            "compute plan gpu={device} circuits={} prestage_next={} overlap_queries={} l_beside_h={}",
             input.assignments.len(),
             opts.prestage_next,
-            opts.overlap_queries
+            opts.overlap_queries,
+            opts.l_beside_h
         );
         let results = dev.prover.msms(input.params, points, input.assignments, first, opts).map_err(err)?;
         drop((second_h, queries_ws));
@@ -297,7 +304,12 @@ impl ProverBackend for GpuBackend {
         let h_on_cpu = h_bytes + min_msm > vram_granted;
         let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
         let batched = Self::batched(dev, input, on_dev, vram_granted)?;
-        let opts = GpuOptions { h_on_cpu, batched, ..GpuOptions::msms_within(o, n1, n2, on_dev, budget).map_err(err)? };
+        let opts = GpuOptions {
+            h_on_cpu,
+            batched,
+            l_beside_h: true,
+            ..GpuOptions::msms_within(o, n1, n2, on_dev, budget).map_err(err)?
+        };
         let chunk = |m: Option<MsmOptions>| m.map_or(0, |m| m.max_chunk_points);
         log::info!(
             "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points_g1={} msm_chunk_points_g2={} srs_resident={on_dev}",

@@ -29,6 +29,10 @@
 //! during the H term as well measured slower: the NTTs lose more than the
 //! MSMs gain (docs/BENCHMARKS.md).
 //!
+//! With the SRS in host memory, [`GpuOptions::l_beside_h`] runs the L MSM
+//! beside the H MSM in the H term's idle third buffer: the H MSM is bound
+//! by its arithmetic, L by its point uploads.
+//!
 //! B_G2 runs on the GPU: on the CPU it is ~40x slower (docs/BENCHMARKS.md)
 //! and could not hide behind the GPU's work.
 //!
@@ -133,6 +137,16 @@ pub struct GpuOptions {
     /// stream points over one PCIe link), with `h_on_cpu`, and when that
     /// workspace cannot be allocated (then the MSMs run one after another).
     pub overlap_queries: bool,
+    /// With the SRS points in host memory: the L MSM runs beside the H MSM
+    /// on a second thread, in the memory of the H term's third buffer (idle
+    /// until A's scalars are compacted into it), chunked to fit there. No
+    /// extra VRAM; L's point uploads and compute fill the H MSM's (-6 % per
+    /// 2^27 partition under a 16 GiB limit on the H200). Ignored for points
+    /// in VRAM (L chunked into that buffer measured slower than after the
+    /// H MSM), with `h_on_cpu`, for batch MSMs, where the witness is not on
+    /// the device, and where no L plan fits that buffer (domains under
+    /// ~2^22: the MSM needs ~90 MB at least).
+    pub l_beside_h: bool,
 }
 
 impl GpuOptions {
@@ -167,6 +181,9 @@ pub struct GpuTimings {
     /// overlap the H MSM ([`GpuOptions::overlap_queries`]). For batch MSMs,
     /// the sum of the phases.
     pub wall: Duration,
+    /// The L MSM ran beside the H MSM ([`GpuOptions::l_beside_h`]; `l_msm`
+    /// is then its time on its own thread).
+    pub l_beside_h: bool,
 }
 
 impl GpuTimings {
@@ -292,7 +309,7 @@ impl GpuProver {
             let mut times = GpuTimings::default();
             let results = if opts.h_on_cpu {
                 let h = self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times)?;
-                self.query_msms(params, points, pa, Witness::Host, opts, &mut ws, &mut times)?.with_h(h)
+                self.query_msms(params, points, pa, Witness::Host, None, opts, &mut ws, &mut times)?.with_h(h)
             } else {
                 let st = self.staged_h(&mut current, pa, ready)?;
                 self.h_compute(st)?;
@@ -306,11 +323,12 @@ impl GpuProver {
                 let (results, staged_next) = match ws_queries.as_mut() {
                     Some(wq) => self.msms_overlapped(params, points, pa, &mut st.bufs, opts, &mut ws, wq, next, &mut times),
                     None => {
-                        let (h, witness) = self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws)?;
+                        let (h, l, witness) =
+                            self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws, &mut times)?;
                         times.h_msm = t.elapsed() - times.h_term;
                         std::thread::scope(|s| {
                             let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
-                            let results = self.query_msms(params, points, pa, witness, opts, &mut ws, &mut times);
+                            let results = self.query_msms(params, points, pa, witness, l, opts, &mut ws, &mut times);
                             (results.map(|q| q.with_h(h)), staging.map(join))
                         })
                     }

@@ -81,7 +81,7 @@ impl GpuProver {
                     Err(e) => return (Err(e), q_times, None),
                 };
                 let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
-                let q = self.query_msms(params, points, pa, witness, opts, ws_queries, &mut q_times);
+                let q = self.query_msms(params, points, pa, witness, None, opts, ws_queries, &mut q_times);
                 (q, q_times, staging.map(join))
             });
             let h = self.h_msm(params, points, h_buf, opts, ws);
@@ -96,7 +96,9 @@ impl GpuProver {
 
     /// The H MSM from h in `bufs.a` while another thread uploads the
     /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
-    /// the compaction scratch.
+    /// the compaction scratch. With [`GpuOptions::l_beside_h`] and points
+    /// from host memory, that thread then runs the L MSM too
+    /// (`l_msm_in_scratch`); its result comes back with the witness.
     pub(super) fn h_msm_and_witness<'b>(
         &self,
         params: &Parameters,
@@ -105,13 +107,49 @@ impl GpuProver {
         bufs: &'b mut HTermBuffers,
         opts: GpuOptions,
         ws: &mut MsmWorkspace,
-    ) -> Result<(G1Projective, Witness<'b>), GpuProveError> {
+        times: &mut GpuTimings,
+    ) -> Result<(G1Projective, Option<G1Projective>, Witness<'b>), GpuProveError> {
         let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
-        let (h, witness) = std::thread::scope(|s| {
-            let upload = s.spawn(|| self.upload_witness(pa, aux_buf, scratch));
-            (self.h_msm(params, points, h_buf, opts, ws), join(upload))
+        let (h, side) = std::thread::scope(|s| {
+            let side = s.spawn(|| -> Result<_, GpuProveError> {
+                let mut witness = self.upload_witness(pa, aux_buf, scratch)?;
+                let t = Instant::now();
+                let l = match opts.l_beside_h && !points.on_device() {
+                    true => self.l_msm_in_scratch(params, points, pa, &mut witness)?,
+                    false => None,
+                };
+                Ok((witness, l.map(|l| (l, t.elapsed()))))
+            });
+            (self.h_msm(params, points, h_buf, opts, ws), join(side))
         });
-        Ok((h?, witness?))
+        let (witness, l) = side?;
+        let l = l.map(|(l, took)| {
+            (times.l_msm, times.l_beside_h) = (took, true);
+            l
+        });
+        Ok((h?, l, witness))
+    }
+
+    /// The L MSM, its workspace the compaction scratch's memory (idle until
+    /// A's scalars are compacted into it) and its chunks planned to fit
+    /// there: it runs beside the H MSM without VRAM of its own. None, and
+    /// L runs later, where the witness is on the host or no plan fits.
+    fn l_msm_in_scratch(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        witness: &mut Witness<'_>,
+    ) -> Result<Option<G1Projective>, GpuProveError> {
+        let Witness::Device { aux, scratch } = witness else { return Ok(None) };
+        let mut ws = MsmWorkspace::in_buffer(&mut **scratch);
+        let (n, on_dev) = (params.l.len() as u64, points.on_device());
+        let Ok(o) = msm::options_for_budget::<G1>(self.device, n, on_dev, true, ws.bytes()) else { return Ok(None) };
+        if msm::workspace_bytes::<G1>(self.device, n, on_dev, true, o)? > ws.bytes() {
+            return Ok(None);
+        }
+        let scalars = Input::Device { buf: *aux, offset: 0, len: pa.aux_assignment.len() };
+        Ok(Some(super::g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::L, 0..params.l.len()), scalars, Some(o))?.0)))
     }
 
     /// The H MSM, its scalars (h) in `h_buf`.
@@ -167,7 +205,8 @@ impl GpuProver {
         }
     }
 
-    /// The MSMs of the L, A and B queries.
+    /// The MSMs of the L, A and B queries (L's result given when it ran
+    /// beside the H MSM).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn query_msms(
         &self,
@@ -175,6 +214,7 @@ impl GpuProver {
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         mut witness: Witness<'_>,
+        l: Option<G1Projective>,
         opts: GpuOptions,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
@@ -185,12 +225,18 @@ impl GpuProver {
         let b_in = pa.b_input_density.count();
         let mut t = Instant::now();
         let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
-        let l_scalars = match &witness {
-            Witness::Host => host(aux),
-            Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
+        let l = match l {
+            Some(l) => l,
+            None => {
+                let l_scalars = match &witness {
+                    Witness::Host => host(aux),
+                    Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
+                };
+                let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
+                times.l_msm = lap();
+                l
+            }
         };
-        let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
-        times.l_msm = lap();
         // The inputs are a handful of scalars: compacted on the host.
         let b_inputs = compact(inputs, &pa.b_input_density);
         let mut compacted = Vec::new();
