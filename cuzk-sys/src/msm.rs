@@ -272,10 +272,6 @@ impl<'a> MsmWorkspace<'a> {
         MsmWorkspace { device: buf.device(), mem: Memory::Borrowed { ptr: buf.as_mut_ptr(), bytes, _buf: PhantomData } }
     }
 
-    pub fn device(&self) -> i32 {
-        self.device
-    }
-
     /// Device bytes held now.
     pub fn bytes(&self) -> u64 {
         match &self.mem {

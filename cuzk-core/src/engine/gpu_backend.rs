@@ -6,13 +6,13 @@
 //!   then upload circuit 0's a, b, c into the H buffers the worker reserved.
 //! - `compute` (under `compute_mtx`): the H terms and every MSM (the query
 //!   MSMs beside the H MSM in their own workspace where the SRS is resident
-//!   and the budget has room; with points from host memory, L beside it in
-//!   the H term's idle third buffer); circuits after the first reuse the staged buffers, or, where
-//!   the VRAM budget has room for a second set, are uploaded into it while
-//!   the circuit before runs its MSMs. With the SRS in host memory (no
-//!   room to keep it resident) and 3 or more circuits, a batch's L, A,
-//!   B_G1 and B_G2 run as batch MSMs: each SRS chunk is uploaded once for
-//!   every circuit.
+//!   and the budget has room; with points from host memory, L may run
+//!   beside it in the H term's idle third buffer). Circuits after the
+//!   first reuse the staged buffers, or, where the VRAM budget has room
+//!   for a second set, are uploaded into it while the circuit before runs
+//!   its MSMs. With the SRS in host memory (no room to keep it resident)
+//!   and 3 or more circuits, a batch's L, A, B_G1 and B_G2 run as batch
+//!   MSMs: each SRS chunk is uploaded once for every circuit.
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
 //!   within the granted bytes: H on the device if its buffers fit, else on
 //!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
@@ -259,8 +259,9 @@ impl ProverBackend for GpuBackend {
                 .and_then(|b| input.vram.try_reserve(b)),
             None => None,
         };
-        // With points from host memory, L alone runs beside it, in the H
-        // term's idle third buffer (no VRAM of its own).
+        // With points from host memory, L may run beside it in the H
+        // term's idle third buffer (no VRAM of its own; `l_beside_h` says
+        // when).
         let opts = GpuOptions {
             prestage_next: second_h.is_some(),
             batched,

@@ -144,8 +144,9 @@ pub struct GpuOptions {
     /// 2^27 partition under a 16 GiB limit on the H200). Ignored for points
     /// in VRAM (L chunked into that buffer measured slower than after the
     /// H MSM), with `h_on_cpu`, for batch MSMs, where the witness is not on
-    /// the device, and where no L plan fits that buffer (domains under
-    /// ~2^22: the MSM needs ~90 MB at least).
+    /// the device, and where L's chunks in that buffer would be under half
+    /// those it gets after the H MSM, or no plan fits at all (an MSM needs
+    /// ~90 MB at least): smaller chunks measured slower.
     pub l_beside_h: bool,
 }
 
