@@ -16,10 +16,12 @@
 //! nothing (they are not from a setup), so the proof is not verified; the
 //! byte-identity check is the independent computation.
 //!
-//! Regimes: the SRS resident in VRAM (no limit), and a VRAM limit (16 GiB
-//! at 2^27; proportionally small at the default size) with the SRS read
-//! from host memory and every MSM chunked to fit; the measured peak VRAM
-//! must stay within the limit.
+//! Regimes: the SRS resident in VRAM (no limit; the MSMs one after
+//! another, then the query MSMs beside the H MSM), and a VRAM limit
+//! (16 GiB at 2^27; proportionally small at the default size) with the SRS
+//! read from host memory and every MSM chunked to fit (one after another,
+//! then L beside the H MSM, then batch MSMs); the measured peak VRAM must
+//! stay within the limit.
 
 use cuzk_core::arith::Density;
 use cuzk_core::circuits::Synthetic;
