@@ -37,15 +37,21 @@ impl Case {
     }
 }
 
+/// The device and a fresh seeded rng for a GPU test (the seed printed, to
+/// replay a failure); None, with the skip message, without a device.
+fn gpu_and_rng(test: &str) -> Option<(i32, u64, rand_chacha::ChaCha20Rng)> {
+    let dev = cuzk_sys::test_device(test)?;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    Some((dev, seed, rand_chacha::ChaCha20Rng::seed_from_u64(seed)))
+}
+
 #[test]
 fn gpu_prover_matches_cpu_prover() {
-    let Some(dev) = cuzk_sys::test_device("gpu_prover_matches_cpu_prover") else {
+    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_prover_matches_cpu_prover") else {
         assert!(gpu_prover::default_device().is_err(), "no device, yet the GPU prover found one");
         return;
     };
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     for (spec, batch) in [("sha256:1", 2), ("mimc:300", 1), ("synthetic:1000", 3), ("synthetic:70000:5", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
         let c = case(&spec, batch, seed, &mut rng);
@@ -69,10 +75,7 @@ fn gpu_batch_msms_match_cpu_prover() {
     use cuzk_core::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver};
     use cuzk_core::groth16::gpu_srs::SrsPoints;
     use cuzk_sys::msm::MsmOptions;
-    let Some(dev) = cuzk_sys::test_device("gpu_batch_msms_match_cpu_prover") else { return };
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_batch_msms_match_cpu_prover") else { return };
     let batch = 3;
     let c = case(&"synthetic:70000:5".parse().unwrap(), batch, seed, &mut rng);
     let params = &c.params;
@@ -100,10 +103,7 @@ fn gpu_batch_msms_match_cpu_prover() {
 fn gpu_overlapped_queries_match_cpu_prover() {
     use cuzk_core::groth16::gpu_prover::{GpuOptions, GpuProver};
     use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
-    let Some(dev) = cuzk_sys::test_device("gpu_overlapped_queries_match_cpu_prover") else { return };
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_overlapped_queries_match_cpu_prover") else { return };
     let prover = GpuProver::new(dev).unwrap();
     for (spec, batch) in [("synthetic:70000:5", 3), ("sha256:1", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
@@ -129,10 +129,7 @@ fn gpu_overlapped_queries_match_cpu_prover() {
 fn gpu_l_beside_h_falls_back_and_matches_cpu_prover() {
     use cuzk_core::groth16::gpu_prover::{GpuOptions, GpuProver};
     use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
-    let Some(dev) = cuzk_sys::test_device("gpu_l_beside_h_falls_back_and_matches_cpu_prover") else { return };
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_l_beside_h_falls_back_and_matches_cpu_prover") else { return };
     let prover = GpuProver::new(dev).unwrap();
     for (spec, batch) in [("synthetic:70000:5", 2), ("sha256:1", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();

@@ -157,6 +157,16 @@ pub struct MsmOptions {
     pub max_sort_entries: u64,
 }
 
+impl MsmOptions {
+    /// Points per chunk for an MSM of `n` points (0 = unchunked: all n).
+    pub fn chunk_points(&self, n: u64) -> u64 {
+        match self.max_chunk_points {
+            0 => n,
+            c => c.min(n),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MsmStats {
     /// Device time (events) from the first upload to the result.

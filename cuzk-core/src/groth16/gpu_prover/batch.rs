@@ -65,13 +65,12 @@ impl BatchedMsms {
 
 fn fit<G: Group>(device: i32, n: u64, circuits: usize, budget: u64) -> cuzk_sys::Result<(u32, MsmOptions)> {
     let options = |sets: u32| msm::options_for_budget_batch::<G>(device, n, sets, false, false, budget);
-    let chunk = |o: MsmOptions| if o.max_chunk_points == 0 { n } else { o.max_chunk_points.min(n) };
     let one = options(1)?;
-    let enough = chunk(one).div_ceil(2).min(n.min(MIN_CHUNK));
+    let enough = one.chunk_points(n).div_ceil(2).min(n.min(MIN_CHUNK));
     let mut sets = u32::try_from(circuits.max(1)).unwrap_or(u32::MAX).min(1024);
     while sets > 1 {
         let o = options(sets)?;
-        if msm::workspace_bytes_batch::<G>(device, n, sets, false, false, o)? <= budget && chunk(o) >= enough {
+        if msm::workspace_bytes_batch::<G>(device, n, sets, false, false, o)? <= budget && o.chunk_points(n) >= enough {
             return Ok((sets, o));
         }
         sets = sets.div_ceil(2);

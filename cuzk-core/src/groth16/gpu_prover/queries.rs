@@ -149,13 +149,9 @@ impl GpuProver {
         let Witness::Device { aux, scratch } = witness else { return Ok(None) };
         let mut ws = MsmWorkspace::in_buffer(&mut **scratch);
         let (n, on_dev) = (params.l.len() as u64, points.on_device());
-        // Points per chunk of a plan (0: unchunked).
-        let chunk = |o: Option<MsmOptions>| match o.map_or(0, |o| o.max_chunk_points) {
-            0 => n,
-            c => c.min(n),
-        };
         let Ok(o) = msm::options_for_budget::<G1>(self.device, n, on_dev, true, ws.bytes()) else { return Ok(None) };
-        if msm::workspace_bytes::<G1>(self.device, n, on_dev, true, o)? > ws.bytes() || 2 * chunk(Some(o)) < chunk(opts.msm) {
+        let fits = msm::workspace_bytes::<G1>(self.device, n, on_dev, true, o)? <= ws.bytes();
+        if !fits || 2 * o.chunk_points(n) < opts.msm.unwrap_or_default().chunk_points(n) {
             return Ok(None);
         }
         let scalars = Input::Device { buf: *aux, offset: 0, len: pa.aux_assignment.len() };
