@@ -301,15 +301,17 @@ fn gpu_partition_matches_discrete_logs() {
             let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), opts);
             if log_n >= 27 {
                 assert_eq!(times.l_beside_h, l_beside_h, "L beside H asked for: {l_beside_h}");
+                assert_eq!(times.b_beside_h, l_beside_h, "B after L beside H asked for: {l_beside_h}");
             }
             same("VRAM limit", &m, &expected);
             let t = Instant::now();
             let proof = assemble(&params.vk, m, r, s);
             let epilogue = t.elapsed();
             assert_eq!(proof.to_bytes(), want, "VRAM limit (L beside H: {l_beside_h}): the proof differs from the independent computation");
-            let how = match (l_beside_h, times.l_beside_h) {
-                (true, true) => ", L beside H",
-                (true, false) => ", L beside H asked for, ran after (chunks too small)",
+            let how = match (l_beside_h, times.l_beside_h, times.b_beside_h) {
+                (true, true, true) => ", L and B beside H",
+                (true, true, false) => ", L beside H (B after: chunks too small)",
+                (true, false, _) => ", L beside H asked for, ran after (chunks too small)",
                 _ => "",
             };
             report(&format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points{how}"), stage, &times, epilogue, peak);

@@ -282,6 +282,23 @@ impl<'a> MsmWorkspace<'a> {
         MsmWorkspace { device: buf.device(), mem: Memory::Borrowed { ptr: buf.as_mut_ptr(), bytes, _buf: PhantomData } }
     }
 
+    /// [`MsmWorkspace::in_buffer`] over `buf`'s elements from `keep` on
+    /// (its start rounded up to 2 MiB), and `buf` itself to read elements
+    /// `..keep` while the workspace lives: an MSM's scalars kept at the
+    /// start of the buffer whose rest is its workspace. Elements from
+    /// `keep` on are the MSM's scratch meanwhile.
+    pub fn in_buffer_after<T: Copy>(buf: &'a mut DeviceBuffer<T>, keep: usize) -> (Self, &'a DeviceBuffer<T>) {
+        const ALIGN: usize = 2 << 20;
+        let total = buf.len() * std::mem::size_of::<T>();
+        let from = (keep * std::mem::size_of::<T>()).div_ceil(ALIGN).saturating_mul(ALIGN).min(total);
+        let ptr = unsafe { (buf.as_mut_ptr() as *mut u8).add(from) } as *mut c_void;
+        let ws = MsmWorkspace {
+            device: buf.device(),
+            mem: Memory::Borrowed { ptr, bytes: (total - from) as u64, _buf: PhantomData },
+        };
+        (ws, buf)
+    }
+
     /// Device bytes held now.
     pub fn bytes(&self) -> u64 {
         match &self.mem {

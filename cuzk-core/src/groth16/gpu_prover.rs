@@ -42,8 +42,10 @@
 //! PCIe once per batch instead of once per circuit.
 
 mod batch;
+mod beside;
 mod queries;
 pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
+use beside::Beside;
 use queries::{compact, Witness};
 
 use super::gpu_srs::{Points, SrsPoints};
@@ -139,9 +141,11 @@ pub struct GpuOptions {
     pub overlap_queries: bool,
     /// With the SRS points in host memory: the L MSM runs beside the H MSM
     /// on a second thread, in the memory of the H term's third buffer (idle
-    /// until A's scalars are compacted into it), chunked to fit there. No
-    /// extra VRAM; L's point uploads and compute fill the H MSM's (-6 % per
-    /// 2^27 partition under a 16 GiB limit on the H200). Ignored for points
+    /// until A's scalars are compacted into it), chunked to fit there; then
+    /// B_G1 and B_G2, B's compacted scalars at the start of that buffer and
+    /// the rest their workspace ([`beside`]). No extra VRAM; their point
+    /// uploads and compute fill the H MSM's (L alone: -6 % per 2^27
+    /// partition under a 16 GiB limit on the H200). Ignored for points
     /// in VRAM (L chunked into that buffer measured slower than after the
     /// H MSM), with `h_on_cpu`, for batch MSMs, where the witness is not on
     /// the device, and where L's chunks in that buffer would be under half
@@ -185,6 +189,8 @@ pub struct GpuTimings {
     /// The L MSM ran beside the H MSM ([`GpuOptions::l_beside_h`]; `l_msm`
     /// is then its time on its own thread).
     pub l_beside_h: bool,
+    /// B_G1 and B_G2 ran beside it too, after L.
+    pub b_beside_h: bool,
 }
 
 impl GpuTimings {
@@ -310,7 +316,7 @@ impl GpuProver {
             let mut times = GpuTimings::default();
             let results = if opts.h_on_cpu {
                 let h = self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times)?;
-                self.query_msms(params, points, pa, Witness::Host, None, opts, &mut ws, &mut times)?.with_h(h)
+                self.query_msms(params, points, pa, Witness::Host, Beside::default(), opts, &mut ws, &mut times)?.with_h(h)
             } else {
                 let st = self.staged_h(&mut current, pa, ready)?;
                 self.h_compute(st)?;
@@ -324,12 +330,12 @@ impl GpuProver {
                 let (results, staged_next) = match ws_queries.as_mut() {
                     Some(wq) => self.msms_overlapped(params, points, pa, &mut st.bufs, opts, &mut ws, wq, next, &mut times),
                     None => {
-                        let (h, l, witness) =
+                        let (h, beside, witness) =
                             self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws, &mut times)?;
                         times.h_msm = t.elapsed() - times.h_term;
                         std::thread::scope(|s| {
                             let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
-                            let results = self.query_msms(params, points, pa, witness, l, opts, &mut ws, &mut times);
+                            let results = self.query_msms(params, points, pa, witness, beside, opts, &mut ws, &mut times);
                             (results.map(|q| q.with_h(h)), staging.map(join))
                         })
                     }

@@ -3,6 +3,7 @@
 //! host), and how they run beside the H MSM ([`GpuOptions::overlap_queries`])
 //! or after it.
 
+use super::beside::Beside;
 use super::{g2, host, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
@@ -81,7 +82,7 @@ impl GpuProver {
                     Err(e) => return (Err(e), q_times, None),
                 };
                 let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
-                let q = self.query_msms(params, points, pa, witness, None, opts, ws_queries, &mut q_times);
+                let q = self.query_msms(params, points, pa, witness, Beside::default(), opts, ws_queries, &mut q_times);
                 (q, q_times, staging.map(join))
             });
             let h = self.h_msm(params, points, h_buf, opts, ws);
@@ -97,8 +98,10 @@ impl GpuProver {
     /// The H MSM from h in `bufs.a` while another thread uploads the
     /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
     /// the compaction scratch. With [`GpuOptions::l_beside_h`] and points
-    /// from host memory, that thread then runs the L MSM too
-    /// (`l_msm_in_scratch`); its result comes back with the witness.
+    /// from host memory, that thread then runs L, and B_G1 and B_G2, in
+    /// the scratch's memory ([`GpuProver::queries_in_scratch`]); their
+    /// results come back with the witness.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn h_msm_and_witness<'b>(
         &self,
         params: &Parameters,
@@ -108,54 +111,24 @@ impl GpuProver {
         opts: GpuOptions,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
-    ) -> Result<(G1Projective, Option<G1Projective>, Witness<'b>), GpuProveError> {
+    ) -> Result<(G1Projective, Beside, Witness<'b>), GpuProveError> {
         let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
         let (h, side) = std::thread::scope(|s| {
             let side = s.spawn(|| -> Result<_, GpuProveError> {
                 let mut witness = self.upload_witness(pa, aux_buf, scratch)?;
-                let t = Instant::now();
-                let l = match opts.l_beside_h && !points.on_device() {
-                    true => self.l_msm_in_scratch(params, points, pa, &mut witness, opts)?,
-                    false => None,
+                let mut side_times = GpuTimings::default();
+                let beside = match opts.l_beside_h && !points.on_device() {
+                    true => self.queries_in_scratch(params, points, pa, &mut witness, opts, &mut side_times)?,
+                    false => Beside::default(),
                 };
-                Ok((witness, l.map(|l| (l, t.elapsed()))))
+                Ok((witness, beside, side_times))
             });
             (self.h_msm(params, points, h_buf, opts, ws), join(side))
         });
-        let (witness, l) = side?;
-        let l = l.map(|(l, took)| {
-            (times.l_msm, times.l_beside_h) = (took, true);
-            l
-        });
-        Ok((h?, l, witness))
-    }
-
-    /// The L MSM, its workspace the compaction scratch's memory (idle until
-    /// A's scalars are compacted into it) and its chunks planned to fit
-    /// there: it runs beside the H MSM without VRAM of its own. None, and
-    /// L runs later, where the witness is on the host, no plan fits, or
-    /// the plan's chunks would be under half the size L gets after the H
-    /// MSM (`opts.msm`): small chunks made it slower than running after
-    /// (2^22 under a 0.7 GiB limit: 128 MiB of scratch, 229 ms against
-    /// 178), equal ones faster (2^27 under 16 GiB: 4 GiB, -5-6 %).
-    fn l_msm_in_scratch(
-        &self,
-        params: &Parameters,
-        points: SrsPoints<'_>,
-        pa: &ProvingAssignment,
-        witness: &mut Witness<'_>,
-        opts: GpuOptions,
-    ) -> Result<Option<G1Projective>, GpuProveError> {
-        let Witness::Device { aux, scratch } = witness else { return Ok(None) };
-        let mut ws = MsmWorkspace::in_buffer(&mut **scratch);
-        let (n, on_dev) = (params.l.len() as u64, points.on_device());
-        let Ok(o) = msm::options_for_budget::<G1>(self.device, n, on_dev, true, ws.bytes()) else { return Ok(None) };
-        let fits = msm::workspace_bytes::<G1>(self.device, n, on_dev, true, o)? <= ws.bytes();
-        if !fits || 2 * o.chunk_points(n) < opts.msm.unwrap_or_default().chunk_points(n) {
-            return Ok(None);
-        }
-        let scalars = Input::Device { buf: *aux, offset: 0, len: pa.aux_assignment.len() };
-        Ok(Some(super::g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::L, 0..params.l.len()), scalars, Some(o))?.0)))
+        let (witness, beside, side) = side?;
+        let GpuTimings { l_msm, b_g1_msm, b_g2_msm, compact, l_beside_h, b_beside_h, .. } = side;
+        *times = GpuTimings { l_msm, b_g1_msm, b_g2_msm, compact, l_beside_h, b_beside_h, ..*times };
+        Ok((h?, beside, witness))
     }
 
     /// The H MSM, its scalars (h) in `h_buf`.
@@ -211,8 +184,8 @@ impl GpuProver {
         }
     }
 
-    /// The MSMs of the L, A and B queries (L's result given when it ran
-    /// beside the H MSM).
+    /// The MSMs of the L, A and B queries (those that ran beside the H MSM
+    /// given).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn query_msms(
         &self,
@@ -220,7 +193,7 @@ impl GpuProver {
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         mut witness: Witness<'_>,
-        l: Option<G1Projective>,
+        beside: Beside,
         opts: GpuOptions,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
@@ -231,7 +204,7 @@ impl GpuProver {
         let b_in = pa.b_input_density.count();
         let mut t = Instant::now();
         let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
-        let l = match l {
+        let l = match beside.l {
             Some(l) => l,
             None => {
                 let l_scalars = match &witness {
@@ -243,24 +216,31 @@ impl GpuProver {
                 l
             }
         };
-        // The inputs are a handful of scalars: compacted on the host.
-        let b_inputs = compact(inputs, &pa.b_input_density);
         let mut compacted = Vec::new();
         let a_aux = self.query_scalars(aux, &pa.a_aux_density, &mut witness, &mut compacted)?;
-        times.compact = lap();
+        times.compact += lap();
         let a = self.g1_msm(ws, points.g1(Points::A, 0..n_in), host(inputs), opts)?
             + self.g1_msm(ws, points.g1(Points::A, n_in..params.a.len()), a_aux, opts)?;
         times.a_msm = lap();
-        let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
-        times.compact += lap();
-        let b_g1 = self.g1_msm(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
-            + self.g1_msm(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
-        times.b_g1_msm = lap();
-        let mut g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
-            Ok(g2(msm::msm_in::<G2>(ws, p, s, opts.msm_g2.or(opts.msm))?.0))
+        let (b_g1, b_g2) = match beside.b {
+            Some(b) => b,
+            None => {
+                // The inputs are a handful of scalars: compacted on the host.
+                let b_inputs = compact(inputs, &pa.b_input_density);
+                let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
+                times.compact += lap();
+                let b_g1 = self.g1_msm(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
+                    + self.g1_msm(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
+                times.b_g1_msm = lap();
+                let mut g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
+                    Ok(g2(msm::msm_in::<G2>(ws, p, s, opts.msm_g2.or(opts.msm))?.0))
+                };
+                let b_g2 =
+                    g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
+                times.b_g2_msm = lap();
+                (b_g1, b_g2)
+            }
         };
-        let b_g2 = g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
-        times.b_g2_msm = lap();
         Ok(QueryMsms { l, a, b_g1, b_g2 })
     }
 }
