@@ -55,7 +55,7 @@ use crate::cs::ProvingAssignment;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
-use cuzk_sys::{FrRepr, HTermBuffers, NttContext, Stream};
+use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, NttContext, Stream};
 use log::debug;
 use std::time::{Duration, Instant};
 
@@ -256,6 +256,18 @@ impl GpuProver {
     fn restage_h(&self, pa: &ProvingAssignment, log_n: u32, bufs: &mut HTermBuffers) -> Result<(), GpuProveError> {
         let stream = Stream::new(self.device)?;
         self.ntt.h_stage(&stream, scalars_repr(&pa.a), scalars_repr(&pa.b), scalars_repr(&pa.c), log_n, bufs)?;
+        Ok(())
+    }
+
+    /// One of a circuit's a, b, c uploaded into `buf` and zero-padded to
+    /// the 2^log_n domain (what `restage_h` does for all three); returns
+    /// when it is in. (log_n comes from the constraint count, so a, b
+    /// and c fit the domain; the buffer checks both ranges.)
+    fn stage_input(&self, host: &[Fr], log_n: u32, buf: &mut DeviceBuffer<FrRepr>) -> Result<(), GpuProveError> {
+        let stream = Stream::new(self.device)?;
+        buf.copy_from_host(&stream, 0, scalars_repr(host))?;
+        buf.zero_async(&stream, host.len(), (1usize << log_n).saturating_sub(host.len()))?;
+        stream.synchronize()?;
         Ok(())
     }
 

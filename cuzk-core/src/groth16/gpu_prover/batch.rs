@@ -22,7 +22,7 @@ use crate::groth16::prover::MsmResults;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
-use cuzk_sys::FrRepr;
+use cuzk_sys::{FrRepr, HTermBuffers};
 use std::time::{Duration, Instant};
 
 /// Batch MSMs that fit a VRAM budget: how many circuits' scalar sets one
@@ -176,7 +176,11 @@ impl GpuProver {
 
     /// Per circuit: the H term and the H MSM, through one set of H buffers
     /// (circuit 0's may be staged already), freed at the end so that the
-    /// batch MSMs' budget has their VRAM.
+    /// batch MSMs' budget has their VRAM. The H MSM reads only h (in
+    /// `bufs.a`), so while it runs another thread uploads the next
+    /// circuit's b and c into `bufs.b` and `bufs.c`, and only its a is
+    /// left to upload after: no room for a second set of H buffers is
+    /// needed to take most of the upload off the GPU's time.
     fn h_msms(
         &self,
         params: &Parameters,
@@ -190,19 +194,41 @@ impl GpuProver {
         let mut hs = Vec::with_capacity(assignments.len());
         // The H MSMs' workspace, freed (with the H buffers) on return.
         let mut ws = MsmWorkspace::new(self.device);
+        // Whether circuit i's b and c are in the buffers already (uploaded
+        // during circuit i - 1's H MSM).
+        let mut b_c_staged = false;
         for (i, pa) in assignments.iter().enumerate() {
             let h = if opts.h_on_cpu {
                 self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times[i])?
             } else {
                 let t = Instant::now();
-                // Only circuit 0 may come staged.
-                let st = self.staged_h(&mut staged, pa, i == 0)?;
+                // Only circuit 0 may come staged (whole).
+                let st = match staged.as_mut() {
+                    Some(st) if b_c_staged => {
+                        self.stage_input(&pa.a, st.log_n, &mut st.bufs.a)?;
+                        st
+                    }
+                    _ => self.staged_h(&mut staged, pa, i == 0)?,
+                };
                 self.h_compute(st)?;
                 times[i].h_term = t.elapsed();
-                let h_scalars = Input::Device { buf: &st.bufs.a, offset: 0, len: params.h.len() };
-                let h = self.g1_msm(&mut ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts)?;
+                let log_n = st.log_n;
+                let HTermBuffers { a: h_buf, b, c, .. } = &mut st.bufs;
+                let next = assignments.get(i + 1);
+                let (h, staging) = std::thread::scope(|s| {
+                    let staging = next.map(|npa| {
+                        s.spawn(move || -> Result<(), GpuProveError> {
+                            self.stage_input(&npa.b, log_n, b)?;
+                            self.stage_input(&npa.c, log_n, c)
+                        })
+                    });
+                    let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
+                    let h = self.g1_msm(&mut ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
+                    (h, staging.map(join))
+                });
+                b_c_staged = staging.transpose()?.is_some();
                 times[i].h_msm = t.elapsed() - times[i].h_term;
-                h
+                h?
             };
             hs.push(h);
         }
