@@ -291,6 +291,22 @@ int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_err
 int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c, const void *d, void *out,
                              uint64_t n, cuzk_error *err);
 
+/* Fp multiplication on the FP64 pipe (native/ff/mont_f64.cuh, an
+ * experiment): out[i] = a[i] b[i] (blst's Montgomery form) by its sequence
+ * emulated on the host, so its carries are checked without a GPU. */
+int32_t cuzk_test_fp_mul_f64_emulated(const void *a, const void *b, void *out, uint64_t n, cuzk_error *err);
+
+/* Chains of Fp multiplications on the device (native/ff/fp_mul_chains.cu):
+ * every one of n threads runs int_chains (0-2) chains on the integer
+ * multiplication and f64_chains (0-2) on the FP64 one, chain c from
+ * a[(i + c) mod n], each `iters` times x <- x b[i]; chain c's ends go to
+ * out[c n .. c n + n) (integer chains first; host arrays, blst's Montgomery
+ * form). bounded != 0: the kernel bounded to 128 registers per thread
+ * (threads <= 128). *ms: the kernel's device time. Tests and benches only. */
+int32_t cuzk_test_fp_mul_chains(int32_t ordinal, uint32_t int_chains, uint32_t f64_chains, const void *a,
+                                const void *b, void *out, uint64_t n, uint32_t iters, uint32_t threads,
+                                uint32_t bounded, float *ms, cuzk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

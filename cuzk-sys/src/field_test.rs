@@ -64,3 +64,64 @@ pub fn fp_mul_sub(device: i32, a: &[u64], b: &[u64], c: &[u64], d: &[u64], out: 
         ffi::cuzk_test_fp_mul_sub(device, p(a), p(b), p(c), p(d), out.as_mut_ptr() as *mut c_void, n, e)
     })
 }
+
+/// out[i] = a[i] b[i] in Fp by the FP64-pipe multiplication's sequence
+/// (native/ff/mont_f64.cuh, an experiment) emulated on the host: no device
+/// needed, but the CUDA build.
+pub fn fp_mul_f64_emulated(a: &[u64], b: &[u64], out: &mut [u64]) -> Result<()> {
+    if a.len() != out.len() || b.len() != out.len() || a.len() % 6 != 0 {
+        return Err(Error::invalid("fp_mul_f64_emulated: mismatched buffers"));
+    }
+    let n = (a.len() / 6) as u64;
+    call(|e| unsafe {
+        ffi::cuzk_test_fp_mul_f64_emulated(
+            a.as_ptr() as *const c_void,
+            b.as_ptr() as *const c_void,
+            out.as_mut_ptr() as *mut c_void,
+            n,
+            e,
+        )
+    })
+}
+
+/// Chains of Fp multiplications on `device` (native/ff/fp_mul_chains.cu):
+/// each of the n = a.len() / 6 threads runs `int_chains` chains on the
+/// integer multiplication and `f64_chains` on the FP64 one (0-2 each),
+/// chain c from a[(i + c) mod n], each `iters` times x <- x b[i]. Returns
+/// chain c's ends at out[c n .. c n + n) (integer chains first) and the
+/// kernel's device time in ms. `bounded`: the kernel bounded to 128
+/// registers per thread (4 blocks of at most 128 threads per SM).
+pub fn fp_mul_chains(
+    device: i32,
+    int_chains: u32,
+    f64_chains: u32,
+    a: &[u64],
+    b: &[u64],
+    iters: u32,
+    threads: u32,
+    bounded: bool,
+) -> Result<(Vec<[u64; 6]>, f32)> {
+    if a.len() != b.len() || a.is_empty() || a.len() % 6 != 0 {
+        return Err(Error::invalid("fp_mul_chains: a and b must hold the same number of Fp elements"));
+    }
+    let n = a.len() / 6;
+    let mut out = vec![[0u64; 6]; (int_chains + f64_chains) as usize * n];
+    let mut ms = 0f32;
+    call(|e| unsafe {
+        ffi::cuzk_test_fp_mul_chains(
+            device,
+            int_chains,
+            f64_chains,
+            a.as_ptr() as *const c_void,
+            b.as_ptr() as *const c_void,
+            out.as_mut_ptr() as *mut c_void,
+            n as u64,
+            iters,
+            threads,
+            bounded as u32,
+            &mut ms,
+            e,
+        )
+    })?;
+    Ok((out, ms))
+}
