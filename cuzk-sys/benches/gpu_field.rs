@@ -8,7 +8,7 @@
 //! chains' ends are checked between the two multiplications. `--quick`:
 //! fewer runs.
 
-use cuzk_sys::field_test::fp_mul_chains;
+use cuzk_sys::field_test::{fp_mul_chains, Chains};
 use cuzk_sys::DeviceInfo;
 
 fn main() {
@@ -40,7 +40,8 @@ fn main() {
             let mut times = Vec::new();
             let mut out = Vec::new();
             for _ in 0..runs + 1 {
-                let (o, ms) = fp_mul_chains(dev, ni, nf, &a, &b, iters, threads, bounded).unwrap();
+                let run = Chains { int_chains: ni, f64_chains: nf, iters, threads_per_block: threads, bounded };
+                let (o, ms) = fp_mul_chains(dev, run, &a, &b).unwrap();
                 times.push(ms);
                 out = o;
             }

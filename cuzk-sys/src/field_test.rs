@@ -84,41 +84,46 @@ pub fn fp_mul_f64_emulated(a: &[u64], b: &[u64], out: &mut [u64]) -> Result<()> 
     })
 }
 
+/// One launch of the Fp multiplication chains (see [`fp_mul_chains`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Chains {
+    /// Chains per thread on the integer multiplication (0-2).
+    pub int_chains: u32,
+    /// Chains per thread on the FP64 one (0-2).
+    pub f64_chains: u32,
+    /// Dependent multiplications per chain.
+    pub iters: u32,
+    pub threads_per_block: u32,
+    /// The kernel bounded to 128 registers per thread (4 blocks of at
+    /// most 128 threads per SM).
+    pub bounded: bool,
+}
+
 /// Chains of Fp multiplications on `device` (native/ff/fp_mul_chains.cu):
-/// each of the n = a.len() / 6 threads runs `int_chains` chains on the
-/// integer multiplication and `f64_chains` on the FP64 one (0-2 each),
-/// chain c from a[(i + c) mod n], each `iters` times x <- x b[i]. Returns
-/// chain c's ends at out[c n .. c n + n) (integer chains first) and the
-/// kernel's device time in ms. `bounded`: the kernel bounded to 128
-/// registers per thread (4 blocks of at most 128 threads per SM).
-pub fn fp_mul_chains(
-    device: i32,
-    int_chains: u32,
-    f64_chains: u32,
-    a: &[u64],
-    b: &[u64],
-    iters: u32,
-    threads: u32,
-    bounded: bool,
-) -> Result<(Vec<[u64; 6]>, f32)> {
+/// each of the n = a.len() / 6 threads runs `run.int_chains` chains on the
+/// integer multiplication and `run.f64_chains` on the FP64 one, chain c
+/// from a[(i + c) mod n], each `run.iters` times x <- x b[i]. Returns chain
+/// c's ends at out[c n .. c n + n) (integer chains first) and the kernel's
+/// device time in ms.
+pub fn fp_mul_chains(device: i32, run: Chains, a: &[u64], b: &[u64]) -> Result<(Vec<[u64; 6]>, f32)> {
     if a.len() != b.len() || a.is_empty() || a.len() % 6 != 0 {
         return Err(Error::invalid("fp_mul_chains: a and b must hold the same number of Fp elements"));
     }
     let n = a.len() / 6;
-    let mut out = vec![[0u64; 6]; (int_chains + f64_chains) as usize * n];
+    let mut out = vec![[0u64; 6]; (run.int_chains + run.f64_chains) as usize * n];
     let mut ms = 0f32;
     call(|e| unsafe {
         ffi::cuzk_test_fp_mul_chains(
             device,
-            int_chains,
-            f64_chains,
+            run.int_chains,
+            run.f64_chains,
             a.as_ptr() as *const c_void,
             b.as_ptr() as *const c_void,
             out.as_mut_ptr() as *mut c_void,
             n as u64,
-            iters,
-            threads,
-            bounded as u32,
+            run.iters,
+            run.threads_per_block,
+            run.bounded as u32,
             &mut ms,
             e,
         )

@@ -5,7 +5,7 @@ mod common;
 
 use blst::*;
 use blstrs::Scalar;
-use cuzk_sys::field_test::{field_op, Field, Op};
+use cuzk_sys::field_test::{field_op, Chains, Field, Op};
 use ff::Field as _;
 use rand::RngCore;
 
@@ -179,7 +179,8 @@ fn fp_mul_f64_chains_match_blst() {
     let (wa, wb) = (words(&a), words(&b));
     let want = |start: usize, i: usize| (0..iters).fold(a[start], |x, _| fp_mul(&x, &b[i])).l;
     for (ni, nf, bounded) in [(0u32, 1u32, false), (0, 2, false), (1, 1, false), (2, 2, false), (2, 0, false), (1, 1, true)] {
-        let (out, _) = cuzk_sys::field_test::fp_mul_chains(dev, ni, nf, &wa, &wb, iters as u32, 128, bounded).unwrap();
+        let run = Chains { int_chains: ni, f64_chains: nf, iters: iters as u32, threads_per_block: 128, bounded };
+        let (out, _) = cuzk_sys::field_test::fp_mul_chains(dev, run, &wa, &wb).unwrap();
         for c in 0..(ni + nf) as usize {
             for i in 0..n {
                 assert_eq!(out[c * n + i], want((i + c) % n, i), "chains ({ni} integer, {nf} FP64, bounded {bounded}): chain {c} differs at {i}");
