@@ -9,13 +9,12 @@
 //! B_G1's and B_G2's workspace (B is ~25 % dense in Filecoin circuits). A
 //! stays after the H MSM: its scalars fill the buffer.
 
-use super::{compact, g1, g2, host, GpuOptions, GpuProveError, GpuProver, GpuTimings, Witness};
+use super::{g1, GpuOptions, GpuProveError, GpuProver, GpuTimings, Witness};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
-use cuzk_sys::Stream;
 use std::time::Instant;
 
 /// The query MSMs that ran beside the H MSM.
@@ -97,12 +96,9 @@ impl GpuProver {
         times: &mut GpuTimings,
     ) -> Result<Option<(G1Projective, G2Projective)>, GpuProveError> {
         let Witness::Device { aux, scratch } = witness else { return Ok(None) };
-        let mut t = Instant::now();
-        let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
-        let stream = Stream::new(self.device)?;
-        let n_b = cuzk_sys::density::compact_fr(&stream, aux, pa.aux_assignment.len(), pa.b_aux_density.words(), scratch)?;
-        stream.synchronize()?;
-        times.compact = lap();
+        let t = Instant::now();
+        let n_b = self.compact_on_device(aux, pa.aux_assignment.len(), &pa.b_aux_density, scratch)?;
+        times.compact = t.elapsed();
         let (mut ws, scratch) = MsmWorkspace::in_buffer_after(&mut **scratch, n_b);
         let (n, on_dev) = (n_b as u64, points.on_device());
         let plans = (
@@ -110,16 +106,7 @@ impl GpuProver {
             self.plan_beside::<G2>(n, on_dev, ws.bytes(), opts.msm_g2.or(opts.msm))?,
         );
         let (Some(o1), Some(o2)) = plans else { return Ok(None) };
-        let b_in = pa.b_input_density.count();
-        // The inputs are a handful of scalars: compacted on the host.
-        let b_inputs = compact(&pa.input_assignment, &pa.b_input_density);
         let b_aux = Input::Device { buf: scratch, offset: 0, len: n_b };
-        let b_g1 = g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), Some(o1))?.0)
-            + g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, Some(o1))?.0);
-        times.b_g1_msm = lap();
-        let b_g2 = g2(msm::msm_in::<G2>(&mut ws, points.g2(0..b_in), host(&b_inputs), Some(o2))?.0)
-            + g2(msm::msm_in::<G2>(&mut ws, points.g2(b_in..params.b_g2.len()), b_aux, Some(o2))?.0);
-        times.b_g2_msm = lap();
-        Ok(Some((b_g1, b_g2)))
+        Ok(Some(self.b_msms(&mut ws, params, points, pa, b_aux, (Some(o1), Some(o2)), times)?))
     }
 }

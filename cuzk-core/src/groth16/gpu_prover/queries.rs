@@ -4,7 +4,7 @@
 //! or after it.
 
 use super::beside::Beside;
-use super::{g2, host, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
+use super::{g1, g2, host, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
@@ -117,9 +117,10 @@ impl GpuProver {
             let side = s.spawn(|| -> Result<_, GpuProveError> {
                 let mut witness = self.upload_witness(pa, aux_buf, scratch)?;
                 let mut side_times = GpuTimings::default();
-                let beside = match opts.l_beside_h && !points.on_device() {
-                    true => self.queries_in_scratch(params, points, pa, &mut witness, opts, &mut side_times)?,
-                    false => Beside::default(),
+                let beside = if opts.l_beside_h && !points.on_device() {
+                    self.queries_in_scratch(params, points, pa, &mut witness, opts, &mut side_times)?
+                } else {
+                    Beside::default()
                 };
                 Ok((witness, beside, side_times))
             });
@@ -176,12 +177,52 @@ impl GpuProver {
                 Ok(host(compacted))
             }
             Witness::Device { aux: buf, scratch } => {
-                let stream = Stream::new(self.device)?;
-                let len = cuzk_sys::density::compact_fr(&stream, buf, aux.len(), density.words(), scratch)?;
-                stream.synchronize()?;
+                let len = self.compact_on_device(buf, aux.len(), density, scratch)?;
                 Ok(Input::Device { buf: &**scratch, offset: 0, len })
             }
         }
+    }
+
+    /// The first `n` scalars of `src` whose variables are set in `density`,
+    /// compacted on the device into the start of `dst`; returns how many.
+    pub(super) fn compact_on_device(
+        &self,
+        src: &DeviceBuffer<FrRepr>,
+        n: usize,
+        density: &Density,
+        dst: &mut DeviceBuffer<FrRepr>,
+    ) -> Result<usize, GpuProveError> {
+        let stream = Stream::new(self.device)?;
+        let len = cuzk_sys::density::compact_fr(&stream, src, n, density.words(), dst)?;
+        stream.synchronize()?;
+        Ok(len)
+    }
+
+    /// B_G1 and B_G2 from B's compacted aux scalars `b_aux`, the inputs'
+    /// few compacted on the host, with the plans `g1` and `g2`; their times
+    /// go into `times`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn b_msms(
+        &self,
+        ws: &mut MsmWorkspace<'_>,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        pa: &ProvingAssignment,
+        b_aux: Input<'_, FrRepr>,
+        (g1_plan, g2_plan): (Option<MsmOptions>, Option<MsmOptions>),
+        times: &mut GpuTimings,
+    ) -> Result<(G1Projective, G2Projective), GpuProveError> {
+        let b_in = pa.b_input_density.count();
+        let b_inputs = compact(&pa.input_assignment, &pa.b_input_density);
+        let t = Instant::now();
+        let b_g1 = g1(msm::msm_in::<G1>(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), g1_plan)?.0)
+            + g1(msm::msm_in::<G1>(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, g1_plan)?.0);
+        times.b_g1_msm = t.elapsed();
+        let t = Instant::now();
+        let b_g2 = g2(msm::msm_in::<G2>(ws, points.g2(0..b_in), host(&b_inputs), g2_plan)?.0)
+            + g2(msm::msm_in::<G2>(ws, points.g2(b_in..params.b_g2.len()), b_aux, g2_plan)?.0);
+        times.b_g2_msm = t.elapsed();
+        Ok((b_g1, b_g2))
     }
 
     /// The MSMs of the L, A and B queries (those that ran beside the H MSM
@@ -201,7 +242,6 @@ impl GpuProver {
         let inputs = &pa.input_assignment;
         let aux = &pa.aux_assignment;
         let n_in = inputs.len();
-        let b_in = pa.b_input_density.count();
         let mut t = Instant::now();
         let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
         let l = match beside.l {
@@ -225,20 +265,9 @@ impl GpuProver {
         let (b_g1, b_g2) = match beside.b {
             Some(b) => b,
             None => {
-                // The inputs are a handful of scalars: compacted on the host.
-                let b_inputs = compact(inputs, &pa.b_input_density);
                 let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
                 times.compact += lap();
-                let b_g1 = self.g1_msm(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), opts)?
-                    + self.g1_msm(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, opts)?;
-                times.b_g1_msm = lap();
-                let mut g2_msm = |p, s: Input<'_, FrRepr>| -> Result<G2Projective, GpuProveError> {
-                    Ok(g2(msm::msm_in::<G2>(ws, p, s, opts.msm_g2.or(opts.msm))?.0))
-                };
-                let b_g2 =
-                    g2_msm(points.g2(0..b_in), host(&b_inputs))? + g2_msm(points.g2(b_in..params.b_g2.len()), b_aux)?;
-                times.b_g2_msm = lap();
-                (b_g1, b_g2)
+                self.b_msms(ws, params, points, pa, b_aux, (opts.msm, opts.msm_g2.or(opts.msm)), times)?
             }
         };
         Ok(QueryMsms { l, a, b_g1, b_g2 })
