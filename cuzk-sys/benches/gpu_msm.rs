@@ -8,7 +8,9 @@
 //! the same point. Prints a table last, with each MSM's phases. Args:
 //! `--quick` for fewer runs, `--sweep` to try the accumulation kernel's
 //! register bounds at G1 2^26 and G2 2^24, `--windows` to time the 0/1-heavy
-//! MSMs at window sizes 14-20 as well (the window planner's calibration).
+//! MSMs at window sizes 14-20 as well (the window planner's calibration),
+//! `--chunks` to time G1 2^26 and G2 2^24 (random scalars) in chunks of
+//! points at window sizes 16, 18 and 20 (the planner's cost of a chunk).
 
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
 use cuzk_sys::{DeviceBuffer, DeviceInfo, FrRepr};
@@ -72,6 +74,7 @@ fn bench<G: Group>(
     runs: usize,
     sweep: bool,
     windows: bool,
+    chunks: bool,
     rows: &mut Vec<Row>,
 ) -> G::Proj {
     let n = 1usize << log_n;
@@ -141,6 +144,19 @@ fn bench<G: Group>(
             timed(Some(o), format!("{label} c={c}"), &first, rows);
         }
     }
+    // Chunks of points (--chunks): what a VRAM limit does to an MSM. G1
+    // chunks of 9175040 points are the 2^27 partition's under 16 GiB.
+    let largest = (G::NAME == "G1" && log_n == 26) || (G::NAME == "G2" && log_n == 24);
+    if chunks && !ones && largest {
+        let sizes: &[u64] = if G::NAME == "G1" { &[1 << 23, 9_175_040] } else { &[1 << 21] };
+        for &chunk in sizes {
+            for c in [0, 16, 18, 20] {
+                let o = MsmOptions { window_bits: c, max_chunk_points: chunk, ..Default::default() };
+                let what = if c == 0 { "planned".to_string() } else { format!("c={c}") };
+                timed(Some(o), format!("{label} chunks of {chunk} {what}"), &first, rows);
+            }
+        }
+    }
     if log_n == 24 {
         for o in [
             MsmOptions { window_bits: 13, ..Default::default() },
@@ -159,6 +175,7 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let sweep = std::env::args().any(|a| a == "--sweep");
     let windows = std::env::args().any(|a| a == "--windows");
+    let chunks = std::env::args().any(|a| a == "--chunks");
     let Some(dev) = cuzk_sys::test_device("gpu_msm bench") else { return };
     let info = DeviceInfo::query(dev).unwrap();
     println!("device: {} ({} SMs, {} GiB)", info.name, info.sm_count, info.total_mem_bytes >> 30);
@@ -168,15 +185,15 @@ fn main() {
     let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
     let mut rows = Vec::new();
     for log_n in [20, 24, 26] {
-        bench::<G1>(dev, g1, log_n, false, runs, sweep, windows, &mut rows);
+        bench::<G1>(dev, g1, log_n, false, runs, sweep, windows, chunks, &mut rows);
     }
     for log_n in [24, 26] {
-        bench::<G1>(dev, g1, log_n, true, runs, sweep, windows, &mut rows);
+        bench::<G1>(dev, g1, log_n, true, runs, sweep, windows, chunks, &mut rows);
     }
     for log_n in [20, 24] {
-        bench::<G2>(dev, g2, log_n, false, runs, sweep, windows, &mut rows);
+        bench::<G2>(dev, g2, log_n, false, runs, sweep, windows, chunks, &mut rows);
     }
-    bench::<G2>(dev, g2, 24, true, runs, sweep, windows, &mut rows);
+    bench::<G2>(dev, g2, 24, true, runs, sweep, windows, chunks, &mut rows);
     println!();
     println!("| what | median ms | min ms | wall ms | window bits | digits / sort / accumulate / reduce ms | runs |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
