@@ -114,6 +114,24 @@ fn edge_cases<A: Case>(dev: i32) {
     let pm: Vec<A> = (0..n).map(|i| if i % 2 == 0 { p[i / 2] } else { (-p[i / 2].to_curve()).to_affine() }).collect();
     let s2: Vec<Fr> = (0..n).map(|i| Fr::from((i / 2 + 1) as u64)).collect();
     check(dev, "P and -P", &pm, &s2, None);
+    // The same across chunks: chunk 1 holds P_i, chunk 2 holds -P_i with
+    // the same scalars, so every bucket chunk 1 filled must become the
+    // identity again (a later chunk's complete runs start from their
+    // bucket's sum and store it), then a few more points in chunk 3.
+    let half = 1200;
+    let mut across: Vec<A> = p[..half].to_vec();
+    across.extend(p[..half].iter().map(|q| (-q.to_curve()).to_affine()));
+    let mut s3 = scalars(&mut rng, half);
+    s3.extend_from_within(..);
+    for (name, extra) in [("P, then -P, in two chunks", 0), ("P, then -P, then more, in three chunks", 7)] {
+        let (mut pts, mut sc) = (across.clone(), s3.clone());
+        pts.extend_from_slice(&p[half..half + extra]);
+        sc.extend(scalars(&mut rng, extra));
+        for c in [4, 8, 12, 0] {
+            let o = MsmOptions { window_bits: c, max_chunk_points: half as u64, ..Default::default() };
+            check(dev, name, &pts, &sc, Some(o));
+        }
+    }
     // The point at infinity among the points.
     let mut inf = p.clone();
     for i in (0..n).step_by(7) {

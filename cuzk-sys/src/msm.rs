@@ -544,8 +544,8 @@ pub fn workspace_bytes_batch<G: Group>(
 /// defaults if they fit; else chunks, as large as fit. The sort space grows
 /// with the entries sorted at once (chunk × windows per group), so sorting
 /// fewer windows at a time allows larger chunks, which matters: each chunk
-/// after the first adds into every bucket from global memory and uploads
-/// its points again. But every group costs a few host round trips, which
+/// after the first reads every bucket it touches back from global memory
+/// and uploads its points again. But every group costs a few host round trips, which
 /// dominate small MSMs. So: the most windows per group (16, 8, 4, 2, 1)
 /// whose largest chunk is at least half the one-window chunk. Chunks have
 /// at least 1024 points (below that an MSM is not worth a GPU).

@@ -14,10 +14,11 @@
 //   bucket_slices, sum_groups, combine_windows  -> blst Jacobian point
 //   (or, with window_sums, each window's sum: the caller combines them)
 //
-// The first chunk stores each bucket's sum (every bucket has one writer),
-// later chunks add to it: an addition at the end of each run stalls the
-// other 31 threads of a warp, which with short runs (large windows) cost
-// as much as the accumulation itself.
+// The first chunk stores each bucket's sum (every bucket has one writer);
+// in later chunks a complete run starts from its bucket's sum and stores
+// the result (accumulate.cuh): an addition at the end of each run stalls
+// the other 31 threads of a warp, which with short runs (large windows or
+// small chunks) cost as much as the accumulation itself.
 //
 // A batch is `sets` MSMs over the same points (one SRS query, the
 // circuits of a batch): each set has its own buckets, and each chunk of
@@ -191,7 +192,7 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             uint64_t threads = ceil_div(valid, k);
             pass1.kernel<<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
                 keys[1].as<uint32_t>(), point_entries<F>{vals[1].as<uint32_t>(), pts}, valid, k, threads,
-                group_buckets, store, part_keys[0].as<uint32_t>(), part_sums[0].as<xyzz>());
+                group_buckets, store, !store, part_keys[0].as<uint32_t>(), part_sums[0].as<xyzz>());
             CUZK_LAUNCHED();
             int cur = 0;
             while (threads > 1) {
@@ -200,7 +201,7 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
                 threads = ceil_div(pe, k);
                 accumulate_runs<F, partial_entries<F>, 1><<<(unsigned)ceil_div(threads, BLOCK), BLOCK, 0, s>>>(
                     part_keys[cur].as<uint32_t>(), partial_entries<F>{part_sums[cur].as<xyzz>()}, pe, k, threads,
-                    group_buckets, store, part_keys[cur ^ 1].as<uint32_t>(), part_sums[cur ^ 1].as<xyzz>());
+                    group_buckets, store, false, part_keys[cur ^ 1].as<uint32_t>(), part_sums[cur ^ 1].as<xyzz>());
                 CUZK_LAUNCHED();
                 cur ^= 1;
             }

@@ -23,15 +23,16 @@ namespace cuzk {
 // entry bound, n nwin for arbitrary scalars) plus the cost of each bucket
 // in the reduction, K = 4 additions' worth (fitted on the H200: reduce ~1.6
 // ns per G1 bucket against ~0.5 ns per entry, G2 likewise), plus, for every
-// chunk after the first, one addition into each bucket from global memory
-// (which also stalls its warp: ~4x, i.e. 8 per bucket). Mostly-0/1 scalars
+// chunk after the first, about one more (each complete run starts from its
+// bucket's sum: a load and one mixed addition; H200, 8 chunks at c = 20:
+// +0.5 ns per G1 bucket and chunk, +0.9 ns per G2 one). Mostly-0/1 scalars
 // make E small, so smaller windows win (G2 2^24 90 % 0/1: c = 16, 60 ms
 // against 94 ms at c = 20). c <= 20 keeps the buckets of a G2 MSM under 3 GB
 // (and larger windows measured slower for random scalars at 2^26).
 inline window_plan plan_windows(const scalar_profile &prof, uint64_t chunks, uint32_t forced_c) {
     uint32_t best_c = 4;
     double best = INFINITY;
-    const double per_bucket = 4.0 + 8.0 * (double)(chunks > 0 ? chunks - 1 : 0);
+    const double per_bucket = 4.0 + 1.0 * (double)(chunks > 0 ? chunks - 1 : 0);
     for (uint32_t c = 4; c <= 20; c++) {
         uint32_t nwin = (256 + c - 1) / c;
         double cost = (double)prof.entries(nwin) + per_bucket * (double)nwin * (double)(1u << (c - 1));
