@@ -285,6 +285,12 @@ int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cuzk_test_op 
  * its carries are checked without a GPU. */
 int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err);
 
+/* out[i] = the canonical integer of a[i] in Fr (a[i] in blst's Montgomery
+ * form, out[i] as 4 little-endian u64 limbs) by the device's Montgomery
+ * reduction (native/ff/mont_redc.cuh, what the MSM's digits use) emulated
+ * on the host. */
+int32_t cuzk_test_fr_from_mont_emulated(const void *a, void *out, uint64_t n, cuzk_error *err);
+
 /* out[i] = a[i] b[i] - c[i] d[i] in Fp (blst's Montgomery form) on the
  * device, by the point formulas' one-reduction sequence (mont.cuh's
  * mul_sub). */

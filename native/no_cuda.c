@@ -82,6 +82,10 @@ int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_err
     (void)a, (void)out, (void)n;
     return no_cuda(err);
 }
+int32_t cuzk_test_fr_from_mont_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
+    (void)a, (void)out, (void)n;
+    return no_cuda(err);
+}
 int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c, const void *d, void *out,
                              uint64_t n, cuzk_error *err) {
     (void)ordinal, (void)a, (void)b, (void)c, (void)d, (void)out, (void)n;

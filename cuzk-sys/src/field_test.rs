@@ -51,6 +51,19 @@ pub fn fp_sqr_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
     call(|e| unsafe { ffi::cuzk_test_fp_sqr_emulated(a.as_ptr() as *const c_void, out.as_mut_ptr() as *mut c_void, n, e) })
 }
 
+/// out[i] = the canonical integer of a[i] in Fr (a in blst's Montgomery
+/// form, 4 limbs each) by the device's Montgomery reduction
+/// (native/ff/mont_redc.cuh), emulated on the host like `fp_sqr_emulated`.
+pub fn fr_from_mont_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
+    if a.len() != out.len() || a.len() % 4 != 0 {
+        return Err(Error::invalid("fr_from_mont_emulated: mismatched buffers"));
+    }
+    let n = (a.len() / 4) as u64;
+    call(|e| unsafe {
+        ffi::cuzk_test_fr_from_mont_emulated(a.as_ptr() as *const c_void, out.as_mut_ptr() as *mut c_void, n, e)
+    })
+}
+
 /// out[i] = a[i] b[i] - c[i] d[i] in Fp on `device`, by the point
 /// formulas' one-reduction sequence (native/ff/mont.cuh, mul_sub).
 pub fn fp_mul_sub(device: i32, a: &[u64], b: &[u64], c: &[u64], d: &[u64], out: &mut [u64]) -> Result<()> {

@@ -118,6 +118,38 @@ fn fp_sqr_sequence_matches_blst_on_the_host() {
     println!("Fp squaring sequence (host emulation): {n} results equal blst");
 }
 
+#[test]
+fn fr_from_mont_sequence_matches_blst_on_the_host() {
+    if !cuzk_sys::AVAILABLE {
+        eprintln!("SKIPPED: fr_from_mont_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
+        return;
+    }
+    const FR_MODULUS: [u64; 4] =
+        [0xffffffff00000001, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
+    let mut rng = common::rng();
+    let n = 1 << 20;
+    let mut a: Vec<[u64; 4]> = common::as_repr(&common::random_scalars(&mut rng, n)).to_vec();
+    // 0, 1 and -1 (Montgomery forms), then the largest raw words r - 1 - k.
+    for (i, s) in [Scalar::ZERO, Scalar::ONE, -Scalar::ONE].iter().enumerate() {
+        a[i] = common::as_repr(std::slice::from_ref(s))[0];
+    }
+    for k in 0..8u64 {
+        let mut raw = FR_MODULUS;
+        raw[0] -= 1 + k;
+        a[3 + k as usize] = raw;
+    }
+    let la: Vec<u64> = a.iter().flatten().copied().collect();
+    let mut out = vec![0u64; la.len()];
+    cuzk_sys::field_test::fr_from_mont_emulated(&la, &mut out).unwrap();
+    for (i, x) in a.iter().enumerate() {
+        let mut want = blst_scalar::default();
+        unsafe { blst_scalar_from_fr(&mut want, &blst_fr { l: *x }) };
+        let want: Vec<u64> = want.b.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(&out[4 * i..4 * i + 4], &want[..], "emulated Fr reduction differs at {i}");
+    }
+    println!("Fr Montgomery reduction (host emulation): {n} results equal blst");
+}
+
 /// Operands for the FP64 multiplication: random values, then 0, 1, -1 and
 /// the largest raw Montgomery words p - 1 - k against everything.
 fn fp_mul_operands(n: usize) -> (Vec<blst_fp>, Vec<blst_fp>) {

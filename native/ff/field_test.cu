@@ -108,6 +108,19 @@ extern "C" int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t 
     CUZK_ENTRY_END
 }
 
+extern "C" int32_t cuzk_test_fr_from_mont_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(a && out, "null buffer");
+    const uint32_t *in = static_cast<const uint32_t *>(a);
+    uint32_t *res = static_cast<uint32_t *>(out);
+    for (uint64_t i = 0; i < n; i++) {
+        cuzk::emulated_ops o;
+        cuzk::mont_redc_words<cuzk::fr_params>(o, in + 8 * i, res + 8 * i);
+    }
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
 extern "C" int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c,
                                         const void *d, void *out, uint64_t n, cuzk_error *err) {
     CUZK_ENTRY_BEGIN

@@ -303,6 +303,17 @@ struct mont_t {
         return r;
     }
 
+    // The integer of a Montgomery-form value, this R^-1 (< m): Montgomery's
+    // reduction alone (mont_redc.cuh), half the products of a
+    // multiplication by the integer 1 (the MSM converts every scalar once
+    // per sort group with it).
+    __device__ __forceinline__ mont_t from_mont() const {
+        mont_t r;
+        ptx_ops o;
+        mont_redc_words<P>(o, v, r.v);
+        return r;
+    }
+
     // a * b - c * d as a * b + (m - c) * d (m - c in [1, m]) with one
     // reduction, mul_plus: for Fp 432 products where two multiplications
     // take 576. Inline: as a call its four operands (48 registers) pushed

@@ -1,8 +1,8 @@
 // Scalars to signed window digits, as sort keys.
 //
 // Scalars arrive as blstrs::Scalar (Montgomery form, a R mod r); one
-// multiplication by the plain integer 1 gives the canonical a (a R * 1 *
-// R^-1). With c-bit windows and nwin * c >= 256, digit w of a is
+// Montgomery reduction gives the canonical a (a R * R^-1). With c-bit
+// windows and nwin * c >= 256, digit w of a is
 //   d = bits[w c, w c + c) + carry;  d > 2^(c-1) ? (d - 2^c, carry 1) : (d, 0)
 // so |d| <= 2^(c-1): 2^(c-1) buckets per window instead of 2^c - 1, and a
 // negative digit adds the negated point (free in affine: -y). The top window
@@ -61,9 +61,7 @@ __global__ void scalars_to_digits(const fr_t *scalars, uint64_t m, window_plan p
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     // Every lane stays for the warp's ballots; past m a lane has the
     // scalar 0, whose digits are all 0.
-    fr_t plain_one = fr_t::zero();
-    plain_one.v[0] = 1;
-    const fr_t a = i < m ? scalars[i] * plain_one : fr_t::zero();  // canonical
+    const fr_t a = i < m ? scalars[i].from_mont() : fr_t::zero();  // canonical
 
     // Pass 1: the warp's non-zero digits in windows w0..w1 (walked from 0
     // for the carries), then one atomicAdd for the warp.

@@ -11,11 +11,8 @@
 //                           digit, compacted (0/1 scalars: 0 or 1 entries)
 //       radix sort by key   (CUB, the CUDA toolkit's own)
 //       accumulate_runs     equal slices of entries, then the partial slots
-//     in the last chunk, once a group's buckets are final, on a second
-//     stream beside the next group's digits and sort:
-//       bucket_slices, sum_groups   -> that group's window sums
-//   then combine_windows -> blst Jacobian point (or, with window_sums, each
-//   window's sum: the caller combines them)
+//   bucket_slices, sum_groups, combine_windows  -> blst Jacobian point
+//   (or, with window_sums, each window's sum: the caller combines them)
 //
 // The first chunk stores each bucket's sum (every bucket has one writer);
 // in later chunks a complete run starts from its bucket's sum and stores
@@ -52,16 +49,13 @@ namespace cuzk {
 
 struct msm_stream {
     cudaStream_t s = nullptr;
-    cudaStream_t reduce = nullptr;  // bucket reductions, beside the next group's digits and sort
     cudaEvent_t start = nullptr, stop = nullptr;
     cudaEvent_t phase[4] = {nullptr, nullptr, nullptr, nullptr};  // per-phase timing
-    cudaEvent_t buckets_final = nullptr, reduced = nullptr;      // s -> reduce -> s
     ~msm_stream() {
-        for (cudaEvent_t e : {start, stop, buckets_final, reduced})
-            if (e) cudaEventDestroy(e);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
         for (cudaEvent_t e : phase)
             if (e) cudaEventDestroy(e);
-        if (reduce) cudaStreamDestroy(reduce);
         if (s) cudaStreamDestroy(s);
     }
 };
@@ -89,14 +83,6 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     CUZK_CUDA(cudaEventCreate(&st.start));
     CUZK_CUDA(cudaEventCreate(&st.stop));
     for (cudaEvent_t &e : st.phase) CUZK_CUDA(cudaEventCreate(&e));
-    // The reductions' stream gets the higher priority: its few blocks go
-    // onto the SMs first and finish before the next accumulation needs
-    // every SM's registers.
-    int least_priority = 0, greatest_priority = 0;
-    CUZK_CUDA(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
-    CUZK_CUDA(cudaStreamCreateWithPriority(&st.reduce, cudaStreamNonBlocking, greatest_priority));
-    CUZK_CUDA(cudaEventCreateWithFlags(&st.buckets_final, cudaEventDisableTiming));
-    CUZK_CUDA(cudaEventCreateWithFlags(&st.reduced, cudaEventDisableTiming));
     float phase_ms[4] = {0, 0, 0, 0};  // digits, sort, accumulate, reduce
     cudaStream_t s = st.s;
 
@@ -161,39 +147,6 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     CUZK_TRY(sort_tmp.alloc(tmp_bytes, err, ar));
     CUZK_TRY(buckets.alloc(plan.buckets, err, ar));
     CUZK_TRY(d_out.alloc(plan.out, err, ar));
-    CUZK_TRY(slices.alloc(plan.slices, err, ar));
-    CUZK_TRY(windows.alloc(plan.windows, err, ar));
-
-    // Buckets -> window sums -> result, for windows [w0, w1) of one set,
-    // once their buckets are final (the last chunk's accumulation of that
-    // group), on the reduction stream: beside the next group's digits and
-    // sort, and with each group split into about REDUCE_THREADS_PER_SM
-    // threads per SM on its own, so the last group, the one left after
-    // the accumulation, takes a fraction of what all the windows did. The
-    // stream keeps the calls in order, so `slices` and `windows` are
-    // reused safely.
-    auto reduce_group = [&](uint32_t set, uint32_t w0, uint32_t w1) -> int32_t {
-        cudaStream_t rs = st.reduce;
-        CUZK_CUDA(cudaEventRecord(st.buckets_final, s));
-        CUZK_CUDA(cudaStreamWaitEvent(rs, st.buckets_final, 0));
-        const uint32_t gw = w1 - w0, nslices = plan.group_slices(gw), total = gw * nslices;
-        const xyzz *set_buckets = buckets.as<xyzz>() + (uint64_t)set * win.nwin * win.buckets;
-        bucket_slices<F><<<(total + 63) / 64, 64, 0, rs>>>(set_buckets + (uint64_t)w0 * win.buckets, win.buckets,
-                                                           gw, nslices, slices.as<xyzz>());
-        CUZK_LAUNCHED();
-        constexpr int SUM_THREADS = 64;
-        sum_groups<F><<<gw, SUM_THREADS, SUM_THREADS * sizeof(xyzz), rs>>>(slices.as<xyzz>(), nslices,
-                                                                          windows.as<xyzz>() + w0);
-        CUZK_LAUNCHED();
-        if (w1 < win.nwin) return CUZK_OK;
-        if (window_sums)
-            windows_to_jacobian<F><<<1, win.nwin, 0, rs>>>(windows.as<xyzz>(), win.nwin,
-                                                           d_out.as<jacobian_t<F>>() + (uint64_t)set * win.nwin);
-        else
-            combine_windows<F><<<1, 1, 0, rs>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>() + set);
-        CUZK_LAUNCHED();
-        return CUZK_OK;
-    };
 
     CUZK_CUDA(cudaEventRecord(st.start, s));
     CUZK_CUDA(cudaMemsetAsync(buckets.as<void>(), 0, plan.buckets, s));  // all infinity
@@ -203,7 +156,6 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     for (uint64_t off = 0; off < n; off += plan.chunk, chunks++) {
         const uint64_t m = std::min(plan.chunk, n - off);
         const bool store = off == 0;  // first chunk: one writer per bucket, no addition
-        const bool last_chunk = off + m >= n;
         // The next chunk's inputs go up on another thread while this one runs.
         CUZK_TRY(stager.start_next(chunks, s, err));
         const affine_t<F> *pts = stager.points_of(chunks);
@@ -226,10 +178,7 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             CUZK_TRY(add_elapsed(phase_ms[0], st.phase[0], st.phase[1], err));
             CUZK_REQUIRE(valid <= plan.max_e, "internal: %llu sort entries for a plan of %llu",
                          (unsigned long long)valid, (unsigned long long)plan.max_e);
-            if (valid == 0) {  // earlier chunks may have filled these buckets
-                if (last_chunk) CUZK_TRY(reduce_group(set, w0, w1));
-                continue;
-            }
+            if (valid == 0) continue;
             CUZK_CUDA(cub::DeviceRadixSort::SortPairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(),
                                                       keys[1].as<uint32_t>(), vals[0].as<uint32_t>(),
                                                       vals[1].as<uint32_t>(), (int)valid, 0,
@@ -257,7 +206,6 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
                 cur ^= 1;
             }
             CUZK_CUDA(cudaEventRecord(st.phase[3], s));
-            if (last_chunk) CUZK_TRY(reduce_group(set, w0, w1));
             CUZK_CUDA(cudaEventSynchronize(st.phase[3]));
             CUZK_TRY(add_elapsed(phase_ms[1], st.phase[1], st.phase[2], err));
             CUZK_TRY(add_elapsed(phase_ms[2], st.phase[2], st.phase[3], err));
@@ -265,10 +213,27 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
         CUZK_TRY(stager.finish(chunks, s, err));
     }
 
-    // What is left of the reductions after the last accumulation.
+    // Buckets -> windows -> result.
     CUZK_CUDA(cudaEventRecord(st.phase[0], s));
-    CUZK_CUDA(cudaEventRecord(st.reduced, st.reduce));
-    CUZK_CUDA(cudaStreamWaitEvent(s, st.reduced, 0));
+    const uint32_t nslices = plan.nslices;
+    CUZK_TRY(slices.alloc(plan.slices, err, ar));
+    CUZK_TRY(windows.alloc(plan.windows, err, ar));
+    const uint32_t total = win.nwin * nslices;
+    for (uint32_t set = 0; set < sets; set++) {
+        bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>() + (uint64_t)set * win.nwin * win.buckets,
+                                                          win.buckets, win.nwin, nslices, slices.as<xyzz>());
+        CUZK_LAUNCHED();
+        constexpr int SUM_THREADS = 64;
+        sum_groups<F><<<win.nwin, SUM_THREADS, SUM_THREADS * sizeof(xyzz), s>>>(slices.as<xyzz>(), nslices,
+                                                                               windows.as<xyzz>());
+        CUZK_LAUNCHED();
+        if (window_sums)
+            windows_to_jacobian<F><<<1, win.nwin, 0, s>>>(windows.as<xyzz>(), win.nwin,
+                                                          d_out.as<jacobian_t<F>>() + (uint64_t)set * win.nwin);
+        else
+            combine_windows<F><<<1, 1, 0, s>>>(windows.as<xyzz>(), win.nwin, win.c, d_out.as<jacobian_t<F>>() + set);
+        CUZK_LAUNCHED();
+    }
     CUZK_CUDA(cudaEventRecord(st.stop, s));
     CUZK_CUDA(cudaMemcpyAsync(out, d_out.as<void>(), outs * sizeof(*out), cudaMemcpyDeviceToHost, s));
     CUZK_CUDA(cudaStreamSynchronize(s));

@@ -48,6 +48,39 @@ inline window_plan plan_windows(const scalar_profile &prof, uint64_t chunks, uin
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// Everything one MSM call decides before it runs: windows, chunks, groups
+// of windows, the first pass's thread count, and the device memory.
+struct msm_plan {
+    window_plan win;
+    uint64_t chunk;       // points per chunk
+    uint64_t chunks;      // ceil(n / chunk)
+    uint32_t stages;      // staging buffers for host inputs (2 when chunked)
+    uint32_t group_wins;  // windows per sort group
+    uint64_t max_e;       // sort entries per group: chunk * group_wins
+    uint32_t group_key_bits;
+    uint64_t t_target;    // threads of the first accumulation pass
+    uint32_t nslices;     // bucket-reduction slices per window
+    uint32_t sets;        // scalar sets over the same points (a batch)
+    // Bytes of each device buffer pippenger() allocates (keys, values and
+    // the partial slots are double buffered; staging `stages` times;
+    // staging_scalars is one set's, buckets and out cover every set).
+    // (out holds every window of every set, for window_sums.)
+    size_t staging_points, staging_scalars, keys, part_keys, part_sums, sort_tmp, buckets, slices, windows, out;
+
+    // Their sum, each rounded up to the 2 MiB granularity in which the
+    // device hands out memory (the count word and the scalar profile's
+    // counts, at most 16 KiB, take one granule).
+    size_t device_bytes() const {
+        auto r = round_to_granule;
+        return stages * (r(staging_points) + r(sets * staging_scalars)) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
+               r(sort_tmp) + r(sizeof(uint64_t)) + r(buckets) + r(slices) + r(windows) + r(out);
+    }
+};
+
+constexpr uint64_t MAX_SORT_ENTRIES = 1ull << 29;  // 8 GiB of keys and values, double buffered
+constexpr uint32_t MAX_SETS = 1024;                 // scalar sets in one batch (a sanity bound)
+constexpr uint64_t PROFILE_FROM_N = 1ull << 14;    // smaller MSMs plan for arbitrary scalars
+
 // The bucket-reduction split: S slices per window (a power of two), about
 // REDUCE_THREADS_PER_SM threads per SM in all. Point additions are chains
 // of dependent multiplications, so more threads hide latency, while each
@@ -63,44 +96,6 @@ inline uint32_t reduce_slices(const window_plan &w, int sms) {
     while (nslices * 2 <= w.buckets && (uint64_t)w.nwin * nslices * 2 <= t_red) nslices *= 2;
     return nslices;
 }
-
-// Everything one MSM call decides before it runs: windows, chunks, groups
-// of windows, the first pass's thread count, and the device memory.
-struct msm_plan {
-    window_plan win;
-    uint64_t chunk;       // points per chunk
-    uint64_t chunks;      // ceil(n / chunk)
-    uint32_t stages;      // staging buffers for host inputs (2 when chunked)
-    uint32_t group_wins;  // windows per sort group
-    uint64_t max_e;       // sort entries per group: chunk * group_wins
-    uint32_t group_key_bits;
-    uint64_t t_target;    // threads of the first accumulation pass
-    int sms;              // the device's SMs (the reduction's split)
-    uint32_t sets;        // scalar sets over the same points (a batch)
-    // Bytes of each device buffer pippenger() allocates (keys, values and
-    // the partial slots are double buffered; staging `stages` times;
-    // staging_scalars is one set's, buckets and out cover every set).
-    // (out holds every window of every set, for window_sums.)
-    size_t staging_points, staging_scalars, keys, part_keys, part_sums, sort_tmp, buckets, slices, windows, out;
-
-    // Bucket-reduction slices per window when a group of `gw` windows is
-    // reduced on its own (each sort group is, once its buckets are final).
-    uint32_t group_slices(uint32_t gw) const { return reduce_slices(window_plan{win.c, gw, win.buckets}, sms); }
-    uint32_t last_group_wins() const { return win.nwin - (win.nwin - 1) / group_wins * group_wins; }
-
-    // Their sum, each rounded up to the 2 MiB granularity in which the
-    // device hands out memory (the count word and the scalar profile's
-    // counts, at most 16 KiB, take one granule).
-    size_t device_bytes() const {
-        auto r = round_to_granule;
-        return stages * (r(staging_points) + r(sets * staging_scalars)) + 4 * r(keys) + 2 * r(part_keys) + 2 * r(part_sums) +
-               r(sort_tmp) + r(sizeof(uint64_t)) + r(buckets) + r(slices) + r(windows) + r(out);
-    }
-};
-
-constexpr uint64_t MAX_SORT_ENTRIES = 1ull << 29;  // 8 GiB of keys and values, double buffered
-constexpr uint32_t MAX_SETS = 1024;                 // scalar sets in one batch (a sanity bound)
-constexpr uint64_t PROFILE_FROM_N = 1ull << 14;    // smaller MSMs plan for arbitrary scalars
 
 // `profile`: what the scalars are (profile_scalars), for a single chunk;
 // null plans for arbitrary scalars, which bounds every profiled plan.
@@ -149,17 +144,14 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     CUZK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, p.sort_tmp, (uint32_t *)nullptr, (uint32_t *)nullptr,
                                               (uint32_t *)nullptr, (uint32_t *)nullptr, (int)p.max_e, 0,
                                               (int)p.group_key_bits, (cudaStream_t)0));
-    p.sms = sms;
+    p.nslices = reduce_slices(p.win, sms);
     p.staging_points = points_on_device ? 0 : p.chunk * sizeof(affine_t<F>);
     p.staging_scalars = scalars_on_device ? 0 : p.chunk * sizeof(fr_t);
     p.keys = p.max_e * sizeof(uint32_t);
     p.part_keys = 2 * p.t_target * sizeof(uint32_t);
     p.part_sums = 2 * p.t_target * sizeof(xyzz);
     p.buckets = (uint64_t)sets * p.win.nwin * p.win.buckets * sizeof(xyzz);
-    const uint32_t gl = p.last_group_wins();
-    p.slices = std::max<uint64_t>((uint64_t)p.group_wins * p.group_slices(p.group_wins),
-                                  (uint64_t)gl * p.group_slices(gl)) *
-               sizeof(xyzz);
+    p.slices = (uint64_t)p.win.nwin * p.nslices * sizeof(xyzz);
     p.windows = p.win.nwin * sizeof(xyzz);
     p.out = (uint64_t)sets * p.win.nwin * sizeof(jacobian_t<F>);
     return CUZK_OK;
