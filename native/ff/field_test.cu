@@ -95,29 +95,29 @@ extern "C" int32_t cuzk_test_field_op(int32_t ordinal, cuzk_test_field field, cu
     CUZK_ENTRY_END
 }
 
-extern "C" int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
-    CUZK_ENTRY_BEGIN
+// out[i] = seq(a[i]) for n values of N words, a word sequence of
+// carry_ops.cuh run on the host (emulated_ops).
+template <int N, class Seq>
+static int32_t emulate_each(const void *a, void *out, uint64_t n, Seq seq, cuzk_error *err) {
     CUZK_REQUIRE(a && out, "null buffer");
     const uint32_t *in = static_cast<const uint32_t *>(a);
     uint32_t *res = static_cast<uint32_t *>(out);
     for (uint64_t i = 0; i < n; i++) {
         cuzk::emulated_ops o;
-        cuzk::mont_sqr_words<cuzk::fp_params>(o, in + 12 * i, res + 12 * i);
+        seq(o, in + N * i, res + N * i);
     }
     return ok(err);
+}
+
+extern "C" int32_t cuzk_test_fp_sqr_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    return emulate_each<12>(a, out, n, cuzk::mont_sqr_words<cuzk::fp_params, cuzk::emulated_ops>, err);
     CUZK_ENTRY_END
 }
 
 extern "C" int32_t cuzk_test_fr_from_mont_emulated(const void *a, void *out, uint64_t n, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
-    CUZK_REQUIRE(a && out, "null buffer");
-    const uint32_t *in = static_cast<const uint32_t *>(a);
-    uint32_t *res = static_cast<uint32_t *>(out);
-    for (uint64_t i = 0; i < n; i++) {
-        cuzk::emulated_ops o;
-        cuzk::mont_redc_words<cuzk::fr_params>(o, in + 8 * i, res + 8 * i);
-    }
-    return ok(err);
+    return emulate_each<8>(a, out, n, cuzk::mont_redc_words<cuzk::fr_params, cuzk::emulated_ops>, err);
     CUZK_ENTRY_END
 }
 
