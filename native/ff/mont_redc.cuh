@@ -31,8 +31,9 @@ __host__ __device__ __forceinline__ void redc_aligned(Ops &o, uint32_t *al, uint
 // the row before, whose word 0 is 0 now and whose word k has weight k - 1.
 // Its word 1 goes into al[0], and the rest becomes the offset array, moved
 // down two words (pairs stay aligned) in the same chain that adds q m_j
-// for odd j. U < 2m + R bounds each chain: neither carries out of its top
-// word (m < 2^(32 N - 1)), and al's carry into st[N - 1] fits.
+// for odd j. Neither chain carries out of its top word: st's chain stays
+// below 2^(32 N - 1) + 2^(32 (N - 2)) + 1 for m < 2^(32 N - 1), so al's
+// carry out (at most 1, weight N) fits in st[N - 1].
 template <class P, class Ops>
 __host__ __device__ __forceinline__ void redc_row(Ops &o, uint32_t *al, uint32_t *st) {
     constexpr int N = P::N;
@@ -49,13 +50,14 @@ __host__ __device__ __forceinline__ void redc_row(Ops &o, uint32_t *al, uint32_t
     st[N - 1] = o.addc(st[N - 1], 0);
 }
 
-// u = t R^-1 mod m for t < R (N words): Montgomery's reduction alone,
-// U = (t + Q m) / R <= m, with U = m only for t = 0 (so u < m for every
-// t != 0; t = 0 gives 0 too, Q being 0). Row by row as the multiplication
-// does it (mont.cuh): two arrays, the aligned one (word k has weight k) and
-// the offset one (word k has weight k + 1), whose roles swap every row, so
-// that every product pair lands on an even-aligned register pair, which a
-// wide multiply-add needs. (Shifting both arrays down one word per row
+// U = (t + Q m) / R, i.e. t R^-1 mod m, for t < R (N words): Montgomery's
+// reduction alone. U <= m; U = m needs t to be a non-zero multiple of m
+// (t = 0 gives 0), so for t < m, e.g. any reduced Montgomery value, U < m
+// and u is fully reduced; the squaring reduces its own sum. Row by row
+// as the multiplication does it (mont.cuh): two arrays, the aligned one
+// (word k has weight k) and the offset one (word k has weight k + 1),
+// whose roles swap every row, so that every product pair lands on an
+// even-aligned register pair, which a wide multiply-add needs. (Shifting both arrays down one word per row
 // instead made ptxas move ~240 words per Fp squaring to realign the pairs,
 // a third of them as IMAD.MOV on the multiply pipe: G1 MSMs 5 % slower.)
 // Needs m < 2^(32 N - 1) and N even.
