@@ -10,7 +10,10 @@
 //! register bounds at G1 2^26 and G2 2^24, `--windows` to time the 0/1-heavy
 //! MSMs at window sizes 14-20 as well (the window planner's calibration),
 //! `--chunks` to time G1 2^26 and G2 2^24 (random scalars) in chunks of
-//! points at window sizes 16, 18 and 20 (the planner's cost of a chunk).
+//! points at window sizes 16, 18 and 20 (the planner's cost of a chunk),
+//! `--large` to time only G1 2^26 and G2 2^24 with random scalars,
+//! `--workspace` to run every MSM in one workspace (as the prover does)
+//! instead of allocating per call.
 
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, G1, G2};
 use cuzk_sys::{DeviceBuffer, DeviceInfo, FrRepr};
@@ -87,13 +90,16 @@ fn bench<G: Group>(
     }
     let label = format!("{} MSM 2^{log_n}{}", G::NAME, if ones { " (90% 0/1)" } else { "" });
     eprintln!("{label}: inputs made in {:?}", t.elapsed());
+    // --workspace: every call in one workspace, allocated by the first (as
+    // the prover runs its MSMs); else each call allocates and frees its own.
+    let ws = std::env::args().any(|a| a == "--workspace").then(|| std::cell::RefCell::new(msm::MsmWorkspace::new(dev)));
     let run = |o: Option<MsmOptions>| {
-        msm::msm::<G>(
-            dev,
-            Input::Device { buf: &points, offset: 0, len: n },
-            Input::Device { buf: &scalars, offset: 0, len: n },
-            o,
-        )
+        let p = Input::Device { buf: &points, offset: 0, len: n };
+        let s = Input::Device { buf: &scalars, offset: 0, len: n };
+        match &ws {
+            Some(ws) => msm::msm_in::<G>(&mut ws.borrow_mut(), p, s, o),
+            None => msm::msm::<G>(dev, p, s, o),
+        }
         .unwrap()
     };
     let timed = |o: Option<MsmOptions>, label: String, first: &G::Proj, rows: &mut Vec<Row>| {
@@ -183,17 +189,23 @@ fn main() {
     // blstrs' affine points are #[repr(transparent)] over blst's.
     let g1: [u64; 12] = unsafe { std::mem::transmute(blstrs::G1Affine::generator()) };
     let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
+    // --large: only G1 2^26 and G2 2^24 with random scalars (A/B runs).
+    let large = std::env::args().any(|a| a == "--large");
+    let g1_sizes: &[u32] = if large { &[26] } else { &[20, 24, 26] };
+    let g2_sizes: &[u32] = if large { &[24] } else { &[20, 24] };
     let mut rows = Vec::new();
-    for log_n in [20, 24, 26] {
+    for &log_n in g1_sizes {
         bench::<G1>(dev, g1, log_n, false, runs, sweep, windows, chunks, &mut rows);
     }
-    for log_n in [24, 26] {
+    for log_n in [24, 26].into_iter().filter(|_| !large) {
         bench::<G1>(dev, g1, log_n, true, runs, sweep, windows, chunks, &mut rows);
     }
-    for log_n in [20, 24] {
+    for &log_n in g2_sizes {
         bench::<G2>(dev, g2, log_n, false, runs, sweep, windows, chunks, &mut rows);
     }
-    bench::<G2>(dev, g2, 24, true, runs, sweep, windows, chunks, &mut rows);
+    if !large {
+        bench::<G2>(dev, g2, 24, true, runs, sweep, windows, chunks, &mut rows);
+    }
     println!();
     println!("| what | median ms | min ms | wall ms | window bits | digits / sort / accumulate / reduce ms | runs |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");

@@ -147,6 +147,11 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     CUZK_TRY(sort_tmp.alloc(tmp_bytes, err, ar));
     CUZK_TRY(buckets.alloc(plan.buckets, err, ar));
     CUZK_TRY(d_out.alloc(plan.out, err, ar));
+    // The reduction's buffers too, before the clock starts: a cudaMalloc
+    // between the accumulation and the reduction measured ~4 ms at G1 2^26
+    // (reduce 16.0 ms without a workspace, 11.9 ms with one; H200).
+    CUZK_TRY(slices.alloc(plan.slices, err, ar));
+    CUZK_TRY(windows.alloc(plan.windows, err, ar));
 
     CUZK_CUDA(cudaEventRecord(st.start, s));
     CUZK_CUDA(cudaMemsetAsync(buckets.as<void>(), 0, plan.buckets, s));  // all infinity
@@ -216,8 +221,6 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     // Buckets -> windows -> result.
     CUZK_CUDA(cudaEventRecord(st.phase[0], s));
     const uint32_t nslices = plan.nslices;
-    CUZK_TRY(slices.alloc(plan.slices, err, ar));
-    CUZK_TRY(windows.alloc(plan.windows, err, ar));
     const uint32_t total = win.nwin * nslices;
     for (uint32_t set = 0; set < sets; set++) {
         bucket_slices<F><<<(total + 63) / 64, 64, 0, s>>>(buckets.as<xyzz>() + (uint64_t)set * win.nwin * win.buckets,

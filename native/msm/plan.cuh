@@ -118,8 +118,11 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
     // Sort groups stay below 2^31 entries: the sort then counts in 32 bits,
     // and CUB's sm_90 onesweep takes 23 pairs per thread instead of 17.
+    // CUZK_MSM_MAX_SORT_ENTRIES overrides the default (benchmarks).
+    uint64_t default_sort = MAX_SORT_ENTRIES;
+    if (const char *v = getenv("CUZK_MSM_MAX_SORT_ENTRIES")) default_sort = std::max(1ll, atoll(v));
     const uint64_t max_sort = std::min<uint64_t>(
-        opts && opts->max_sort_entries ? opts->max_sort_entries : MAX_SORT_ENTRIES, INT32_MAX);
+        opts && opts->max_sort_entries ? opts->max_sort_entries : default_sort, INT32_MAX);
     p.chunk = std::min<uint64_t>(n, max_sort);
     if (opts && opts->max_chunk_points) p.chunk = std::min<uint64_t>(p.chunk, opts->max_chunk_points);
     p.chunks = ceil_div(n, p.chunk);
