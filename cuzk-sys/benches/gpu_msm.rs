@@ -92,7 +92,8 @@ fn bench<G: Group>(
     eprintln!("{label}: inputs made in {:?}", t.elapsed());
     // --workspace: every call in one workspace, allocated by the first (as
     // the prover runs its MSMs); else each call allocates and frees its own.
-    let ws = std::env::args().any(|a| a == "--workspace").then(|| std::cell::RefCell::new(msm::MsmWorkspace::new(dev)));
+    let in_workspace = std::env::args().any(|a| a == "--workspace");
+    let ws = in_workspace.then(|| std::cell::RefCell::new(msm::MsmWorkspace::new(dev)));
     let run = |o: Option<MsmOptions>| {
         let p = Input::Device { buf: &points, offset: 0, len: n };
         let s = Input::Device { buf: &scalars, offset: 0, len: n };
