@@ -192,20 +192,19 @@ fn main() {
     let g2: [u64; 24] = unsafe { std::mem::transmute(blstrs::G2Affine::generator()) };
     // --large: only G1 2^26 and G2 2^24 with random scalars (A/B runs).
     let large = std::env::args().any(|a| a == "--large");
-    let g1_sizes: &[u32] = if large { &[26] } else { &[20, 24, 26] };
-    let g2_sizes: &[u32] = if large { &[24] } else { &[20, 24] };
+    // Sizes (log2 n) with random scalars, then with 90 % 0/1 scalars.
+    let (g1_random, g1_ones): (&[u32], &[u32]) = if large { (&[26], &[]) } else { (&[20, 24, 26], &[24, 26]) };
+    let (g2_random, g2_ones): (&[u32], &[u32]) = if large { (&[24], &[]) } else { (&[20, 24], &[24]) };
     let mut rows = Vec::new();
-    for &log_n in g1_sizes {
-        bench::<G1>(dev, g1, log_n, false, runs, sweep, windows, chunks, &mut rows);
+    for (sizes, ones) in [(g1_random, false), (g1_ones, true)] {
+        for &log_n in sizes {
+            bench::<G1>(dev, g1, log_n, ones, runs, sweep, windows, chunks, &mut rows);
+        }
     }
-    for log_n in [24, 26].into_iter().filter(|_| !large) {
-        bench::<G1>(dev, g1, log_n, true, runs, sweep, windows, chunks, &mut rows);
-    }
-    for &log_n in g2_sizes {
-        bench::<G2>(dev, g2, log_n, false, runs, sweep, windows, chunks, &mut rows);
-    }
-    if !large {
-        bench::<G2>(dev, g2, 24, true, runs, sweep, windows, chunks, &mut rows);
+    for (sizes, ones) in [(g2_random, false), (g2_ones, true)] {
+        for &log_n in sizes {
+            bench::<G2>(dev, g2, log_n, ones, runs, sweep, windows, chunks, &mut rows);
+        }
     }
     println!();
     println!("| what | median ms | min ms | wall ms | window bits | digits / sort / accumulate / reduce ms | runs |");

@@ -57,9 +57,10 @@ __host__ __device__ __forceinline__ void redc_row(Ops &o, uint32_t *al, uint32_t
 // as the multiplication does it (mont.cuh): two arrays, the aligned one
 // (word k has weight k) and the offset one (word k has weight k + 1),
 // whose roles swap every row, so that every product pair lands on an
-// even-aligned register pair, which a wide multiply-add needs. (Shifting both arrays down one word per row
-// instead made ptxas move ~240 words per Fp squaring to realign the pairs,
-// a third of them as IMAD.MOV on the multiply pipe: G1 MSMs 5 % slower.)
+// even-aligned register pair, which a wide multiply-add needs. (Shifting
+// both arrays down one word per row instead made ptxas move ~240 words per
+// Fp squaring to realign the pairs, a third of them as IMAD.MOV on the
+// multiply pipe: G1 MSMs 5 % slower.)
 // Needs m < 2^(32 N - 1) and N even.
 template <class P, class Ops>
 __host__ __device__ __forceinline__ void mont_redc_words(Ops &o, const uint32_t *t, uint32_t *u) {
