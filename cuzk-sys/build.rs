@@ -98,6 +98,11 @@ fn cuda_sources(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
+// CUDA sources built alone (see compile_cuda): CUB's onesweep radix sort
+// gets 95 registers as relocatable device code and 80 as a whole program,
+// which at 384 threads a block is one block per SM against two.
+const STANDALONE: &[&str] = &["msm/sort.cu"];
+
 fn compile_cuda(native: &Path, nvcc: &Path) {
     let mut sources = Vec::new();
     cuda_sources(native, &mut sources);
@@ -110,27 +115,40 @@ fn compile_cuda(native: &Path, nvcc: &Path) {
     // cc picks nvcc from $NVCC in CUDA mode (and only then treats it as nvcc,
     // wrapping host flags in -Xcompiler).
     env::set_var("NVCC", nvcc);
-    let mut build = cc::Build::new();
-    build
-        .cuda(true)
-        .cudart("static")
-        // Never -G (cc adds it for debug builds): unoptimised field
-        // arithmetic is useless, and -G changes nothing we need.
-        .debug(false)
-        .opt_level(3)
-        .include(native)
-        .flag("-std=c++17")
-        .flag("-Xptxas=-O3")
-        .flag("-Xcompiler=-fPIC")
-        .warnings(false);
-    for a in &archs {
-        build.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
+    let build_of = |files: &[&PathBuf]| {
+        let mut build = cc::Build::new();
+        build
+            .cuda(true)
+            .cudart("static")
+            // Never -G (cc adds it for debug builds): unoptimised field
+            // arithmetic is useless, and -G changes nothing we need.
+            .debug(false)
+            .opt_level(3)
+            .include(native)
+            .flag("-std=c++17")
+            .flag("-Xptxas=-O3")
+            .flag("-Xcompiler=-fPIC")
+            .warnings(false);
+        for a in &archs {
+            build.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
+        }
+        build.flag(format!("-gencode=arch=compute_{PTX_ARCH},code=compute_{PTX_ARCH}"));
+        for s in files {
+            build.file(s);
+        }
+        build
+    };
+    // cc compiles several CUDA files as relocatable device code
+    // (--device-c) and one file alone as a whole program. The sources in
+    // STANDALONE need the whole program's register allocation, so each is
+    // a library of its own (after the main one: it uses them).
+    let standalone = |p: &PathBuf| STANDALONE.iter().any(|s| p.ends_with(s));
+    let main: Vec<&PathBuf> = sources.iter().filter(|p| !standalone(p)).collect();
+    build_of(&main).compile("cuzk");
+    for p in sources.iter().filter(|p| standalone(p)) {
+        let stem = p.file_stem().unwrap().to_string_lossy();
+        build_of(&[p]).compile(&format!("cuzk_{stem}"));
     }
-    build.flag(format!("-gencode=arch=compute_{PTX_ARCH},code=compute_{PTX_ARCH}"));
-    for s in &sources {
-        build.file(s);
-    }
-    build.compile("cuzk");
 
     // cc looks for cudart next to <nvcc>/../targets/..., which the wheel
     // layout (nvcc reached through a link) does not have: add the folders.

@@ -9,7 +9,7 @@
 //     per group of windows (at most 2^29 sort entries):
 //       scalars_to_digits   an entry (key, point index | sign) per non-zero
 //                           digit, compacted (0/1 scalars: 0 or 1 entries)
-//       radix sort by key   (CUB, the CUDA toolkit's own)
+//       radix sort by key   (CUB, the CUDA toolkit's own; sort.cu)
 //       accumulate_runs     equal slices of entries, then the partial slots
 //   bucket_slices, sum_groups, combine_windows  -> blst Jacobian point
 //   (or, with window_sums, each window's sum: the caller combines them)
@@ -28,8 +28,6 @@
 //
 // Every CUDA call is checked; device memory is released on every path.
 #pragma once
-
-#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -184,10 +182,9 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
             CUZK_REQUIRE(valid <= plan.max_e, "internal: %llu sort entries for a plan of %llu",
                          (unsigned long long)valid, (unsigned long long)plan.max_e);
             if (valid == 0) continue;
-            CUZK_CUDA(cub::DeviceRadixSort::SortPairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(),
-                                                      keys[1].as<uint32_t>(), vals[0].as<uint32_t>(),
-                                                      vals[1].as<uint32_t>(), (int)valid, 0,
-                                                      (int)plan.group_key_bits, s));
+            CUZK_CUDA(sort_pairs(sort_tmp.as<void>(), tmp_bytes, keys[0].as<uint32_t>(), keys[1].as<uint32_t>(),
+                                 vals[0].as<uint32_t>(), vals[1].as<uint32_t>(), (int)valid, (int)plan.group_key_bits,
+                                 s));
             CUZK_CUDA(cudaEventRecord(st.phase[2], s));
 
             // First pass over the sorted entries, then the partial slots.

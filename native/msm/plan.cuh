@@ -4,8 +4,6 @@
 // bytes.
 #pragma once
 
-#include <cub/device/device_radix_sort.cuh>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +14,7 @@
 #include "buffer.cuh"
 #include "digits.cuh"
 #include "profile.cuh"
+#include "sort.cuh"
 
 namespace cuzk {
 
@@ -144,9 +143,8 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     CUZK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, pick_first_pass<F>().kernel, ACC_BLOCK, 0));
     p.t_target = (uint64_t)sms * std::max(blocks_per_sm, 1) * ACC_BLOCK;
 
-    CUZK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, p.sort_tmp, (uint32_t *)nullptr, (uint32_t *)nullptr,
-                                              (uint32_t *)nullptr, (uint32_t *)nullptr, (int)p.max_e, 0,
-                                              (int)p.group_key_bits, (cudaStream_t)0));
+    CUZK_CUDA(sort_pairs(nullptr, p.sort_tmp, nullptr, nullptr, nullptr, nullptr, (int)p.max_e, (int)p.group_key_bits,
+                         (cudaStream_t)0));
     p.nslices = reduce_slices(p.win, sms);
     p.staging_points = points_on_device ? 0 : p.chunk * sizeof(affine_t<F>);
     p.staging_scalars = scalars_on_device ? 0 : p.chunk * sizeof(fr_t);
