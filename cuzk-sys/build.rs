@@ -25,7 +25,7 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
 
     println!("cargo:rerun-if-changed={}", native.display());
-    for var in ["NVCC", "CUDA_HOME", "CUZK_CUDA_ARCHS", "CUZK_REQUIRE_CUDA", "CUZK_NO_CUDA"] {
+    for var in ["NVCC", "CUDA_HOME", "CUZK_CUDA_ARCHS", "CUZK_CUDA_STANDALONE", "CUZK_REQUIRE_CUDA", "CUZK_NO_CUDA"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo::rustc-check-cfg=cfg(cuzk_cuda)");
@@ -142,7 +142,12 @@ fn compile_cuda(native: &Path, nvcc: &Path) {
     // (--device-c) and one file alone as a whole program. The sources in
     // STANDALONE need the whole program's register allocation, so each is
     // a library of its own (after the main one: it uses them).
-    let standalone = |p: &PathBuf| STANDALONE.iter().any(|s| p.ends_with(s));
+    // CUZK_CUDA_STANDALONE adds sources (comma-separated, relative to
+    // native/), to measure a whole-program build of them.
+    let extra = env::var("CUZK_CUDA_STANDALONE").unwrap_or_default();
+    let standalone = |p: &PathBuf| {
+        STANDALONE.iter().copied().chain(extra.split(',').map(str::trim).filter(|s| !s.is_empty())).any(|s| p.ends_with(s))
+    };
     let main: Vec<&PathBuf> = sources.iter().filter(|p| !standalone(p)).collect();
     build_of(&main).compile("cuzk");
     for p in sources.iter().filter(|p| standalone(p)) {
