@@ -144,19 +144,37 @@ fn expected_results(params: &Parameters, pa: &ProvingAssignment) -> MsmResults {
 /// Runs `f` and returns the least free device memory seen meanwhile
 /// (polled every 2 ms, so only around the compute phase: the polling
 /// thread's calls into the driver would slow the staging threads).
+/// With CUZK_VRAM_TRACE set, prints every change of free memory seen (ms
+/// from the start, MiB below the start), and the free memory after.
 fn min_free_during<R>(dev: i32, f: impl FnOnce() -> R) -> (R, u64) {
     let free = || cuzk_sys::free_memory(dev).unwrap();
-    let min_free = AtomicU64::new(free());
+    let start = free();
+    let min_free = AtomicU64::new(start);
     let done = AtomicBool::new(false);
+    let trace = std::env::var_os("CUZK_VRAM_TRACE").is_some();
+    let t0 = Instant::now();
     let r = std::thread::scope(|s| {
-        s.spawn(|| {
+        let poll = s.spawn(|| {
+            let (mut seen, mut changes) = (start, Vec::new());
             while !done.load(Ordering::Relaxed) {
-                min_free.fetch_min(free(), Ordering::Relaxed);
+                let now = free();
+                min_free.fetch_min(now, Ordering::Relaxed);
+                if trace && now != seen {
+                    changes.push((t0.elapsed(), now));
+                    seen = now;
+                }
                 std::thread::sleep(Duration::from_millis(2));
             }
+            changes
         });
         let r = f();
         done.store(true, Ordering::Relaxed);
+        if trace {
+            let mib = |b: u64| (start as i64 - b as i64) as f64 / (1u64 << 20) as f64;
+            let steps: Vec<String> =
+                poll.join().unwrap().iter().map(|(t, b)| format!("{:.1}ms:{:+.0}", ms(*t), mib(*b))).collect();
+            println!("VRAM trace (MiB in use above the start): {} | after: {:+.0}", steps.join(" "), mib(free()));
+        }
         r
     });
     (r, min_free.load(Ordering::Relaxed))
