@@ -145,7 +145,7 @@ fn expected_results(params: &Parameters, pa: &ProvingAssignment) -> MsmResults {
 /// (polled every 2 ms, so only around the compute phase: the polling
 /// thread's calls into the driver would slow the staging threads).
 /// With CUZK_VRAM_TRACE set, prints every change of free memory seen (ms
-/// from the start, MiB below the start), and the free memory after.
+/// from the start: MiB in use above the start), and the same after `f`.
 fn min_free_during<R>(dev: i32, f: impl FnOnce() -> R) -> (R, u64) {
     let free = || cuzk_sys::free_memory(dev).unwrap();
     let start = free();
