@@ -128,6 +128,30 @@ __global__ void check_affine(const g1_affine_t *pts, const g1_affine_t *out, uin
     }
 }
 
+// The least of 3 timed runs of `launch` (ms), after one untimed run (which
+// also grows the local-memory pool); negative on a CUDA error.
+template <class Launch>
+float best_ms(Launch launch) {
+    launch();
+    if (cudaDeviceSynchronize() != cudaSuccess) return -1;
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    float best = 1e30f;
+    for (int r = 0; r < 3; r++) {
+        cudaEventRecord(a);
+        launch();
+        cudaEventRecord(b);
+        if (cudaEventSynchronize(b) != cudaSuccess) return -1;
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a, b);
+        best = ms < best ? ms : best;
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return best;
+}
+
 template <int K>
 int run_affine(const g1_affine_t *pts, uint64_t threads, float xyzz_ns) {
     g1_affine_t *out;
@@ -135,22 +159,9 @@ int run_affine(const g1_affine_t *pts, uint64_t threads, float xyzz_ns) {
     CK(cudaMalloc(&out, threads * K * sizeof(g1_affine_t)));
     CK(cudaMalloc(&bad, 2 * sizeof(int)));
     CK(cudaMemset(bad, 0, 2 * sizeof(int)));
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
     const unsigned grid = (unsigned)((threads + BLOCK - 1) / BLOCK);
-    affine_sums<K><<<grid, BLOCK>>>(pts, out, threads);  // warm-up (and local-memory pool)
-    CK(cudaDeviceSynchronize());
-    float best = 1e30f;
-    for (int r = 0; r < 3; r++) {
-        cudaEventRecord(a);
-        affine_sums<K><<<grid, BLOCK>>>(pts, out, threads);
-        cudaEventRecord(b);
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a, b);
-        best = ms < best ? ms : best;
-    }
+    const float best = best_ms([&] { affine_sums<K><<<grid, BLOCK>>>(pts, out, threads); });
+    CK(best < 0 ? cudaGetLastError() : cudaSuccess);
     check_affine<K><<<4, BLOCK>>>(pts, out, 4 * BLOCK, bad);
     int h[2];
     CK(cudaMemcpy(h, bad, sizeof h, cudaMemcpyDeviceToHost));
@@ -183,21 +194,8 @@ int main() {
     g1_xyzz_t *xo;
     CK(cudaMalloc(&xo, threads * sizeof(g1_xyzz_t)));
     const unsigned grid = (unsigned)((threads + BLOCK - 1) / BLOCK);
-    xyzz_sums<KX><<<grid, BLOCK>>>(pts, xo, threads);
-    CK(cudaDeviceSynchronize());
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    float best = 1e30f;
-    for (int r = 0; r < 3; r++) {
-        cudaEventRecord(a);
-        xyzz_sums<KX><<<grid, BLOCK>>>(pts, xo, threads);
-        cudaEventRecord(b);
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a, b);
-        best = ms < best ? ms : best;
-    }
+    const float best = best_ms([&] { xyzz_sums<KX><<<grid, BLOCK>>>(pts, xo, threads); });
+    CK(best < 0 ? cudaGetLastError() : cudaSuccess);
     cudaFuncAttributes attr;
     cudaFuncGetAttributes(&attr, xyzz_sums<KX>);
     const float xyzz_ns = best * 1e6f / (float)(threads * KX);
