@@ -244,17 +244,30 @@ int32_t cuzk_msm_g1_batch_workspace(int32_t ordinal, uint64_t n, uint32_t sets, 
 int32_t cuzk_msm_g2_batch_workspace(int32_t ordinal, uint64_t n, uint32_t sets, uint32_t flags,
                                     const cuzk_msm_options *opts, uint64_t *bytes, cuzk_error *err);
 
+/* Raises device `ordinal`'s per-thread stack limit to what the MSM kernels
+ * need (their largest local frame), so the driver's local-memory pool (the
+ * limit times every resident thread, never shrunk) grows now, not at the
+ * first G2 MSM behind a memory plan's back. *stack_bytes: the limit after
+ * the call. */
+int32_t cuzk_msm_reserve_local_memory(int32_t ordinal, uint64_t *stack_bytes, cuzk_error *err);
+
 /* Density compaction (native/msm/density.cu): dst[k] = src[i] for the k-th
  * set bit i < n of `bits`, in increasing order of i. bits: host memory,
  * ceil(n / 64) words, bit i at position i % 64 of word i / 64 (cuzk-core's
  * Density layout); bits at n and above are ignored. src, dst: device arrays
  * of Fr (32 bytes each) on the stream's device, not overlapping; dst holds
- * dst_capacity elements. *count receives the number of set bits (an error
- * if it exceeds dst_capacity, before dst is written). The bits are counted
- * on the device: the call waits for `stream` once, then enqueues the
- * compaction on it; `bits` may be reused when the call returns. */
+ * dst_capacity elements. tmp: device scratch of tmp_bytes, at least
+ * cuzk_compact_fr_scratch_bytes(n), any alignment, overlapping neither; in
+ * use until the stream passes the compaction. *count receives the number of
+ * set bits (an error if it exceeds dst_capacity, before dst is written).
+ * The bits are counted on the device: the call waits for `stream` once,
+ * then enqueues the compaction on it; `bits` may be reused when the call
+ * returns. No device memory is allocated. */
 int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint64_t n, const uint64_t *bits, void *d_dst,
-                        uint64_t dst_capacity, uint64_t *count, cuzk_error *err);
+                        uint64_t dst_capacity, void *d_tmp, uint64_t tmp_bytes, uint64_t *count, cuzk_error *err);
+/* The exact scratch bytes cuzk_compact_fr needs for n elements (no device
+ * needed). */
+int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *err);
 
 /* Tests and benches only (native/msm/test_inputs.cu): fills device buffers
  * with n valid points (multiples k_i * generator of `distinct` pseudo-random

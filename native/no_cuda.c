@@ -148,9 +148,17 @@ int32_t cuzk_test_msm_inputs(int32_t o, int32_t g2, const void *g, uint64_t seed
     (void)o, (void)g2, (void)g, (void)seed, (void)n, (void)d, (void)p, (void)s;
     return no_cuda(err);
 }
+int32_t cuzk_msm_reserve_local_memory(int32_t ordinal, uint64_t *stack_bytes, cuzk_error *err) {
+    (void)ordinal, (void)stack_bytes;
+    return no_cuda(err);
+}
 int32_t cuzk_compact_fr(cuzk_stream *st, const void *src, uint64_t n, const uint64_t *bits, void *dst,
-                        uint64_t cap, uint64_t *count, cuzk_error *err) {
-    (void)st, (void)src, (void)n, (void)bits, (void)dst, (void)cap, (void)count;
+                        uint64_t cap, void *tmp, uint64_t tmp_bytes, uint64_t *count, cuzk_error *err) {
+    (void)st, (void)src, (void)n, (void)bits, (void)dst, (void)cap, (void)tmp, (void)tmp_bytes, (void)count;
+    return no_cuda(err);
+}
+int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *err) {
+    (void)n, (void)bytes;
     return no_cuda(err);
 }
 int32_t cuzk_test_fp_mul_f64_emulated(const void *a, const void *b, void *out, uint64_t n, cuzk_error *err) {

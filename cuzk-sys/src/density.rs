@@ -1,6 +1,11 @@
 //! Density compaction on the device (native/msm/density.cu): the scalars of
 //! the variables a query uses, moved together to line up with the query's
 //! dense point list, from a witness already in device memory.
+//!
+//! The compaction's scratch (the bitmap, per-word counts and ranks, CUB's
+//! scan space) lives in the destination past the n elements it can ever
+//! write, so it is in every memory plan that counts the destination; see
+//! [`compact_fr_room`].
 
 use std::ffi::c_void;
 
@@ -8,10 +13,35 @@ use crate::device::{DeviceBuffer, Stream};
 use crate::error::{call, Error, Result};
 use crate::{ffi, FrRepr};
 
+/// A bound on the scratch bytes for compacting n elements: 16 bytes per
+/// bitmap word (the word, its count and rank), CUB's scan space (a few
+/// bytes per 1000 words in CUB 3; n / 32 is two bytes per word, over 100x
+/// that) and alignment. `density.rs`'s GPU test checks it against the exact
+/// size from 1 to 2^28.
+pub fn compact_fr_scratch_bound(n: usize) -> usize {
+    16 * n.div_ceil(64) + n / 32 + (64 << 10) + 512
+}
+
+/// Elements a destination needs to compact n elements: n for the scalars and
+/// the scratch after them.
+pub fn compact_fr_room(n: usize) -> usize {
+    n + compact_fr_scratch_bound(n).div_ceil(std::mem::size_of::<FrRepr>())
+}
+
+/// The exact scratch bytes the device code needs for n elements (for tests
+/// of [`compact_fr_scratch_bound`]).
+pub fn compact_fr_scratch_bytes(n: usize) -> Result<u64> {
+    let mut bytes = 0u64;
+    call(|e| unsafe { ffi::cuzk_compact_fr_scratch_bytes(n as u64, &mut bytes, e) })?;
+    Ok(bytes)
+}
+
 /// Enqueues `dst[k] = src[i]` on `stream` for the k-th set bit `i < n` of
 /// `bits` (bit i at position i % 64 of word i / 64; bits from n on are
-/// ignored) and returns how many bits were set. `dst` must have room for
-/// them; `bits` may be reused when this returns.
+/// ignored) and returns how many bits were set. `dst` must hold
+/// [`compact_fr_room`]`(n)` elements: those past n are scratch, overwritten
+/// until the stream passes the compaction. `bits` may be reused when this
+/// returns.
 pub fn compact_fr(
     stream: &Stream,
     src: &DeviceBuffer<FrRepr>,
@@ -31,16 +61,27 @@ pub fn compact_fr(
     if src.device() != stream.device() || dst.device() != stream.device() {
         return Err(Error::invalid("density compaction: stream and buffers on different devices"));
     }
+    if dst.len() < compact_fr_room(n) {
+        return Err(Error::invalid(format!(
+            "density compaction: a destination of {} elements for {n} (room for {} needed: n and the scratch)",
+            dst.len(),
+            compact_fr_room(n)
+        )));
+    }
     let mut count = 0u64;
-    let dst_len = dst.len() as u64;
+    let elem = std::mem::size_of::<FrRepr>();
+    let tmp_bytes = ((dst.len() - n) * elem) as u64;
+    let base = dst.as_mut_ptr() as *mut u8;
     call(|e| unsafe {
         ffi::cuzk_compact_fr(
             stream.raw(),
             src.as_ptr(),
             n as u64,
             bits.as_ptr(),
-            dst.as_mut_ptr() as *mut c_void,
-            dst_len,
+            base as *mut c_void,
+            n as u64,
+            base.add(n * elem) as *mut c_void,
+            tmp_bytes,
             &mut count,
             e,
         )

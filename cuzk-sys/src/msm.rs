@@ -509,6 +509,18 @@ pub fn test_inputs<G: Group>(
     })
 }
 
+/// Raises `device`'s per-thread stack limit to what the MSM kernels need
+/// and returns the limit. The driver sizes one local-memory pool per device
+/// by that limit (times every thread the device can hold: 264 MiB per KiB
+/// on an H200) and never shrinks it; without this, the first G2 MSM grows
+/// it by ~430 MiB that no memory plan counted. Call before measuring free
+/// memory for a budget.
+pub fn reserve_local_memory(device: i32) -> Result<u64> {
+    let mut bytes = 0u64;
+    call(|e| unsafe { ffi::cuzk_msm_reserve_local_memory(device, &mut bytes, e) })?;
+    Ok(bytes)
+}
+
 /// Device bytes one [`msm`] call on `device` allocates for `n` points with
 /// these options: computed by the same plan the MSM itself makes
 /// (native/msm/pippenger.cuh). Callers reserve this from a VRAM budget

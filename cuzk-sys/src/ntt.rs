@@ -157,7 +157,9 @@ impl Drop for NttContext {
 }
 
 /// Device memory for the H term of a 2^log_n domain: three buffers of 2^log_n
-/// elements; after [`NttContext::h_term`], `a` holds h.
+/// elements; after [`NttContext::h_term`], `a` holds h. `c` is longer by
+/// [`HTermBuffers::c_len`]: the prover compacts the witness into it once h
+/// is computed, and the compaction's scratch goes after the scalars.
 pub struct HTermBuffers {
     pub log_n: u32,
     pub a: DeviceBuffer<FrRepr>,
@@ -172,13 +174,20 @@ impl HTermBuffers {
             log_n,
             a: DeviceBuffer::new(device, n)?,
             b: DeviceBuffer::new(device, n)?,
-            c: DeviceBuffer::new(device, n)?,
+            c: DeviceBuffer::new(device, Self::c_len(log_n))?,
         })
+    }
+
+    /// Elements of `c`: room to compact 2^log_n elements, rounded up to
+    /// 2 MiB (the allocation granularity: the rest would be lost anyway).
+    pub fn c_len(log_n: u32) -> usize {
+        const GRAIN: usize = (2 << 20) / std::mem::size_of::<FrRepr>();
+        crate::density::compact_fr_room(1 << log_n).next_multiple_of(GRAIN)
     }
 
     /// Bytes of device memory needed for a 2^log_n domain.
     pub fn bytes(log_n: u32) -> u64 {
-        3 * (32u64 << log_n)
+        (2 * (1u64 << log_n) + Self::c_len(log_n) as u64) * std::mem::size_of::<FrRepr>() as u64
     }
 
     /// Copies the 2^log_n - 1 coefficients of h to the host.

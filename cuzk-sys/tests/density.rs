@@ -1,10 +1,11 @@
 //! Density compaction on the device against the obvious host filter: random
 //! bitmaps from empty to full, sizes around word and block boundaries, bits
-//! past n set (they must be ignored), and a destination that is too small.
+//! past n set (they must be ignored), and a destination that is too small;
+//! and the scratch bound the memory plans use against CUB's exact need.
 
 mod common;
 
-use cuzk_sys::density::compact_fr;
+use cuzk_sys::density::{compact_fr, compact_fr_room, compact_fr_scratch_bound, compact_fr_scratch_bytes};
 use cuzk_sys::{DeviceBuffer, FrRepr, Stream};
 use rand::Rng;
 
@@ -26,7 +27,11 @@ fn compaction_equals_host_filter() {
                 if rng.gen_bool(p) { bits[i / 64] |= b } else { bits[i / 64] &= !b }
             }
             let want: Vec<FrRepr> = (0..n).filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1).map(|i| src[i]).collect();
-            let mut d_dst = DeviceBuffer::new(dev, n).unwrap();
+            // Junk where the scratch goes: nothing may depend on its contents.
+            let room = compact_fr_room(n);
+            let mut d_dst = DeviceBuffer::new(dev, room).unwrap();
+            let junk: Vec<FrRepr> = (0..room - n).map(|_| rng.gen()).collect();
+            d_dst.copy_from_host(&stream, n, &junk).unwrap();
             let count = compact_fr(&stream, &d_src, n, &bits, &mut d_dst).unwrap();
             assert_eq!(count, want.len(), "n {n}, density {p}");
             let mut got = vec![[0u64; 4]; count];
@@ -35,14 +40,40 @@ fn compaction_equals_host_filter() {
             cases += 1;
         }
     }
-    // A destination without room for every set bit is an error, not a write
-    // past its end.
+    // A destination without room for the scalars and the scratch is an
+    // error, not a write past its end; so is a short bitmap.
     let n = 1000;
     let d_src = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
-    let mut small = DeviceBuffer::new(dev, 10).unwrap();
+    let mut small = DeviceBuffer::new(dev, compact_fr_room(n) - 1).unwrap();
     let err = compact_fr(&stream, &d_src, n, &vec![u64::MAX; 16], &mut small).unwrap_err();
-    assert!(err.message.contains("room for 10"), "{err:?}");
+    assert!(err.message.contains(&format!("room for {} needed", compact_fr_room(n))), "{err:?}");
     let err = compact_fr(&stream, &d_src, n, &[u64::MAX; 3], &mut small).unwrap_err();
     assert!(err.message.contains("bitmap"), "{err:?}");
     println!("density compaction equals the host filter in {cases} cases; short destinations and bitmaps are errors");
+}
+
+/// The plans count [`compact_fr_scratch_bound`] bytes of scratch (in
+/// HTermBuffers' c): it must cover CUB's exact need at every size the
+/// prover can meet, and not be wildly over it at large sizes.
+#[test]
+fn scratch_bound_covers_exact_need() {
+    let Some(_dev) = cuzk_sys::test_device("scratch_bound_covers_exact_need") else { return };
+    let mut rng = common::rng();
+    let mut sizes: Vec<usize> = (0..=28).flat_map(|k| [(1usize << k) - 1, 1 << k, (1 << k) + 1]).collect();
+    sizes.extend((0..200).map(|_| rng.gen_range(1..=1usize << 28)));
+    sizes.retain(|&n| n > 0);
+    let mut worst = 0f64;
+    for &n in &sizes {
+        let exact = compact_fr_scratch_bytes(n).unwrap() as usize;
+        let bound = compact_fr_scratch_bound(n);
+        assert!(exact <= bound, "n {n}: the compaction needs {exact} bytes of scratch, the bound is {bound}");
+        if n >= 1 << 20 {
+            worst = worst.max(bound as f64 / exact as f64);
+        }
+    }
+    assert!(worst < 1.2, "the bound is {worst:.2}x the exact scratch at some n >= 2^20");
+    println!(
+        "scratch bound >= CUB's exact need at {} sizes up to 2^28; at most {worst:.3}x it from 2^20 on",
+        sizes.len()
+    );
 }

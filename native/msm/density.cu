@@ -75,31 +75,57 @@ int32_t compact(cudaStream_t s, const void *src, uint64_t n, const uint64_t *bit
     return CUZK_OK;
 }
 
+// The scan's space for `words` counts, rounded up to 256 bytes so the bitmap
+// after it stays aligned.
+cudaError_t scan_bytes_for(uint64_t words, size_t *bytes) {
+    *bytes = 0;
+    const cudaError_t e = cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
+                                                        (int64_t)words, (cudaStream_t)0);
+    *bytes = (*bytes + 255) & ~(size_t)255;
+    return e;
+}
+
+// Scratch for n elements: the scan's space, the bitmap, counts and ranks, and
+// 255 bytes of slack to align the caller's pointer.
+cudaError_t scratch_bytes_for(uint64_t n, size_t *scan_bytes, uint64_t *bytes) {
+    const uint64_t words = (n + 63) / 64;
+    const cudaError_t e = scan_bytes_for(words, scan_bytes);
+    *bytes = *scan_bytes + words * (sizeof(uint64_t) + 2 * sizeof(uint32_t)) + 255;
+    return e;
+}
+
 }  // namespace
 
+extern "C" int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(bytes, "bytes is null");
+    CUZK_REQUIRE(n < (1ull << 32), "density compaction of %llu elements (at most 2^32 - 1)", (unsigned long long)n);
+    size_t scan_bytes = 0;
+    CUZK_CUDA(scratch_bytes_for(n, &scan_bytes, bytes));
+    return cuzk::ok(err);
+    CUZK_ENTRY_END
+}
+
+// The scratch comes from the caller: a stream-ordered allocation here would
+// take a 32 MiB block from the driver's pool behind every memory plan's back.
 extern "C" int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint64_t n, const uint64_t *bits,
-                                   void *d_dst, uint64_t dst_capacity, uint64_t *count, cuzk_error *err) {
+                                   void *d_dst, uint64_t dst_capacity, void *d_tmp, uint64_t tmp_bytes,
+                                   uint64_t *count, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
     CUZK_REQUIRE(stream && count, "stream or count is null");
-    CUZK_REQUIRE(n == 0 || (d_src && bits && d_dst), "null source, bitmap or destination");
+    CUZK_REQUIRE(n == 0 || (d_src && bits && d_dst && d_tmp), "null source, bitmap, destination or scratch");
     CUZK_REQUIRE(n < (1ull << 32), "density compaction of %llu elements (at most 2^32 - 1)", (unsigned long long)n);
     *count = 0;
     if (n == 0) return cuzk::ok(err);
-    const uint64_t words = (n + 63) / 64;
     CUZK_CUDA(cudaSetDevice(stream->device));
-    cudaStream_t s = stream->stream;
     size_t scan_bytes = 0;
-    CUZK_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
-                                            (int64_t)words, s));
-    scan_bytes = (scan_bytes + 255) & ~(size_t)255;
-    char *tmp = nullptr;
-    CUZK_CUDA(cudaMallocAsync((void **)&tmp, words * (sizeof(uint64_t) + 2 * sizeof(uint32_t)) + scan_bytes, s));
+    uint64_t need = 0;
+    CUZK_CUDA(scratch_bytes_for(n, &scan_bytes, &need));
+    CUZK_REQUIRE(tmp_bytes >= need, "density compaction of %llu elements: %llu bytes of scratch, %llu needed",
+                 (unsigned long long)n, (unsigned long long)tmp_bytes, (unsigned long long)need);
+    char *tmp = (char *)(((uintptr_t)d_tmp + 255) & ~(uintptr_t)255);
     uint64_t total = 0;
-    const int32_t rc = compact(s, d_src, n, bits, d_dst, dst_capacity, tmp, scan_bytes, &total, err);
-    // Stream-ordered: freed once the kernels are done.
-    const cudaError_t fe = cudaFreeAsync(tmp, s);
-    if (rc != CUZK_OK) return rc;
-    if (fe != cudaSuccess) return cuzk::cuda_error(err, fe, "cudaFreeAsync", __FILE__, __LINE__);
+    CUZK_TRY(compact(stream->stream, d_src, n, bits, d_dst, dst_capacity, tmp, scan_bytes, &total, err));
     *count = total;
     return cuzk::ok(err);
     CUZK_ENTRY_END

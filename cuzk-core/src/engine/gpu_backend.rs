@@ -93,8 +93,10 @@ impl GpuBackend {
         }
         let mut devices = Vec::new();
         for ordinal in 0..n {
-            let q = cuzk_sys::DeviceInfo::query(ordinal).map_err(err)?;
+            // The prover first: it takes the MSMs' local memory, which the
+            // budget measured next must not count as free.
             let prover = GpuProver::new(ordinal).map_err(err)?;
+            let q = cuzk_sys::DeviceInfo::query(ordinal).map_err(err)?;
             // Measured once: what is free now, less headroom (other users of
             // the card are not ours to spend).
             let vram_bytes = q.free_mem_bytes.saturating_sub(VRAM_HEADROOM);

@@ -213,6 +213,9 @@ impl GpuProver {
             default_device()?;
             return Err(GpuProveError::NoDevice(format!("no CUDA device {device}")));
         }
+        // The MSMs' local memory, taken now so free memory measured after
+        // this already lacks it (cuzk_sys::msm::reserve_local_memory).
+        cuzk_sys::msm::reserve_local_memory(device)?;
         Ok(GpuProver { device, ntt: NttContext::new(device)? })
     }
 

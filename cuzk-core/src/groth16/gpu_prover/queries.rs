@@ -155,7 +155,7 @@ impl GpuProver {
         scratch: &'b mut DeviceBuffer<FrRepr>,
     ) -> Result<Witness<'b>, GpuProveError> {
         let aux = scalars_repr(&pa.aux_assignment);
-        if aux.len() > aux_buf.len() || aux.len() > scratch.len() {
+        if aux.len() > aux_buf.len() || cuzk_sys::density::compact_fr_room(aux.len()) > scratch.len() {
             return Ok(Witness::Host);
         }
         aux_buf.copy_from_host(&Stream::new(self.device)?, 0, aux)?;
