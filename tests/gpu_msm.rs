@@ -154,7 +154,7 @@ fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     let p = points::<A>(&mut rng, n);
     let s: Vec<Fr> =
         (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 5) as u64) } else { Fr::random(&mut rng) }).collect();
-    for c in [2, 3, 5, 8, 11, 13, 16, 19] {
+    for c in [2, 3, 5, 8, 11, 13, 16, 19, 21, 22] {
         check(dev, "window", &p, &s, Some(MsmOptions { window_bits: c, ..Default::default() }));
     }
     for chunk in [1, 2, 999, 1 << 12] {

@@ -8,7 +8,9 @@
 //! the same point. Prints a table last, with each MSM's phases. Args:
 //! `--quick` for fewer runs, `--sweep` to try the accumulation kernel's
 //! register bounds at G1 2^26 and G2 2^24, `--windows` to time the 0/1-heavy
-//! MSMs at window sizes 14-20 as well (the window planner's calibration),
+//! MSMs at window sizes 14-20 and random G1 from 2^26 at 18-23 as well (the
+//! window planner's calibration), `--h27` to time only G1 2^27 with random
+//! scalars (the 2^27 partition's H MSM),
 //! `--chunks` to time G1 2^26 and G2 2^24 (random scalars) in chunks of
 //! points at window sizes 16, 18 and 20 (the planner's cost of a chunk),
 //! `--large` to time only G1 2^26 and G2 2^24 with random scalars,
@@ -144,9 +146,12 @@ fn bench<G: Group>(
         }
         std::env::remove_var(var);
     }
-    // Window sizes for the 0/1-heavy MSMs (--windows).
-    if windows && ones {
-        for c in 14..=20 {
+    // Window sizes (--windows): 14-20 for the 0/1-heavy MSMs; around and
+    // past the planner's largest (20) for random G1 scalars from 2^26 on
+    // (the H MSM's case).
+    let range = if ones { 14..=20 } else { 18..=23 };
+    if windows && (ones || (G::NAME == "G1" && log_n >= 26)) {
+        for c in range {
             let o = MsmOptions { window_bits: c, ..Default::default() };
             timed(Some(o), format!("{label} c={c}"), &first, rows);
         }
@@ -193,8 +198,14 @@ fn main() {
     // --large: only G1 2^26 and G2 2^24 with random scalars (A/B runs).
     let large = std::env::args().any(|a| a == "--large");
     // Sizes (log2 n) with random scalars, then with 90 % 0/1 scalars.
-    let (g1_random, g1_ones): (&[u32], &[u32]) = if large { (&[26], &[]) } else { (&[20, 24, 26], &[24, 26]) };
-    let (g2_random, g2_ones): (&[u32], &[u32]) = if large { (&[24], &[]) } else { (&[20, 24], &[24]) };
+    // --h27: only G1 2^27 with random scalars (the 2^27 partition's H MSM).
+    let h27 = std::env::args().any(|a| a == "--h27");
+    let (g1_random, g1_ones): (&[u32], &[u32]) = match (h27, large) {
+        (true, _) => (&[27], &[]),
+        (_, true) => (&[26], &[]),
+        _ => (&[20, 24, 26], &[24, 26]),
+    };
+    let (g2_random, g2_ones): (&[u32], &[u32]) = if large || h27 { (if h27 { &[] } else { &[24] }, &[]) } else { (&[20, 24], &[24]) };
     let mut rows = Vec::new();
     for (sizes, ones) in [(g1_random, false), (g1_ones, true)] {
         for &log_n in sizes {

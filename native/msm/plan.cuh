@@ -28,12 +28,17 @@ namespace cuzk {
 // +0.5 ns per G1 bucket and chunk, +0.9 ns per G2 one). Mostly-0/1 scalars
 // make E small, so smaller windows win (G2 2^24 90 % 0/1: c = 16, 60 ms
 // against 94 ms at c = 20). c <= 20 keeps the buckets of a G2 MSM under 3 GB
-// (and larger windows measured slower for random scalars at 2^26).
-inline window_plan plan_windows(const scalar_profile &prof, uint64_t chunks, uint32_t forced_c) {
+// (and larger windows measured slower for random scalars at 2^26). Up to
+// max_c = 22 for one G1 set in one chunk: 12 windows instead of 13, which the
+// model takes from ~7.3e7 random scalars on (G1 2^27 on the H200: 763 ms at
+// c = 22 against 783 at c = 20; 2^26 stays at 20, 395 against 409); G1's
+// buckets are then 4.8 GB, too much to multiply by sets or to keep per
+// chunk under a VRAM limit.
+inline window_plan plan_windows(const scalar_profile &prof, uint64_t chunks, uint32_t forced_c, uint32_t max_c = 20) {
     uint32_t best_c = 4;
     double best = INFINITY;
     const double per_bucket = 4.0 + 1.0 * (double)(chunks > 0 ? chunks - 1 : 0);
-    for (uint32_t c = 4; c <= 20; c++) {
+    for (uint32_t c = 4; c <= max_c; c++) {
         uint32_t nwin = (256 + c - 1) / c;
         double cost = (double)prof.entries(nwin) + per_bucket * (double)nwin * (double)(1u << (c - 1));
         if (cost < best) best = cost, best_c = c;
@@ -126,7 +131,8 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     if (opts && opts->max_chunk_points) p.chunk = std::min<uint64_t>(p.chunk, opts->max_chunk_points);
     p.chunks = ceil_div(n, p.chunk);
     CUZK_REQUIRE(!profile || p.chunks == 1, "a scalar profile plans a single chunk");
-    p.win = plan_windows(profile ? *profile : scalar_profile::dense(n), p.chunks, forced_c);
+    p.win = plan_windows(profile ? *profile : scalar_profile::dense(n), p.chunks, forced_c,
+                         sizeof(F) == 48 && p.chunks == 1 && sets == 1 ? 22 : 20);  // G1 only: measured there
     const scalar_profile prof = profile ? *profile : scalar_profile::dense(p.chunk);  // per chunk
     // Host inputs in several chunks: two staging buffers, so chunk k + 1
     // uploads while chunk k computes.
