@@ -205,7 +205,11 @@ fn main() {
         (_, true) => (&[26], &[]),
         _ => (&[20, 24, 26], &[24, 26]),
     };
-    let (g2_random, g2_ones): (&[u32], &[u32]) = if large || h27 { (if h27 { &[] } else { &[24] }, &[]) } else { (&[20, 24], &[24]) };
+    let (g2_random, g2_ones): (&[u32], &[u32]) = match (h27, large) {
+        (true, _) => (&[], &[]),
+        (_, true) => (&[24], &[]),
+        _ => (&[20, 24], &[24]),
+    };
     let mut rows = Vec::new();
     for (sizes, ones) in [(g1_random, false), (g1_ones, true)] {
         for &log_n in sizes {

@@ -4,18 +4,13 @@
 //! A test binary of its own: the driver's local-memory pool never shrinks,
 //! so an MSM run earlier in the same process would hide what this checks.
 
-use blstrs::{G1Affine, G2Affine, Scalar};
-use cuzk_sys::msm::{self, Input, G1, G2};
-use cuzk_sys::{free_memory, FrRepr};
-use ff::Field;
-use group::prime::PrimeCurveAffine;
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+mod common;
 
-fn to_raw<R: Copy, P: Copy>(p: P) -> R {
-    assert_eq!(std::mem::size_of::<P>(), std::mem::size_of::<R>());
-    unsafe { std::mem::transmute_copy(&p) }
-}
+use blstrs::{G1Affine, G2Affine};
+use common::to_raw;
+use cuzk_sys::free_memory;
+use cuzk_sys::msm::{self, Input, G1, G2};
+use group::prime::PrimeCurveAffine;
 
 #[test]
 fn gpu_msm_local_memory_reserved_up_front() {
@@ -24,13 +19,13 @@ fn gpu_msm_local_memory_reserved_up_front() {
     assert!(stack >= 1024, "a stack limit of {stack} bytes, under CUDA's default of 1 KiB");
     let before = free_memory(dev).unwrap();
 
-    let mut rng = ChaCha20Rng::seed_from_u64(rand::random());
     let n = 5000;
-    let scalars: Vec<FrRepr> = (0..n).map(|_| to_raw(Scalar::random(&mut rng))).collect();
+    let scalars = common::random_scalars(&mut common::rng(), n);
+    let scalars = common::as_repr(&scalars);
     let g1: Vec<_> = vec![to_raw::<msm::G1AffineRepr, _>(G1Affine::generator()); n];
     let g2: Vec<_> = vec![to_raw::<msm::G2AffineRepr, _>(G2Affine::generator()); n];
-    msm::msm::<G1>(dev, Input::Host(&g1), Input::Host(&scalars), None).unwrap();
-    msm::msm::<G2>(dev, Input::Host(&g2), Input::Host(&scalars), None).unwrap();
+    msm::msm::<G1>(dev, Input::Host(&g1), Input::Host(scalars), None).unwrap();
+    msm::msm::<G2>(dev, Input::Host(&g2), Input::Host(scalars), None).unwrap();
 
     let after = free_memory(dev).unwrap();
     let taken = before.saturating_sub(after);

@@ -3,17 +3,15 @@
 //! CPU (no device needed) against the same sum written as one scalar
 //! multiplication, for several window sizes, identity windows included.
 
+mod common;
+
 use blstrs::{G1Projective, G2Projective, Scalar};
+use common::to_raw;
 use cuzk_sys::msm::{Group, G1, G2};
 use ff::Field;
 use group::Group as _;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-
-fn to_raw<R: Copy, P: Copy>(p: P) -> R {
-    assert_eq!(std::mem::size_of::<P>(), std::mem::size_of::<R>());
-    unsafe { std::mem::transmute_copy(&p) }
-}
 
 /// Windows k_w·G (k_0 = 0 and the top one 0 too, for the identity), and
 /// the expected (Σ 2^(c w) k_w)·G.

@@ -17,6 +17,13 @@ pub fn rng() -> ChaCha20Rng {
     ChaCha20Rng::from_seed(seed)
 }
 
+/// A blstrs value as the raw blst struct it wraps (#[repr(transparent)]:
+/// same size, checked), e.g. G1Affine -> G1AffineRepr.
+pub fn to_raw<R: Copy, P: Copy>(p: P) -> R {
+    assert_eq!(std::mem::size_of::<P>(), std::mem::size_of::<R>());
+    unsafe { std::mem::transmute_copy(&p) }
+}
+
 /// blstrs::Scalar is #[repr(transparent)] over blst_fr (4 x u64, Montgomery).
 pub fn as_repr(s: &[Scalar]) -> &[FrRepr] {
     assert_eq!(std::mem::size_of::<Scalar>(), std::mem::size_of::<FrRepr>());
