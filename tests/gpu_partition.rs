@@ -43,15 +43,6 @@ use std::time::{Duration, Instant};
 const DISTINCT: usize = 1 << 20;
 const INPUTS: usize = 8;
 
-/// k_i of native/msm/test_inputs.cu's make_points.
-fn dlog(seed: u64, i: usize) -> u64 {
-    let mut x = seed ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (x ^ (x >> 31)) | 1
-}
-
 /// A point vector of `n` points k_(i mod D)·gen made on the device.
 fn make_points<Gr: msm::Group, A: Copy>(dev: i32, gen: &A, seed: u64, n: usize) -> Vec<A> {
     assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<Gr::Affine>());
@@ -76,12 +67,7 @@ fn make_points<Gr: msm::Group, A: Copy>(dev: i32, gen: &A, seed: u64, n: usize) 
 
 /// Σ scalars[i]·k_(offset + i) for one point vector (its discrete logs).
 fn dot(scalars: &[Fr], seed: u64, offset: usize) -> Fr {
-    let ks: Vec<Fr> = (0..DISTINCT).map(|i| Fr::from(dlog(seed, i))).collect();
-    cuzk_core::par::map_ranges(scalars.len(), 1 << 16, |r| {
-        r.fold(Fr::ZERO, |acc, i| acc + scalars[i] * ks[(offset + i) % DISTINCT])
-    })
-    .into_iter()
-    .fold(Fr::ZERO, |a, b| a + b)
+    cuzk_tests::dlogs::dot(scalars, seed, DISTINCT, offset)
 }
 
 fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {

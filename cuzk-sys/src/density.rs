@@ -3,8 +3,9 @@
 //! dense point list, from a witness already in device memory.
 //!
 //! The compaction's scratch (the bitmap, per-word counts and ranks, CUB's
-//! scan space) lives in the destination past the n elements it can ever
-//! write, so it is in every memory plan that counts the destination; see
+//! scan space) lives in the destination right after the elements it
+//! writes, whose number the caller knows (the query's set bits), so it is
+//! in every memory plan that counts the destination; see
 //! [`compact_fr_room`].
 
 use std::ffi::c_void;
@@ -22,10 +23,10 @@ pub fn compact_fr_scratch_bound(n: usize) -> usize {
     16 * n.div_ceil(64) + n / 32 + (64 << 10) + 512
 }
 
-/// Elements a destination needs to compact n elements: n for the scalars and
-/// the scratch after them.
-pub fn compact_fr_room(n: usize) -> usize {
-    n + compact_fr_scratch_bound(n).div_ceil(std::mem::size_of::<FrRepr>())
+/// Elements a destination needs to compact n elements of which `ones` are
+/// set: `ones` for the scalars and the scratch after them.
+pub fn compact_fr_room(n: usize, ones: usize) -> usize {
+    ones + compact_fr_scratch_bound(n).div_ceil(std::mem::size_of::<FrRepr>())
 }
 
 /// The exact scratch bytes the device code needs for n elements (for tests
@@ -38,15 +39,18 @@ pub fn compact_fr_scratch_bytes(n: usize) -> Result<u64> {
 
 /// Enqueues `dst[k] = src[i]` on `stream` for the k-th set bit `i < n` of
 /// `bits` (bit i at position i % 64 of word i / 64; bits from n on are
-/// ignored) and returns how many bits were set. `dst` must hold
-/// [`compact_fr_room`]`(n)` elements: those past n are scratch, overwritten
-/// until the stream passes the compaction. `bits` may be reused when this
-/// returns.
+/// ignored) and returns how many bits were set. `ones` is the caller's
+/// count of them (a query knows its own); the device counts too, and more
+/// than `ones` is an error before anything is written. `dst` must hold
+/// [`compact_fr_room`]`(n, ones)` elements: those past `ones` are scratch,
+/// overwritten until the stream passes the compaction. `bits` may be
+/// reused when this returns.
 pub fn compact_fr(
     stream: &Stream,
     src: &DeviceBuffer<FrRepr>,
     n: usize,
     bits: &[u64],
+    ones: usize,
     dst: &mut DeviceBuffer<FrRepr>,
 ) -> Result<usize> {
     if n > src.len() {
@@ -61,16 +65,20 @@ pub fn compact_fr(
     if src.device() != stream.device() || dst.device() != stream.device() {
         return Err(Error::invalid("density compaction: stream and buffers on different devices"));
     }
-    if dst.len() < compact_fr_room(n) {
+    if ones > n {
+        return Err(Error::invalid(format!("density compaction: {ones} set bits among {n} elements")));
+    }
+    if dst.len() < compact_fr_room(n, ones) {
         return Err(Error::invalid(format!(
-            "density compaction: a destination of {} elements for {n} (room for {} needed: n and the scratch)",
+            "density compaction: a destination of {} elements for {ones} of {n} (room for {} needed: the \
+             scalars and the scratch)",
             dst.len(),
-            compact_fr_room(n)
+            compact_fr_room(n, ones)
         )));
     }
     let mut count = 0u64;
     let elem = std::mem::size_of::<FrRepr>();
-    let tmp_bytes = ((dst.len() - n) * elem) as u64;
+    let tmp_bytes = ((dst.len() - ones) * elem) as u64;
     let base = dst.as_mut_ptr() as *mut u8;
     call(|e| unsafe {
         ffi::cuzk_compact_fr(
@@ -79,8 +87,8 @@ pub fn compact_fr(
             n as u64,
             bits.as_ptr(),
             base as *mut c_void,
-            n as u64,
-            base.add(n * elem) as *mut c_void,
+            ones as u64,
+            base.add(ones * elem) as *mut c_void,
             tmp_bytes,
             &mut count,
             e,

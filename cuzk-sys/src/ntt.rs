@@ -157,9 +157,9 @@ impl Drop for NttContext {
 }
 
 /// Device memory for the H term of a 2^log_n domain: three buffers of 2^log_n
-/// elements; after [`NttContext::h_term`], `a` holds h. `c` is longer by
-/// [`HTermBuffers::c_len`]: the prover compacts the witness into it once h
-/// is computed, and the compaction's scratch goes after the scalars.
+/// elements; after [`NttContext::h_term`], `a` holds h. `c` is longer
+/// ([`HTermBuffers::c_len`]): the prover compacts the witness into it once
+/// h is computed, and the compaction's scratch goes after the scalars.
 pub struct HTermBuffers {
     pub log_n: u32,
     pub a: DeviceBuffer<FrRepr>,
@@ -178,11 +178,16 @@ impl HTermBuffers {
         })
     }
 
-    /// Elements of `c`: room to compact 2^log_n elements, rounded up to
-    /// 2 MiB (the allocation granularity: the rest would be lost anyway).
+    /// Elements of `c`, rounded up to 2 MiB (the allocation granularity):
+    /// room to compact any query of a domain up to 2^22 (n and the
+    /// compaction's scratch). Larger domains get 2 MiB past n: room for
+    /// the scratch after any query that leaves out 1 % of the domain (a
+    /// denser one is compacted on the host). Room after n itself would
+    /// take 38 MiB at 2^27 from the MSMs under a 16 GiB limit.
     pub fn c_len(log_n: u32) -> usize {
         const GRAIN: usize = (2 << 20) / std::mem::size_of::<FrRepr>();
-        crate::density::compact_fr_room(1 << log_n).next_multiple_of(GRAIN)
+        let n = 1usize << log_n;
+        crate::density::compact_fr_room(n, n).min(n + GRAIN).next_multiple_of(GRAIN)
     }
 
     /// Bytes of device memory needed for a 2^log_n domain.

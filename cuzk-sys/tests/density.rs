@@ -27,13 +27,15 @@ fn compaction_equals_host_filter() {
                 if rng.gen_bool(p) { bits[i / 64] |= b } else { bits[i / 64] &= !b }
             }
             let want: Vec<FrRepr> = (0..n).filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1).map(|i| src[i]).collect();
-            // Junk where the scratch goes: nothing may depend on its contents.
-            let room = compact_fr_room(n);
+            // The scratch right after the scalars, junk in it: nothing may
+            // depend on its contents.
+            let ones = want.len();
+            let room = compact_fr_room(n, ones);
             let mut d_dst = DeviceBuffer::new(dev, room).unwrap();
-            let junk: Vec<FrRepr> = (0..room - n).map(|_| rng.gen()).collect();
-            d_dst.copy_from_host(&stream, n, &junk).unwrap();
-            let count = compact_fr(&stream, &d_src, n, &bits, &mut d_dst).unwrap();
-            assert_eq!(count, want.len(), "n {n}, density {p}");
+            let junk: Vec<FrRepr> = (0..room - ones).map(|_| rng.gen()).collect();
+            d_dst.copy_from_host(&stream, ones, &junk).unwrap();
+            let count = compact_fr(&stream, &d_src, n, &bits, ones, &mut d_dst).unwrap();
+            assert_eq!(count, ones, "n {n}, density {p}");
             let mut got = vec![[0u64; 4]; count];
             d_dst.copy_to_host(&stream, 0, &mut got).unwrap();
             assert!(got == want, "n {n}, density {p}: compacted scalars differ");
@@ -41,15 +43,30 @@ fn compaction_equals_host_filter() {
         }
     }
     // A destination without room for the scalars and the scratch is an
-    // error, not a write past its end; so is a short bitmap.
+    // error, not a write past its end; so are a short bitmap, and more
+    // set bits than the caller counted (found on the device, before any
+    // write).
     let n = 1000;
     let d_src = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
-    let mut small = DeviceBuffer::new(dev, compact_fr_room(n) - 1).unwrap();
-    let err = compact_fr(&stream, &d_src, n, &vec![u64::MAX; 16], &mut small).unwrap_err();
-    assert!(err.message.contains(&format!("room for {} needed", compact_fr_room(n))), "{err:?}");
-    let err = compact_fr(&stream, &d_src, n, &[u64::MAX; 3], &mut small).unwrap_err();
+    let full = vec![u64::MAX; 16];
+    let mut small = DeviceBuffer::new(dev, compact_fr_room(n, n) - 1).unwrap();
+    let err = compact_fr(&stream, &d_src, n, &full, n, &mut small).unwrap_err();
+    assert!(err.message.contains(&format!("room for {} needed", compact_fr_room(n, n))), "{err:?}");
+    let err = compact_fr(&stream, &d_src, n, &[u64::MAX; 3], n - 100, &mut small).unwrap_err();
     assert!(err.message.contains("bitmap"), "{err:?}");
-    println!("density compaction equals the host filter in {cases} cases; short destinations and bitmaps are errors");
+    let err = compact_fr(&stream, &d_src, n, &full, n + 1, &mut small).unwrap_err();
+    assert!(err.message.contains("1001 set bits among 1000"), "{err:?}");
+    let junk: Vec<FrRepr> = (0..small.len()).map(|_| rng.gen()).collect();
+    small.copy_from_host(&stream, 0, &junk).unwrap();
+    let err = compact_fr(&stream, &d_src, n, &full, n - 100, &mut small).unwrap_err();
+    assert!(err.message.contains("1000 set bits but room for 900"), "{err:?}");
+    let mut after = vec![[0u64; 4]; small.len()];
+    small.copy_to_host(&stream, 0, &mut after).unwrap();
+    assert!(after[..n - 100] == junk[..n - 100], "a miscounted compaction wrote scalars");
+    println!(
+        "density compaction equals the host filter in {cases} cases; short destinations and bitmaps, and \
+         miscounted set bits, are errors"
+    );
 }
 
 /// The plans count [`compact_fr_scratch_bound`] bytes of scratch (in

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: bridges to bellperson 0.27 (the
 //! oracle) and small circuits with unusual shapes.
 
+pub mod dlogs;
 pub mod fil;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};

@@ -9,6 +9,7 @@
 //! B_G1's and B_G2's workspace (B is ~25 % dense in Filecoin circuits). A
 //! stays after the H MSM: its scalars fill the buffer.
 
+use super::queries::fits_scratch;
 use super::{g1, GpuOptions, GpuProveError, GpuProver, GpuTimings, Witness};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
@@ -85,7 +86,8 @@ impl GpuProver {
     /// B's aux scalars compacted into the start of the scratch, and the
     /// B_G1 and B_G2 MSMs with the rest of it as their workspace. None (B
     /// runs after the H MSM and compacts again) where a plan is not good
-    /// enough.
+    /// enough, or where the compaction does not fit (B then takes the
+    /// host's).
     fn b_msms_in_scratch(
         &self,
         params: &Parameters,
@@ -96,6 +98,9 @@ impl GpuProver {
         times: &mut GpuTimings,
     ) -> Result<Option<(G1Projective, G2Projective)>, GpuProveError> {
         let Witness::Device { aux, scratch } = witness else { return Ok(None) };
+        if !fits_scratch(pa.aux_assignment.len(), &pa.b_aux_density, scratch) {
+            return Ok(None);
+        }
         let t = Instant::now();
         let n_b = self.compact_on_device(aux, pa.aux_assignment.len(), &pa.b_aux_density, scratch)?;
         times.compact = t.elapsed();

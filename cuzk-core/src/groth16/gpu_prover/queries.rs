@@ -44,6 +44,21 @@ pub(super) fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {
     out
 }
 
+/// Set bits of `density` among its first `n`.
+fn set_below(density: &Density, n: usize) -> usize {
+    if density.len() <= n {
+        density.count()
+    } else {
+        density.rank(n)
+    }
+}
+
+/// Whether `scratch` can take the compaction of the first `n` aux scalars
+/// by `density`: their scalars and the compaction's scratch after them.
+pub(super) fn fits_scratch(n: usize, density: &Density, scratch: &DeviceBuffer<FrRepr>) -> bool {
+    cuzk_sys::density::compact_fr_room(n, set_below(density, n)) <= scratch.len()
+}
+
 impl GpuProver {
     /// Device bytes of the query MSMs' workspace ([`GpuOptions::overlap_queries`]):
     /// the largest of L, A, B_G1 and B_G2 with points and scalars on the device.
@@ -146,8 +161,8 @@ impl GpuProver {
     }
 
     /// `pa`'s aux witness uploaded into `aux_buf`, queries compacted into
-    /// `scratch`; on the host when it does not fit them (longer than the
-    /// H domain: never for R1CS from synthesis, but possible).
+    /// `scratch`; on the host when it does not fit (longer than the H
+    /// domain: never for R1CS from synthesis, but possible).
     fn upload_witness<'b>(
         &self,
         pa: &ProvingAssignment,
@@ -155,7 +170,7 @@ impl GpuProver {
         scratch: &'b mut DeviceBuffer<FrRepr>,
     ) -> Result<Witness<'b>, GpuProveError> {
         let aux = scalars_repr(&pa.aux_assignment);
-        if aux.len() > aux_buf.len() || cuzk_sys::density::compact_fr_room(aux.len()) > scratch.len() {
+        if aux.len() > aux_buf.len() {
             return Ok(Witness::Host);
         }
         aux_buf.copy_from_host(&Stream::new(self.device)?, 0, aux)?;
@@ -163,7 +178,9 @@ impl GpuProver {
     }
 
     /// The scalars of the aux variables in `density`, for a query's MSM:
-    /// compacted on the host, or on the device into the scratch buffer.
+    /// compacted on the device into the scratch buffer, or on the host
+    /// where the witness is there or the scratch has no room for them
+    /// (`fits_scratch`).
     fn query_scalars<'w>(
         &self,
         aux: &'w [Fr],
@@ -172,19 +189,20 @@ impl GpuProver {
         compacted: &'w mut Vec<Fr>,
     ) -> Result<Input<'w, FrRepr>, GpuProveError> {
         match witness {
-            Witness::Host => {
-                *compacted = compact(aux, density);
-                Ok(host(compacted))
-            }
-            Witness::Device { aux: buf, scratch } => {
+            Witness::Device { aux: buf, scratch } if fits_scratch(aux.len(), density, scratch) => {
                 let len = self.compact_on_device(buf, aux.len(), density, scratch)?;
                 Ok(Input::Device { buf: &**scratch, offset: 0, len })
+            }
+            _ => {
+                *compacted = compact(aux, density);
+                Ok(host(compacted))
             }
         }
     }
 
     /// The first `n` scalars of `src` whose variables are set in `density`,
-    /// compacted on the device into the start of `dst`; returns how many.
+    /// compacted on the device into the start of `dst` (which must have
+    /// room: `fits_scratch`); returns how many.
     pub(super) fn compact_on_device(
         &self,
         src: &DeviceBuffer<FrRepr>,
@@ -193,7 +211,7 @@ impl GpuProver {
         dst: &mut DeviceBuffer<FrRepr>,
     ) -> Result<usize, GpuProveError> {
         let stream = Stream::new(self.device)?;
-        let len = cuzk_sys::density::compact_fr(&stream, src, n, density.words(), dst)?;
+        let len = cuzk_sys::density::compact_fr(&stream, src, n, density.words(), set_below(density, n), dst)?;
         stream.synchronize()?;
         Ok(len)
     }
