@@ -1,6 +1,7 @@
 //! Byte-for-byte agreement with bellperson 0.27: same params, witness, r
 //! and s give the same proof bytes; params files cross both ways; each
-//! side's verifier accepts the other's proofs.
+//! side's verifier accepts the other's proofs; a PCE (witness-only
+//! synthesis + the recorded R1CS) gives the same proofs.
 
 use bellperson::groth16 as bp;
 use blstrs::Scalar as Fr;
@@ -18,13 +19,18 @@ fn check_against_bellperson(spec: CircuitSpec, seeds: &[u64], tag: &str) {
     let bp_params = to_bellperson(&params);
     let pvk = prepare_verifying_key(&params.vk);
     let bp_pvk = bp::prepare_verifying_key(&bp_params.vk);
+    let pce = cuzk_core::pce::record(tag, spec.blank()).unwrap();
     for &seed in seeds {
         let circuit = spec.instance(seed);
         let inputs = circuit.public_inputs().unwrap();
         let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
         let ours = groth16::prove_deterministic(&params, circuit.clone(), r, s).unwrap();
-        let theirs = bp::create_proof(circuit, &bp_params, r, s).unwrap();
+        let theirs = bp::create_proof(circuit.clone(), &bp_params, r, s).unwrap();
         assert_eq!(ours.to_bytes().to_vec(), bp_proof_bytes(&theirs), "{tag} seed {seed}: proof bytes differ");
+        // Witness-only synthesis + the recorded R1CS: the same proof.
+        let pa = pce.synthesize(circuit.clone()).unwrap();
+        let from_pce = groth16::prove_synthesized_deterministic(&params, &[pa], &[(r, s)]).unwrap();
+        assert_eq!(from_pce[0].to_bytes(), ours.to_bytes(), "{tag} seed {seed}: PCE proof differs");
         assert!(verify_proof(&pvk, &ours, &inputs).unwrap(), "{tag}: our verifier rejects our proof");
         assert!(bp::verify_proof(&bp_pvk, &bp_proof_from(&ours), &inputs).unwrap(), "{tag}: bellperson rejects our proof");
         let mut wrong = inputs.clone();

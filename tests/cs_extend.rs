@@ -51,8 +51,15 @@ fn appended_part_using_one_in_b_matches_bellperson() {
     let c = Appended { x: Some(Fr::from(3)), y: Some(Fr::from(4)) };
     let (r, s) = (Fr::from(5), Fr::from(6));
     let ours = groth16::prove_deterministic(&params, c.clone(), r, s).unwrap();
-    let theirs = bp::create_proof(c, &bp_params, r, s).unwrap();
+    let theirs = bp::create_proof(c.clone(), &bp_params, r, s).unwrap();
     assert_eq!(ours.to_bytes().to_vec(), bp_proof_bytes(&theirs));
     let pvk = groth16::prepare_verifying_key(&params.vk);
     assert!(groth16::verify_proof(&pvk, &ours, &[Fr::from(3), Fr::from(15)]).unwrap());
+    // A PCE records the part synthesized in place (the recorder is not
+    // extensible); its assignment and proof equal the appended synthesis's.
+    let pce = cuzk_core::pce::record("appended", Appended { x: None, y: None }).unwrap();
+    let pa = pce.synthesize(c.clone()).unwrap();
+    assert!(pa == cuzk_core::cs::synthesize(c).unwrap(), "PCE assignment differs from extensible synthesis");
+    let from_pce = groth16::prove_synthesized_deterministic(&params, &[pa], &[(r, s)]).unwrap();
+    assert_eq!(from_pce[0].to_bytes(), ours.to_bytes());
 }

@@ -28,6 +28,9 @@ enum Command {
     Prove(cmd::prove::Args),
     /// Verify proofs against a .vk (or .params) file and public inputs.
     Verify(cmd::verify::Args),
+    /// Pre-compiled constraint systems: build, info, verify.
+    #[command(subcommand)]
+    Pce(cmd::pce::PceCommand),
     /// Measure setup, proving, NTT and MSM speed.
     #[command(subcommand)]
     Bench(cmd::bench::Bench),
@@ -62,6 +65,7 @@ fn main() {
         Command::Setup(a) => cmd::setup::run(a),
         Command::Prove(a) => cmd::prove::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Pce(c) => cmd::pce::run(c),
         Command::Bench(b) => cmd::bench::run(b),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Timeline(a) => cmd::timeline::run(a),

@@ -4,6 +4,8 @@
 //! Data flows top to bottom through the modules:
 //! - [`cs`]: synthesize a bellpepper circuit into a [`cs::ProvingAssignment`]
 //!   (a, b, c evaluations, assignments, density bitmaps);
+//! - [`pce`]: a circuit's R1CS recorded once (witness-only synthesis and a
+//!   sparse product then give the same assignment);
 //! - [`srs`]: the parameters (`.params` / `.vk` files) a proof is made with;
 //! - [`groth16`]: setup, the prover (H term via [`ntt`], MSMs via
 //!   [`arith::msm`]), proofs and the verifier;
@@ -21,6 +23,7 @@ pub mod filecoin;
 pub mod groth16;
 pub mod ntt;
 pub mod par;
+pub mod pce;
 pub mod srs;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};

@@ -4,6 +4,7 @@ pub mod daemon_info;
 pub mod demo;
 #[cfg(feature = "filecoin")]
 pub mod filecoin_setup;
+pub mod pce;
 pub mod proof_request;
 pub mod prove;
 pub mod setup;

@@ -15,6 +15,11 @@ impl Density {
         Self::default()
     }
 
+    /// A bitmap of `len` bits, none set.
+    pub fn zeros(len: usize) -> Self {
+        Self { words: vec![0; len.div_ceil(64)], len, ones: 0 }
+    }
+
     /// A bitmap of `len` bits, all set (a fully dense query).
     pub fn full(len: usize) -> Self {
         let mut d = Self { words: vec![u64::MAX; len.div_ceil(64)], len, ones: len };

@@ -10,6 +10,9 @@ pub struct WitnessOnly {
     pub input_assignment: Vec<Fr>,
     /// Private (auxiliary) variables.
     pub aux_assignment: Vec<Fr>,
+    /// For each input, the number of aux variables allocated before it:
+    /// the allocation order a pre-compiled constraint system checks.
+    pub input_positions: Vec<usize>,
 }
 
 impl ConstraintSystem<Fr> for WitnessOnly {
@@ -36,6 +39,7 @@ impl ConstraintSystem<Fr> for WitnessOnly {
         AR: Into<String>,
     {
         self.input_assignment.push(f()?);
+        self.input_positions.push(self.aux_assignment.len());
         Ok(Variable::new_unchecked(Index::Input(self.input_assignment.len() - 1)))
     }
 
@@ -67,6 +71,7 @@ impl ConstraintSystem<Fr> for WitnessOnly {
     }
 
     fn extend_inputs(&mut self, new_inputs: &[Fr]) {
+        self.input_positions.extend(std::iter::repeat(self.aux_assignment.len()).take(new_inputs.len()));
         self.input_assignment.extend_from_slice(new_inputs);
     }
 
@@ -77,12 +82,14 @@ impl ConstraintSystem<Fr> for WitnessOnly {
     fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Fr], &mut [Fr]) {
         let a0 = self.aux_assignment.len();
         self.aux_assignment.resize(a0 + aux_n, Fr::default());
+        self.input_positions.extend(std::iter::repeat(self.aux_assignment.len()).take(inputs_n));
         let i0 = self.input_assignment.len();
         self.input_assignment.resize(i0 + inputs_n, Fr::default());
         (&mut self.aux_assignment[a0..], &mut self.input_assignment[i0..])
     }
 
     fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Fr] {
+        self.input_positions.extend(std::iter::repeat(self.aux_assignment.len()).take(n));
         let i0 = self.input_assignment.len();
         self.input_assignment.resize(i0 + n, Fr::default());
         &mut self.input_assignment[i0..]

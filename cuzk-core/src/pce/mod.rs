@@ -1,0 +1,267 @@
+//! Pre-compiled constraint systems (PCE): a circuit's R1CS recorded once,
+//! so that each proof needs only the witness (allocation closures, no
+//! linear combinations) and a sparse matrix-vector product for a, b, c.
+//!
+//! - [`record`]: one synthesis into a recording constraint system gives a
+//!   [`Pce`] (A, B, C as CSR rows over inputs ‖ aux, a deduplicated
+//!   coefficient table, the densities the MSMs need);
+//! - [`file`]: the versioned, checksummed `.pce` file;
+//! - [`spmv`]: a = A·z, b = B·z, c = C·z on all cores;
+//! - [`Pce::synthesize`]: witness-only synthesis checked against the
+//!   recorded shape, then the SpMV: the same [`ProvingAssignment`] as
+//!   classic synthesis, or an error if the circuit allocates differently.
+
+pub mod file;
+mod record;
+pub mod spmv;
+
+pub use record::{record, Recorder};
+
+use crate::arith::Density;
+use crate::cs::{generate_witness, ProvingAssignment, WitnessOnly};
+use bellpepper_core::{Circuit, SynthesisError};
+use blstrs::Scalar as Fr;
+
+/// Coefficient index of 1 in every coefficient table.
+pub const COEFF_ONE: u32 = 0;
+/// Coefficient index of −1 in every coefficient table.
+pub const COEFF_MINUS_ONE: u32 = 1;
+
+/// One matrix (A, B or C) in compressed sparse rows: row r's entries are
+/// `cols[row_ptr[r]..row_ptr[r + 1]]` with coefficients
+/// `coeffs[coeff_idx[k]]`. A column below the input count is that input,
+/// else aux `col - num_inputs`. Zero coefficients are never stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SparseMatrix {
+    pub row_ptr: Vec<u32>,
+    pub cols: Vec<u32>,
+    pub coeff_idx: Vec<u32>,
+}
+
+impl SparseMatrix {
+    pub fn num_rows(&self) -> usize {
+        self.row_ptr.len().saturating_sub(1)
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Host bytes of the matrix.
+    pub fn bytes(&self) -> u64 {
+        4 * (self.row_ptr.len() + self.cols.len() + self.coeff_idx.len()) as u64
+    }
+}
+
+/// What a witness must look like to fit a PCE: its variable counts and a
+/// hash of where the inputs fall among the aux allocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Public inputs, the constant one included.
+    pub num_inputs: usize,
+    pub num_aux: usize,
+    /// [`input_order_hash`] of the inputs' positions.
+    pub input_order: u64,
+}
+
+impl Shape {
+    /// The shape of a witness produced by [`WitnessOnly`].
+    pub fn of_witness(w: &WitnessOnly) -> Self {
+        Shape {
+            num_inputs: w.input_assignment.len(),
+            num_aux: w.aux_assignment.len(),
+            input_order: input_order_hash(&w.input_positions),
+        }
+    }
+}
+
+/// A hash of, for each input in allocation order, the number of aux
+/// variables allocated before it: two syntheses with equal counts but a
+/// different interleaving of inputs and aux differ here.
+pub fn input_order_hash(positions: &[usize]) -> u64 {
+    let mut h = blake2b_simd::Params::new().hash_length(8).to_state();
+    for &p in positions {
+        h.update(&(p as u64).to_le_bytes());
+    }
+    u64::from_le_bytes(h.finalize().as_bytes().try_into().expect("8-byte hash"))
+}
+
+/// A circuit's recorded R1CS.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pce {
+    /// The circuit id it was recorded for (names the file).
+    pub circuit_id: String,
+    pub shape: Shape,
+    /// Distinct non-zero coefficients: [1, −1, others in first-use order].
+    pub coeffs: Vec<Fr>,
+    pub a: SparseMatrix,
+    pub b: SparseMatrix,
+    pub c: SparseMatrix,
+    /// Derived from the matrices, exactly as [`ProvingAssignment`] marks them.
+    pub a_aux_density: Density,
+    pub b_input_density: Density,
+    pub b_aux_density: Density,
+}
+
+/// Why a PCE could not be built, read or used.
+#[derive(Debug, thiserror::Error)]
+pub enum PceError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("not a PCE file (bad magic bytes)")]
+    NotPce,
+    #[error("PCE file version {found}, this build reads version {supported} (stale file: rebuild it)")]
+    Version { found: u32, supported: u32 },
+    #[error("PCE file truncated or altered: its header describes {expected} bytes, the file has {actual}")]
+    Size { expected: u64, actual: u64 },
+    #[error("PCE file checksum mismatch (altered or corrupt)")]
+    Checksum,
+    #[error("PCE file malformed: {0}")]
+    Malformed(String),
+    #[error("PCE is for circuit {found:?}, expected {expected:?}")]
+    CircuitId { expected: String, found: String },
+    #[error("circuit {circuit_id:?} does not match its PCE: {what} is {circuit} in the circuit, {pce} in the PCE (stale PCE or a circuit that allocates differently)")]
+    ShapeMismatch { circuit_id: String, what: &'static str, circuit: String, pce: String },
+    #[error("circuit too large for a PCE: {0}")]
+    TooLarge(String),
+    #[error("synthesis failed: {0}")]
+    Synthesis(#[from] SynthesisError),
+}
+
+impl Pce {
+    pub fn num_constraints(&self) -> usize {
+        self.a.num_rows()
+    }
+
+    /// Builds a PCE from its matrices, deriving the densities. The parts
+    /// must be consistent (see [`Pce::validate`]).
+    pub fn from_parts(
+        circuit_id: String,
+        shape: Shape,
+        coeffs: Vec<Fr>,
+        a: SparseMatrix,
+        b: SparseMatrix,
+        c: SparseMatrix,
+    ) -> Result<Self, PceError> {
+        let mut pce = Pce {
+            circuit_id,
+            shape,
+            coeffs,
+            a,
+            b,
+            c,
+            a_aux_density: Density::new(),
+            b_input_density: Density::new(),
+            b_aux_density: Density::new(),
+        };
+        pce.validate()?;
+        let (ni, na) = (shape.num_inputs, shape.num_aux);
+        // Inputs are fully dense in A through the input constraints, so
+        // (like ProvingAssignment) only A's aux density is tracked.
+        let mut a_aux = Density::zeros(na);
+        for &col in &pce.a.cols {
+            if col as usize >= ni {
+                a_aux.set(col as usize - ni);
+            }
+        }
+        let (mut b_in, mut b_aux) = (Density::zeros(ni), Density::zeros(na));
+        for &col in &pce.b.cols {
+            let col = col as usize;
+            if col < ni {
+                b_in.set(col);
+            } else {
+                b_aux.set(col - ni);
+            }
+        }
+        pce.a_aux_density = a_aux;
+        pce.b_input_density = b_in;
+        pce.b_aux_density = b_aux;
+        Ok(pce)
+    }
+
+    /// Checks every index against its bounds, so that evaluating a PCE
+    /// read from disk can never index out of range.
+    pub fn validate(&self) -> Result<(), PceError> {
+        let bad = |m: String| Err(PceError::Malformed(m));
+        if self.coeffs.len() < 2 || self.coeffs[0] != Fr::from(1u64) || self.coeffs[1] != -Fr::from(1u64) {
+            return bad("the coefficient table does not start with 1, -1".into());
+        }
+        let vars = self.shape.num_inputs as u64 + self.shape.num_aux as u64;
+        let rows = self.a.num_rows();
+        for (name, m) in [("A", &self.a), ("B", &self.b), ("C", &self.c)] {
+            if m.num_rows() != rows || m.row_ptr.is_empty() {
+                return bad(format!("{name} has {} rows, A has {rows}", m.num_rows()));
+            }
+            if m.cols.len() != m.coeff_idx.len() {
+                return bad(format!("{name} has {} columns but {} coefficients", m.cols.len(), m.coeff_idx.len()));
+            }
+            if m.row_ptr[0] != 0 || *m.row_ptr.last().unwrap() as usize != m.cols.len() {
+                return bad(format!("{name}'s row pointers do not span its {} entries", m.cols.len()));
+            }
+            if let Some(r) = m.row_ptr.windows(2).position(|w| w[0] > w[1]) {
+                return bad(format!("{name}'s row pointers decrease at row {r}"));
+            }
+            if let Some(k) = m.cols.iter().position(|&c| c as u64 >= vars) {
+                return bad(format!("{name} entry {k}: column {} beyond the {vars} variables", m.cols[k]));
+            }
+            if let Some(k) = m.coeff_idx.iter().position(|&i| i as usize >= self.coeffs.len()) {
+                return bad(format!("{name} entry {k}: coefficient {} beyond the table of {}", m.coeff_idx[k], self.coeffs.len()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Host bytes the PCE holds (for the memory budget).
+    pub fn bytes(&self) -> u64 {
+        let bitmaps = (self.a_aux_density.len() + self.b_input_density.len() + self.b_aux_density.len()) as u64 / 8;
+        self.a.bytes() + self.b.bytes() + self.c.bytes() + 32 * self.coeffs.len() as u64 + bitmaps
+    }
+
+    /// Checks a witness's shape against the recorded one.
+    pub fn check_shape(&self, shape: &Shape) -> Result<(), PceError> {
+        let mismatch = |what, circuit: String, pce: String| {
+            Err(PceError::ShapeMismatch { circuit_id: self.circuit_id.clone(), what, circuit, pce })
+        };
+        let rec = &self.shape;
+        if shape.num_inputs != rec.num_inputs {
+            return mismatch("the number of inputs", shape.num_inputs.to_string(), rec.num_inputs.to_string());
+        }
+        if shape.num_aux != rec.num_aux {
+            return mismatch("the number of aux variables", shape.num_aux.to_string(), rec.num_aux.to_string());
+        }
+        if shape.input_order != rec.input_order {
+            return mismatch(
+                "the order of input allocations (hash)",
+                format!("{:016x}", shape.input_order),
+                format!("{:016x}", rec.input_order),
+            );
+        }
+        Ok(())
+    }
+
+    /// a, b, c and the densities for a witness of this circuit, after
+    /// checking its shape: the [`ProvingAssignment`] classic synthesis
+    /// would give.
+    pub fn assignment(&self, witness: WitnessOnly) -> Result<ProvingAssignment, PceError> {
+        self.check_shape(&Shape::of_witness(&witness))?;
+        let (a, b, c) = spmv::evaluate(self, &witness.input_assignment, &witness.aux_assignment);
+        Ok(ProvingAssignment {
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+            a,
+            b,
+            c,
+            input_assignment: witness.input_assignment,
+            aux_assignment: witness.aux_assignment,
+        })
+    }
+
+    /// Witness-only synthesis of `circuit`, then [`Pce::assignment`].
+    pub fn synthesize<C: Circuit<Fr>>(&self, circuit: C) -> Result<ProvingAssignment, PceError> {
+        self.assignment(generate_witness(circuit)?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

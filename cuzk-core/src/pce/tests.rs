@@ -1,0 +1,196 @@
+use super::*;
+use crate::circuits::{splitmix, CircuitSpec};
+use crate::cs::synthesize;
+use bellpepper_core::{ConstraintSystem, LinearCombination, Variable};
+use ff::Field;
+
+/// A random R1CS (not satisfied; a, b, c are just evaluated): repeated
+/// variables in one LC, zero coefficients, ±1, small and random
+/// coefficients, inputs allocated between aux variables, empty LCs.
+#[derive(Clone)]
+struct RandomR1cs {
+    seed: u64,
+    constraints: usize,
+    /// Allocate one extra aux variable at the end (a shape mismatch).
+    extra_aux: bool,
+    /// Allocate the second input after all aux (an order mismatch).
+    late_input: bool,
+}
+
+impl RandomR1cs {
+    fn new(seed: u64, constraints: usize) -> Self {
+        RandomR1cs { seed, constraints, extra_aux: false, late_input: false }
+    }
+}
+
+impl Circuit<Fr> for RandomR1cs {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut rng = self.seed;
+        let mut next = move || {
+            rng = splitmix(rng);
+            rng
+        };
+        let mut vars: Vec<Variable> = vec![CS::one()];
+        let value = |x: u64| Fr::from(x % 1000) - Fr::from(500);
+        for i in 0..40 {
+            let x = next();
+            if i == 5 && self.late_input {
+                continue;
+            }
+            if i == 5 || i == 20 {
+                vars.push(cs.alloc_input(|| "in", || Ok(value(x)))?);
+            } else {
+                vars.push(cs.alloc(|| "aux", || Ok(value(x)))?);
+            }
+        }
+        if self.late_input {
+            vars.push(cs.alloc_input(|| "late", || Ok(Fr::from(3)))?);
+        }
+        let coeff = |r: u64| match r % 6 {
+            0 => Fr::ONE,
+            1 => -Fr::ONE,
+            2 => Fr::ZERO,
+            3 => Fr::from(2),
+            4 => Fr::from(1 << 20),
+            _ => crate::circuits::field_from_seed(r),
+        };
+        for _ in 0..self.constraints {
+            let mut lcs: Vec<LinearCombination<Fr>> = Vec::new();
+            for _ in 0..3 {
+                let mut lc = LinearCombination::zero();
+                for _ in 0..next() % 5 {
+                    let v = vars[(next() % vars.len() as u64) as usize];
+                    lc = lc + (coeff(next()), v);
+                }
+                lcs.push(lc);
+            }
+            let (c, b, a) = (lcs.pop().unwrap(), lcs.pop().unwrap(), lcs.pop().unwrap());
+            cs.enforce(|| "c", |_| a, |_| b, |_| c);
+            if next() % 7 == 0 {
+                let x = next();
+                vars.push(cs.alloc(|| "mid", || Ok(value(x)))?);
+            }
+        }
+        if self.extra_aux {
+            cs.alloc(|| "extra", || Ok(Fr::ONE))?;
+        }
+        Ok(())
+    }
+}
+
+fn builtin_specs() -> Vec<CircuitSpec> {
+    vec![
+        CircuitSpec::Sha256 { blocks: 1 },
+        CircuitSpec::Mimc { hashes: 3 },
+        CircuitSpec::Synthetic { constraints: 5000, inputs: 8 },
+        CircuitSpec::Synthetic { constraints: 20, inputs: 1 },
+    ]
+}
+
+#[test]
+fn pce_assignment_equals_classic_on_random_r1cs() {
+    for seed in [1, 2, 3] {
+        let pce = record("random", RandomR1cs::new(seed, 3000)).unwrap();
+        assert!(pce.coeffs.len() > 10, "random coefficients deduplicated into the table");
+        let classic = synthesize(RandomR1cs::new(seed, 3000)).unwrap();
+        let ours = pce.synthesize(RandomR1cs::new(seed, 3000)).unwrap();
+        assert!(ours == classic, "seed {seed}: PCE assignment differs from classic synthesis");
+    }
+}
+
+#[test]
+fn spmv_on_several_threads_equals_one_thread() {
+    // 3000 rows with 4096 rows per thread minimum would run on one thread:
+    // a larger circuit splits into several chunks.
+    let pce = record("random", RandomR1cs::new(9, 20_000)).unwrap();
+    let w = generate_witness(RandomR1cs::new(9, 20_000)).unwrap();
+    let classic = synthesize(RandomR1cs::new(9, 20_000)).unwrap();
+    let (a, b, c) = spmv::evaluate(&pce, &w.input_assignment, &w.aux_assignment);
+    assert!(a == classic.a && b == classic.b && c == classic.c);
+}
+
+#[test]
+fn pce_assignment_equals_classic_on_builtin_circuits() {
+    for spec in builtin_specs() {
+        let pce = record(&spec.to_string(), spec.blank()).unwrap();
+        assert_eq!(pce.num_constraints(), synthesize(spec.instance(1)).unwrap().num_constraints());
+        for seed in [1, 2] {
+            let classic = synthesize(spec.instance(seed)).unwrap();
+            let ours = pce.synthesize(spec.instance(seed)).unwrap();
+            assert!(ours == classic, "{spec} seed {seed}: PCE assignment differs from classic synthesis");
+        }
+        // Recording an instance gives the same PCE as recording the blank circuit.
+        assert!(record(&spec.to_string(), spec.instance(5)).unwrap() == pce, "{spec}");
+    }
+}
+
+#[test]
+fn file_round_trip() {
+    let spec = CircuitSpec::Synthetic { constraints: 3000, inputs: 4 };
+    let pce = record("builtin-synthetic-3000-4", spec.blank()).unwrap();
+    let bytes = file::to_bytes(&pce);
+    assert!(file::from_bytes(&bytes).unwrap() == pce);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.pce");
+    file::write(&pce, &path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "write and to_bytes agree");
+    assert!(file::read(&path).unwrap() == pce);
+    let random = record("random", RandomR1cs::new(4, 500)).unwrap();
+    assert!(file::from_bytes(&file::to_bytes(&random)).unwrap() == random);
+}
+
+#[test]
+fn truncated_altered_stale_files_refused() {
+    let pce = record("random", RandomR1cs::new(5, 400)).unwrap();
+    let bytes = file::to_bytes(&pce);
+    for cut in [0, 4, 20, 60, bytes.len() / 2, bytes.len() - 1] {
+        let err = file::from_bytes(&bytes[..cut]).unwrap_err();
+        assert!(matches!(err, PceError::Size { .. } | PceError::NotPce), "cut at {cut}: {err}");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(file::from_bytes(&longer).unwrap_err(), PceError::Size { .. }));
+    // Any byte of the body or the checksum altered.
+    for at in [100, bytes.len() / 2, bytes.len() - 40, bytes.len() - 1] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        let err = file::from_bytes(&bad).unwrap_err();
+        assert!(matches!(err, PceError::Checksum), "byte {at}: {err}");
+    }
+    let mut stale = bytes.clone();
+    stale[8] = file::VERSION as u8 + 1;
+    let err = file::from_bytes(&stale).unwrap_err();
+    assert!(matches!(err, PceError::Version { .. }), "{err}");
+    assert!(err.to_string().contains("stale"));
+    let mut not_pce = bytes.clone();
+    not_pce[0] = b'X';
+    assert!(matches!(file::from_bytes(&not_pce).unwrap_err(), PceError::NotPce));
+}
+
+#[test]
+fn out_of_range_indices_refused_even_with_a_valid_checksum() {
+    let mut pce = record("random", RandomR1cs::new(6, 300)).unwrap();
+    let vars = (pce.shape.num_inputs + pce.shape.num_aux) as u32;
+    pce.b.cols[0] = vars;
+    let err = file::from_bytes(&file::to_bytes(&pce)).unwrap_err();
+    assert!(matches!(err, PceError::Malformed(ref m) if m.contains("column")), "{err}");
+    let mut pce = record("random", RandomR1cs::new(6, 300)).unwrap();
+    pce.c.coeff_idx[0] = pce.coeffs.len() as u32;
+    let err = file::from_bytes(&file::to_bytes(&pce)).unwrap_err();
+    assert!(matches!(err, PceError::Malformed(ref m) if m.contains("coefficient")), "{err}");
+}
+
+#[test]
+fn mismatching_allocation_refused() {
+    let pce = record("random", RandomR1cs::new(7, 200)).unwrap();
+    let extra = RandomR1cs { extra_aux: true, ..RandomR1cs::new(7, 200) };
+    let err = pce.synthesize(extra).unwrap_err();
+    assert!(matches!(err, PceError::ShapeMismatch { what, .. } if what.contains("aux")), "{err}");
+    // Same counts, inputs allocated at other places.
+    let late = RandomR1cs { late_input: true, ..RandomR1cs::new(7, 200) };
+    let err = pce.synthesize(late).unwrap_err();
+    assert!(matches!(err, PceError::ShapeMismatch { what, .. } if what.contains("order")), "{err}");
+    // Another circuit entirely.
+    let spec = CircuitSpec::Synthetic { constraints: 200, inputs: 2 };
+    assert!(matches!(pce.synthesize(spec.instance(1)).unwrap_err(), PceError::ShapeMismatch { .. }));
+}
