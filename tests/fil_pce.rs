@@ -5,12 +5,13 @@
 //! the blank circuit (what the parameters are made from), as
 //! `cuzk pce build` does ahead of any request.
 
-use cuzk_core::cs::synthesize;
+use cuzk_core::cs::{generate_witness, synthesize};
 use cuzk_core::filecoin::filecoin_proofs_api::RegisteredPoStProof;
 use cuzk_core::filecoin::setup::blank_circuit;
 use cuzk_core::filecoin::{encode_envelope, prepare, prover_id_from_miner, ProofKind, ProofRequest};
 use cuzk_core::pce;
 use cuzk_tests::fil::{data_dir, post_randomness, post_vanilla, seal_2kib, sector_data, snap_2kib};
+use std::time::Instant;
 
 const MINER: u64 = 1000;
 
@@ -22,11 +23,25 @@ fn check(req: &ProofRequest) -> usize {
     let recorded = pce::record(&id, blank_circuit(classic.meta.proof_type).unwrap()).unwrap();
     let n = classic.circuits.len();
     for (k, (c, w)) in classic.circuits.into_iter().zip(witness.circuits).enumerate() {
+        let t = Instant::now();
         let classic = synthesize(c).unwrap();
-        let ours = recorded.synthesize(w).unwrap();
+        let t_classic = t.elapsed();
+        let t = Instant::now();
+        let w = generate_witness(w).unwrap();
+        let t_witness = t.elapsed();
+        let t = Instant::now();
+        let ours = recorded.assignment(w).unwrap();
+        let t_spmv = t.elapsed();
         assert_eq!(ours.num_constraints(), classic.num_constraints(), "{id} partition {k}");
         assert!(ours == classic, "{id} partition {k}: PCE assignment differs from classic synthesis");
-        eprintln!("{id} partition {k}: {} constraints, PCE {} KiB", classic.num_constraints(), pce::file::to_bytes(&recorded).len() / 1024);
+        eprintln!(
+            "{id} partition {k}: {} constraints, PCE {} KiB; classic {:.1} ms, witness-only {:.1} ms, spmv {:.1} ms",
+            classic.num_constraints(),
+            pce::file::to_bytes(&recorded).len() / 1024,
+            t_classic.as_secs_f64() * 1e3,
+            t_witness.as_secs_f64() * 1e3,
+            t_spmv.as_secs_f64() * 1e3
+        );
     }
     n
 }

@@ -5,8 +5,7 @@
 mod common;
 
 use common::*;
-use cuzk_core::cs::ProvingAssignment;
-use cuzk_core::engine::{BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
+use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
 use cuzk_core::srs::Parameters;
 use std::path::Path;
 use std::sync::Arc;
@@ -63,14 +62,14 @@ impl PartitionedCircuit for Faulty {
     fn partitions(&self) -> usize {
         self.inner.partitions
     }
-    fn synthesize(&self, p: usize) -> Result<ProvingAssignment, String> {
+    fn circuit(&self, p: usize) -> Result<Box<dyn AnyCircuit>, String> {
         if self.synth_error == Some(p) {
             return Err("witness file is corrupt".into());
         }
         if self.synth_panic == Some(p) {
             panic!("synthesis bug");
         }
-        self.inner.synthesize(p)
+        self.inner.circuit(p)
     }
     fn load_params(&self, cache: &Path) -> Result<Parameters, String> {
         if self.srs_error {

@@ -28,6 +28,14 @@ pub enum Bench {
         #[arg(long, default_value_t = 1)]
         batch: usize,
     },
+    /// Synthesis of a built-in circuit: classic, witness-only, and
+    /// witness-only + the SpMV of its PCE (on one thread and on all).
+    Synth {
+        #[arg(long)]
+        circuit: CircuitSpec,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// Parameter generation for a built-in circuit.
     Setup {
         #[arg(long)]
@@ -114,6 +122,7 @@ pub fn run(b: Bench) -> Result<()> {
     println!("threads: {}", cuzk_core::par::threads());
     header();
     match b {
+        Bench::Synth { circuit, runs } => synth_bench(circuit, runs)?,
         Bench::Prove { circuit, params, runs, batch } => {
             let params = match params {
                 Some(p) => files::read_params(&p, true)?,
@@ -167,6 +176,56 @@ pub fn run(b: Bench) -> Result<()> {
     Ok(())
 }
 
+/// Classic synthesis against witness-only synthesis and the PCE's SpMV.
+/// Synthesis runs on one thread; the SpMV on one thread, then on all.
+fn synth_bench(circuit: CircuitSpec, runs: usize) -> Result<()> {
+    use cuzk_core::pce::{self, spmv};
+    use std::hint::black_box;
+    let size = circuit.to_string();
+    let id = cuzk_core::engine::BuiltinJob::circuit_id_of(&circuit);
+    let mut recorded = None;
+    row("record pce", &size, time_runs(1, || {
+        recorded = Some(pce::record(&id, circuit.blank())?);
+        Ok(())
+    })?);
+    let p = recorded.expect("recorded");
+    row("classic", &size, time_runs(runs, || {
+        black_box(cs::synthesize(circuit.instance(1))?);
+        Ok(())
+    })?);
+    row("witness-only", &size, time_runs(runs, || {
+        black_box(cs::generate_witness(circuit.instance(1))?);
+        Ok(())
+    })?);
+    let w = cs::generate_witness(circuit.instance(1))?;
+    let all = cuzk_core::par::threads();
+    let mut counts = vec![1, all];
+    counts.dedup();
+    for t in counts {
+        cuzk_core::par::set_threads(t);
+        row(&format!("spmv, {t} thr"), &size, time_runs(runs, || {
+            black_box(spmv::evaluate(&p, &w.input_assignment, &w.aux_assignment));
+            Ok(())
+        })?);
+        row(&format!("witness + spmv, {t} thr"), &size, time_runs(runs, || {
+            black_box(p.synthesize(circuit.instance(1))?);
+            Ok(())
+        })?);
+    }
+    cuzk_core::par::set_threads(all);
+    let file = pce::file::to_bytes(&p).len() as f64 / (1u64 << 20) as f64;
+    println!(
+        "pce: {} constraints, nnz A {} B {} C {}, {} coefficients; {file:.1} MiB file, {:.1} MiB in memory",
+        p.num_constraints(),
+        p.a.nnz(),
+        p.b.nnz(),
+        p.c.nnz(),
+        p.coeffs.len(),
+        p.bytes() as f64 / (1u64 << 20) as f64
+    );
+    Ok(())
+}
+
 /// The bench's circuit with its SRS made once (every engine run of the
 /// matrix reuses it; the engine loads it through `load_params`).
 struct BenchCircuit {
@@ -181,8 +240,8 @@ impl cuzk_core::engine::PartitionedCircuit for BenchCircuit {
     fn partitions(&self) -> usize {
         self.job.partitions()
     }
-    fn synthesize(&self, partition: usize) -> Result<cuzk_core::cs::ProvingAssignment, String> {
-        self.job.synthesize(partition)
+    fn circuit(&self, partition: usize) -> Result<Box<dyn cuzk_core::engine::AnyCircuit>, String> {
+        self.job.circuit(partition)
     }
     fn load_params(&self, _: &std::path::Path) -> Result<cuzk_core::srs::Parameters, String> {
         Ok((*self.params).clone())

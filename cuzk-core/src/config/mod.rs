@@ -22,7 +22,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
-    ("synthesis", &["threads", "partition_workers"]),
+    ("synthesis", &["threads", "partition_workers", "pce"]),
     ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "slot_size"]),
     ("logging", &["level", "format", "timeline"]),
 ];
@@ -181,13 +181,23 @@ impl Default for SchedulerConfig {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthesisConfig {
     /// CPU threads for synthesis; 0 = all CPUs.
     pub threads: usize,
     /// Partitions synthesized at once (one thread each); 0 = `threads`.
     pub partition_workers: usize,
+    /// Synthesize through each circuit's pre-compiled constraint system
+    /// (witness-only synthesis + sparse products; recorded at first use
+    /// or loaded from `<param_cache>/<circuit-id>.pce`).
+    pub pce: bool,
+}
+
+impl Default for SynthesisConfig {
+    fn default() -> Self {
+        Self { threads: 0, partition_workers: 0, pce: true }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -12,6 +12,8 @@ use std::time::Duration;
 pub enum Purpose {
     Srs,
     Partition,
+    /// A circuit's pre-compiled constraint system (kept for the engine's life).
+    Pce,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -21,6 +23,7 @@ pub struct MemoryUsage {
     pub peak_bytes: u64,
     pub srs_bytes: u64,
     pub partition_bytes: u64,
+    pub pce_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -56,6 +59,7 @@ impl Drop for Reservation {
         match self.purpose {
             Purpose::Srs => u.srs_bytes -= self.bytes,
             Purpose::Partition => u.partition_bytes -= self.bytes,
+            Purpose::Pce => u.pce_bytes -= self.bytes,
         }
         self.budget.freed.notify_all();
     }
@@ -84,6 +88,7 @@ impl MemoryBudget {
         match purpose {
             Purpose::Srs => u.srs_bytes += bytes,
             Purpose::Partition => u.partition_bytes += bytes,
+            Purpose::Pce => u.pce_bytes += bytes,
         }
         Some(Reservation { budget: self.clone(), bytes, purpose })
     }
@@ -174,7 +179,7 @@ mod tests {
         let r2 = b.try_reserve(40, Purpose::Partition).unwrap();
         assert_eq!(b.usage().used_bytes, 100);
         drop(r1);
-        assert_eq!(b.usage(), MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40 });
+        assert_eq!(b.usage(), MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40, pce_bytes: 0 });
         drop(r2);
         assert_eq!(b.usage().used_bytes, 0);
         assert!(matches!(b.reserve(101, 0, Purpose::Partition, |_| {}, || false), Err(ReserveError::TooLarge { .. })));

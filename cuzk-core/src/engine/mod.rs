@@ -22,6 +22,7 @@ mod job_table;
 pub mod logging;
 pub mod memory;
 pub mod outcome;
+pub mod pce_store;
 mod pipeline;
 mod prover_worker;
 pub mod request;
@@ -36,7 +37,7 @@ pub mod timeline_stats;
 pub mod work_queue;
 
 pub use backend::{default_backend, CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend};
-pub use circuit_source::{BuiltinJob, PartitionedCircuit};
+pub use circuit_source::{AnyCircuit, BuiltinJob, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};
 pub use status::{EngineStatus, QueueStatus, WorkerRole, WorkerStatus};
@@ -201,7 +202,11 @@ impl Engine {
     pub fn evict_srs(&self, circuit_id: &str) -> Result<EvictResult, EngineError> {
         let circuit_id = filecoin_source::canonical_id(circuit_id);
         match self.shared.srs.evict(circuit_id) {
-            Ok(freed) => Ok(EvictResult { was_loaded: freed.is_some(), freed_bytes: freed.unwrap_or(0) }),
+            Ok(freed) => {
+                // The circuit's PCE goes with its SRS (recorded or loaded again at its next proof).
+                let pce = self.shared.pce.as_ref().map_or(0, |p| p.evict(circuit_id));
+                Ok(EvictResult { was_loaded: freed.is_some(), freed_bytes: freed.unwrap_or(0) + pce })
+            }
             Err(message) => Err(EngineError::Srs { circuit_id: circuit_id.into(), message }),
         }
     }

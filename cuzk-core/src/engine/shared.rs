@@ -28,6 +28,8 @@ pub struct Shared {
     pub gpu_queue: super::work_queue::WorkQueue<ProveUnit>,
     pub memory: Arc<MemoryBudget>,
     pub srs: Arc<SrsManager>,
+    /// Per circuit id, its PCE (`[synthesis] pce`); None = classic synthesis.
+    pub pce: Option<super::pce_store::PceStore>,
     pub inflight: Arc<super::inflight::InflightBatches>,
     pub backend: Arc<dyn ProverBackend>,
     pub devices: Vec<Arc<DeviceLocks>>,

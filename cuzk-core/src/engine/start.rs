@@ -8,6 +8,7 @@ use super::interlock::DeviceLocks;
 use super::job::Phase;
 use super::job_table::JobTable;
 use super::memory::{resolve_budget, MemoryBudget};
+use super::pce_store::PceStore;
 use super::pipeline::Permits;
 use super::prover_worker::{self, ProverWorker};
 use super::request::ProofKind;
@@ -68,6 +69,7 @@ impl Engine {
             gpu_queue: WorkQueue::new(config.gpu_queue_capacity()),
             srs: SrsManager::new(memory.clone(), config.memory.eviction_min_idle.0),
             inflight: Arc::default(),
+            pce: config.synthesis.pce.then(|| PceStore::new(&config.srs.param_cache, memory.clone())),
             memory,
             backend,
             devices: devices.clone(),

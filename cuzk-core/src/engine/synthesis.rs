@@ -1,12 +1,15 @@
 //! Synthesis workers (`partition_workers` threads): take the most urgent
 //! synthesis unit, reserve host memory for it (waiting while the budget is
-//! full), synthesize each live job's partition, and queue the result for
-//! the prover workers (bounded by `synthesis_lookahead`).
+//! full), synthesize each live job's partition (witness-only + the
+//! circuit's PCE when `[synthesis] pce` is on, see [`super::pce_store`]),
+//! and queue the result for the prover workers (bounded by
+//! `synthesis_lookahead`).
 //!
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
 
 use super::memory::{Purpose, ReserveError};
+use super::pce_store::SynthPath;
 use super::pipeline::{Member, ProveUnit, SynthUnit};
 use super::shared::{panic_message, Shared};
 use super::timeline::Event;
@@ -60,18 +63,22 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         });
         sh.timeline.record(Event::new("synth_start", m.job.id).partition(m.partition).worker(worker_id));
         let t = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| m.circuit.synthesize(m.partition)));
+        let result = catch_unwind(AssertUnwindSafe(|| match &sh.pce {
+            Some(store) => store.synthesize(m.circuit.as_ref(), m.partition),
+            None => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
+        }));
         let took = t.elapsed();
         sh.timeline.record(Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id));
         sh.set_worker(worker_id, |w| w.done += 1);
         match result {
-            Ok(Ok(a)) => {
+            Ok(Ok((a, path))) => {
                 log::info!(
-                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={}",
+                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={} path={}",
                     m.job.id,
                     m.partition,
                     took.as_millis(),
-                    a.num_constraints()
+                    a.num_constraints(),
+                    path.as_str()
                 );
                 assignments.push(a);
                 synth_times.push(took);

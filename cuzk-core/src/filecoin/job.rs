@@ -8,7 +8,8 @@ use super::circuit::FilecoinCircuit;
 use super::error::{FilecoinError, Result};
 use super::kind::ProofKind;
 use super::params::ParamCache;
-use super::prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta};
+use super::assemble::check_public_inputs;
+use super::prepare::{prepare, PreparedProof, ProofMeta};
 use super::request::{prover_id_from_miner, ProofRequest};
 use crate::cs::ProvingAssignment;
 use crate::engine::{self, PartitionedCircuit};
@@ -87,13 +88,18 @@ impl PartitionedCircuit for FilecoinJob {
         self.meta.partitions()
     }
 
-    fn synthesize(&self, partition: usize) -> std::result::Result<ProvingAssignment, String> {
+    fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn engine::AnyCircuit>, String> {
         let circuit = {
             let mut all = self.circuits.lock().unwrap_or_else(|e| e.into_inner());
             all.get_mut(partition).and_then(Option::take)
         };
         let circuit = circuit.ok_or_else(|| format!("partition {partition} is out of range or already synthesized"))?;
-        synthesize_partition(partition, circuit, &self.meta.public_inputs[partition]).map_err(|e| e.to_string())
+        Ok(Box::new(circuit))
+    }
+
+    fn check_assignment(&self, partition: usize, pa: &ProvingAssignment) -> std::result::Result<(), String> {
+        let expected = self.meta.public_inputs.get(partition).ok_or_else(|| format!("partition {partition} is out of range"))?;
+        check_public_inputs(partition, pa, expected).map_err(|e| e.to_string())
     }
 
     fn load_params(&self, param_cache: &Path) -> std::result::Result<Parameters, String> {

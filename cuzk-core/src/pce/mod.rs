@@ -15,7 +15,7 @@ pub mod file;
 mod record;
 pub mod spmv;
 
-pub use record::{record, Recorder};
+pub use record::{record, record_with_witness, Recorder};
 
 use crate::arith::Density;
 use crate::cs::{generate_witness, ProvingAssignment, WitnessOnly};

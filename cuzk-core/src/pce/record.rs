@@ -1,7 +1,8 @@
-//! The recording constraint system: one synthesis (with or without a
-//! witness; allocation closures are never called) gives the circuit's
-//! R1CS as a [`Pce`].
+//! The recording constraint system: one synthesis gives the circuit's
+//! R1CS as a [`Pce`]; from a blank circuit (allocation closures are not
+//! called), or from an instance whose witness is kept in the same pass.
 
+use crate::cs::WitnessOnly;
 use super::{input_order_hash, Pce, PceError, Shape, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar as Fr;
@@ -26,6 +27,8 @@ pub struct Recorder {
     /// The first index that did not fit in 32 bits (enforce cannot fail,
     /// so it is reported when recording ends).
     overflow: Option<String>,
+    /// The assignment, when recording an instance with its witness.
+    witness: Option<WitnessOnly>,
 }
 
 impl Recorder {
@@ -129,25 +132,33 @@ impl ConstraintSystem<Fr> for Recorder {
             b: empty(),
             c: empty(),
             overflow: None,
+            witness: None,
         }
     }
 
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
     where
         F: FnOnce() -> Result<Fr, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        if let Some(w) = self.witness.as_mut() {
+            w.aux_assignment.push(f()?);
+        }
         self.num_aux += 1;
         Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
     }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
     where
         F: FnOnce() -> Result<Fr, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        if let Some(w) = self.witness.as_mut() {
+            w.input_assignment.push(f()?);
+            w.input_positions.push(self.num_aux);
+        }
         self.input_positions.push(self.num_aux);
         self.num_inputs += 1;
         Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
@@ -185,11 +196,24 @@ impl ConstraintSystem<Fr> for Recorder {
 /// [`crate::cs::synthesize`] does). The circuit may be blank: allocation
 /// closures are not called.
 pub fn record<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Result<Pce, PceError> {
-    let mut cs = Recorder::new();
+    record_into(Recorder::new(), circuit_id, circuit).map(|(pce, _)| pce)
+}
+
+/// Records `circuit`'s R1CS and keeps its witness (the closures run, as
+/// in [`crate::cs::generate_witness`]): a circuit's first proof records
+/// its PCE without a second synthesis.
+pub fn record_with_witness<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Result<(Pce, WitnessOnly), PceError> {
+    let cs = Recorder { witness: Some(WitnessOnly::default()), ..Recorder::new() };
+    let (pce, witness) = record_into(cs, circuit_id, circuit)?;
+    Ok((pce, witness.expect("recorded with a witness")))
+}
+
+fn record_into<C: Circuit<Fr>>(mut cs: Recorder, circuit_id: &str, circuit: C) -> Result<(Pce, Option<WitnessOnly>), PceError> {
     cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
     circuit.synthesize(&mut cs)?;
     for i in 0..cs.num_inputs {
         cs.enforce(|| "", |lc| lc + crate::cs::input_var(i), |lc| lc, |lc| lc);
     }
-    cs.finish(circuit_id.to_string())
+    let witness = cs.witness.take();
+    Ok((cs.finish(circuit_id.to_string())?, witness))
 }

@@ -1,0 +1,279 @@
+//! The engine's pre-compiled constraint systems, one per circuit id: loaded
+//! from `<param_cache>/<circuit-id>.pce` or recorded from the first
+//! partition synthesized (which is then witnessed in the same pass), kept
+//! for the engine's life and counted in the memory budget.
+//!
+//! While one worker records or loads a circuit's PCE, the others
+//! synthesize that circuit classically rather than wait. A file that is
+//! stale or corrupt is rebuilt with a warning. A circuit whose witness does
+//! not fit its PCE fails that partition (never a wrong proof), and the PCE
+//! is dropped so the next partition records it again.
+
+use super::circuit_source::PartitionedCircuit;
+use super::memory::{MemoryBudget, Purpose, Reservation};
+use crate::cs::ProvingAssignment;
+use crate::pce::{file, Pce, PceError};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+enum Entry {
+    /// A worker is loading or recording it.
+    Building,
+    Ready { pce: Arc<Pce>, memory: Reservation },
+    /// Not kept (the memory budget had no room, or the circuit is too
+    /// large for a PCE): classic synthesis, the reason logged once.
+    Unavailable,
+}
+
+pub struct PceStore {
+    dir: PathBuf,
+    memory: Arc<MemoryBudget>,
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+/// How one partition was synthesized (for the log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SynthPath {
+    /// Witness-only synthesis and the SpMV of a PCE held already.
+    Pce,
+    /// Recorded the circuit's PCE with this partition.
+    Recorded,
+    /// Loaded the circuit's PCE from its file for this partition.
+    Loaded,
+    Classic,
+}
+
+impl SynthPath {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SynthPath::Pce => "pce",
+            SynthPath::Recorded => "pce-recorded",
+            SynthPath::Loaded => "pce-loaded",
+            SynthPath::Classic => "classic",
+        }
+    }
+}
+
+/// Ends a worker's claim to build a circuit's PCE if it did not finish
+/// (the next partition of that circuit claims it again).
+struct Claim<'a> {
+    store: &'a PceStore,
+    id: &'a str,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        let mut entries = self.store.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(entries.get(self.id), Some(Entry::Building)) {
+            entries.remove(self.id);
+        }
+    }
+}
+
+impl PceStore {
+    pub fn new(param_cache: &Path, memory: Arc<MemoryBudget>) -> Self {
+        Self { dir: param_cache.to_path_buf(), memory, entries: Mutex::new(HashMap::new()) }
+    }
+
+    /// The file a circuit's PCE is kept in.
+    pub fn path_of(param_cache: &Path, circuit_id: &str) -> PathBuf {
+        param_cache.join(format!("{circuit_id}.pce"))
+    }
+
+    fn set(&self, id: &str, e: Entry) {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), e);
+    }
+
+    /// Drops a circuit's PCE (with its SRS); returns the bytes freed.
+    pub fn evict(&self, circuit_id: &str) -> u64 {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        match entries.get(circuit_id) {
+            Some(Entry::Ready { memory, .. }) => {
+                let bytes = memory.bytes();
+                entries.remove(circuit_id);
+                log::info!("pce evicted circuit_id={circuit_id} size_bytes={bytes}");
+                bytes
+            }
+            Some(Entry::Unavailable) => {
+                entries.remove(circuit_id);
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    /// Synthesizes one partition of `circuit` through its PCE when there
+    /// is one (recording it on first use), else classically; then the
+    /// circuit's own check of the assignment.
+    pub fn synthesize(&self, circuit: &dyn PartitionedCircuit, partition: usize) -> Result<(ProvingAssignment, SynthPath), String> {
+        let id = circuit.circuit_id();
+        let claim = {
+            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            match entries.get(&id) {
+                Some(Entry::Ready { pce, .. }) => Some(pce.clone()),
+                Some(Entry::Building | Entry::Unavailable) => None,
+                None => {
+                    entries.insert(id.clone(), Entry::Building);
+                    drop(entries);
+                    // Whatever happens (an error, a panic), the claim ends.
+                    let _claim = Claim { store: self, id: &id };
+                    let (pa, path) = self.build(circuit, partition, &id)?;
+                    circuit.check_assignment(partition, &pa)?;
+                    return Ok((pa, path));
+                }
+            }
+        };
+        let pa = match claim {
+            Some(pce) => {
+                let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
+                match pce.assignment(witness) {
+                    Ok(pa) => (pa, SynthPath::Pce),
+                    Err(e) => {
+                        // Recorded from another circuit than this one: record anew next time.
+                        self.entries.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                        log::warn!("pce dropped circuit_id={id} reason=\"{e}\"");
+                        return Err(e.to_string());
+                    }
+                }
+            }
+            None => (circuit.circuit(partition)?.classic().map_err(|e| e.to_string())?, SynthPath::Classic),
+        };
+        circuit.check_assignment(partition, &pa.0)?;
+        Ok(pa)
+    }
+
+    /// First use of a circuit id: load its file, or record it from this
+    /// partition's circuit (witnessing it in the same pass).
+    fn build(&self, circuit: &dyn PartitionedCircuit, partition: usize, id: &str) -> Result<(ProvingAssignment, SynthPath), String> {
+        let path = Self::path_of(&self.dir, id);
+        let loaded = match file::read(&path) {
+            Ok(p) if p.circuit_id == id => Some(p),
+            Ok(p) => {
+                log::warn!("pce rebuild circuit_id={id} file={} reason=\"the file holds circuit {:?}\"", path.display(), p.circuit_id);
+                None
+            }
+            Err(PceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+                None
+            }
+        };
+        let c = circuit.circuit(partition)?;
+        let (pce, pa, how) = match loaded {
+            Some(pce) => {
+                let witness = c.witness().map_err(|e| e.to_string());
+                let pa = witness.and_then(|w| pce.assignment(w).map_err(|e| e.to_string()));
+                match pa {
+                    Ok(pa) => (pce, Ok(pa), SynthPath::Loaded),
+                    Err(e) => {
+                        // A stale file whose shape no longer fits: the next partition records it.
+                        log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+                        let _ = std::fs::remove_file(&path);
+                        return Err(e);
+                    }
+                }
+            }
+            None => {
+                let t = std::time::Instant::now();
+                match c.record(id) {
+                    Ok((pce, witness)) => {
+                        log::info!(
+                            "pce recorded circuit_id={id} constraints={} ms={}",
+                            pce.num_constraints(),
+                            t.elapsed().as_millis()
+                        );
+                        if let Err(e) = file::write(&pce, &path) {
+                            log::warn!("pce not saved circuit_id={id} reason=\"{e}\"");
+                        }
+                        let pa = pce.assignment(witness).map_err(|e| e.to_string());
+                        (pce, pa, SynthPath::Recorded)
+                    }
+                    Err(e @ PceError::TooLarge(_)) => {
+                        // Every later partition would fail the same way.
+                        self.set(id, Entry::Unavailable);
+                        log::warn!("pce unavailable circuit_id={id} reason=\"{e}\"");
+                        return Err(e.to_string());
+                    }
+                    // This instance's witness failed: the next partition records.
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        };
+        match self.memory.try_reserve(pce.bytes(), Purpose::Pce) {
+            Some(r) => self.set(id, Entry::Ready { pce: Arc::new(pce), memory: r }),
+            None => {
+                log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\"", pce.bytes());
+                self.set(id, Entry::Unavailable);
+            }
+        }
+        pa.map(|pa| (pa, how))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::BuiltinJob;
+
+    fn store(dir: &Path, budget: u64) -> PceStore {
+        PceStore::new(dir, MemoryBudget::new(budget))
+    }
+
+    #[test]
+    fn recorded_then_used_then_loaded_each_equal_to_classic() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:3000:4".parse().unwrap(), 4, 9);
+        let s = store(dir.path(), 1 << 30);
+        let mut paths = Vec::new();
+        for p in 0..3 {
+            let (pa, path) = s.synthesize(&job, p).unwrap();
+            assert!(pa == job.synthesize(p).unwrap(), "partition {p} ({path:?}) differs from classic synthesis");
+            paths.push(path);
+        }
+        assert_eq!(paths, [SynthPath::Recorded, SynthPath::Pce, SynthPath::Pce]);
+        assert!(s.memory.usage().pce_bytes > 0, "the PCE is counted in the memory budget");
+        let file = PceStore::path_of(dir.path(), &job.circuit_id());
+        assert!(file.exists());
+        // A new engine loads the file.
+        let s2 = store(dir.path(), 1 << 30);
+        let (pa, path) = s2.synthesize(&job, 3).unwrap();
+        assert_eq!(path, SynthPath::Loaded);
+        assert!(pa == job.synthesize(3).unwrap());
+    }
+
+    #[test]
+    fn corrupt_or_foreign_file_is_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
+        let file = PceStore::path_of(dir.path(), &job.circuit_id());
+        std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
+        let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0).unwrap();
+        assert_eq!(path, SynthPath::Recorded);
+        assert!(pa == job.synthesize(0).unwrap());
+        assert!(crate::pce::file::read(&file).is_ok(), "the rebuilt file is valid");
+        // Another circuit's R1CS under this id, same file name: refused,
+        // never a wrong proof; the next partition records it anew.
+        let other = crate::pce::record(&job.circuit_id(), crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
+        crate::pce::file::write(&other, &file).unwrap();
+        let s = store(dir.path(), 1 << 30);
+        let err = s.synthesize(&job, 0).unwrap_err();
+        assert!(err.contains("does not match its PCE"), "{err}");
+        let (pa, path) = s.synthesize(&job, 1).unwrap();
+        assert_eq!(path, SynthPath::Recorded);
+        assert!(pa == job.synthesize(1).unwrap());
+    }
+
+    #[test]
+    fn no_room_in_the_budget_means_classic_synthesis() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        let s = store(dir.path(), 1000);
+        let (pa, _) = s.synthesize(&job, 0).unwrap();
+        assert!(pa == job.synthesize(0).unwrap());
+        let (pa, path) = s.synthesize(&job, 1).unwrap();
+        assert_eq!(path, SynthPath::Classic);
+        assert!(pa == job.synthesize(1).unwrap());
+        assert_eq!(s.memory.usage().pce_bytes, 0);
+    }
+}

@@ -1,0 +1,64 @@
+//! The engine with `[synthesis] pce` on and off: the same jobs give the
+//! same proof bytes (a backend with fixed r, s per partition makes the
+//! proofs comparable), and the PCE is kept as `<param_cache>/<id>.pce`.
+
+mod common;
+
+use common::*;
+use cuzk_core::engine::{Engine, PartitionedCircuit, PhaseState, ProofRequest, ProveInput, ProverBackend, ShutdownMode};
+use cuzk_core::groth16::{prove_synthesized_deterministic, Proof};
+use cuzk_core::Fr;
+use std::sync::Arc;
+
+/// The CPU prover with r = 7 + k, s = 11 + k for the k-th assignment of a batch.
+struct FixedRandomness;
+
+impl ProverBackend for FixedRandomness {
+    fn name(&self) -> &str {
+        "cpu-fixed-randomness"
+    }
+    fn devices(&self) -> Vec<cuzk_core::engine::DeviceInfo> {
+        cuzk_core::engine::CpuBackend.devices()
+    }
+    fn vram_needed(&self, _: &ProveInput<'_>) -> u64 {
+        0
+    }
+    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<PhaseState, String> {
+        Ok(Box::new(()))
+    }
+    fn compute(&self, _: u32, _: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        let rs: Vec<(Fr, Fr)> = (0..input.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
+        Ok(Box::new(prove_synthesized_deterministic(input.params, input.assignments, &rs).map_err(|e| e.to_string())?))
+    }
+    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+        self.compute(d, Box::new(()), input)
+    }
+    fn epilogue(&self, _: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
+        Ok(*computed.downcast::<Vec<Proof>>().map_err(|_| "unexpected phase state")?)
+    }
+}
+
+#[test]
+fn proofs_with_and_without_pce_are_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = builtin("synthetic:2048:4", 3, 5);
+    let pce_file = dir.path().join(format!("{}.pce", job.circuit_id()));
+    // One SRS for every run (the engine would make a random one each time).
+    let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
+    params.write_file(&dir.path().join(format!("{}.params", job.circuit_id()))).unwrap();
+    let mut outputs = Vec::new();
+    for pce in [false, true, true] {
+        let mut c = config(2, 1);
+        c.srs.param_cache = dir.path().to_path_buf();
+        c.synthesis.pce = pce;
+        let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness)).unwrap();
+        let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
+        verify(&engine, &job, &out);
+        assert_eq!(pce_file.exists(), pce, "pce = {pce}: the .pce file");
+        assert_eq!(engine.memory().pce_bytes > 0, pce, "pce = {pce}: the PCE in the memory budget");
+        outputs.push(out.proof);
+        engine.shutdown(ShutdownMode::Drain);
+    }
+    assert!(outputs[1] == outputs[0], "recorded PCE: proofs differ from classic synthesis");
+    assert!(outputs[2] == outputs[0], "PCE loaded from its file: proofs differ from classic synthesis");
+}
