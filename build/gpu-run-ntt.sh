@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine from a bundle made by build/gpu-bundle.sh (which
-# copies this file as run-ntt.sh): the cuzk-sys GPU tests with the default
-# kernels, the NTT/H comparison bench (gpu_ntt --compare), the ntt test,
-# then the ilp4 kernel on the H and small NTT tests.
+# copies this file as run-ntt.sh): the cuzk-sys field, API and H-term GPU
+# tests, the NTT/H bench (gpu_ntt), then the ntt test.
 set -uo pipefail
 H="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
@@ -19,9 +18,7 @@ run() {
 run test-field_ops "$H/tests/field_ops" --test-threads=1 --nocapture
 run test-api "$H/tests/api" --test-threads=1
 run test-h_term "$H/tests/h_term" --test-threads=1 --nocapture
-run bench-gpu_ntt "$H/benches/gpu_ntt" ${BENCH_ARGS:---compare}
+run bench-gpu_ntt "$H/benches/gpu_ntt" ${BENCH_ARGS:-}
 sed -n '/^| what/,$p' "$OUT/bench-gpu_ntt.log"
 run test-ntt "$H/tests/ntt" --test-threads=1 --nocapture
-CUZK_NTT_KERNEL=ilp4 run test-h_term-ilp4 "$H/tests/h_term" --test-threads=1
-CUZK_NTT_KERNEL=ilp4 run test-ntt-ilp4-small "$H/tests/ntt" --test-threads=1 up_to_2_pow_18
 echo done

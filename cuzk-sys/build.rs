@@ -98,6 +98,10 @@ fn cuda_sources(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
+// Entry points for tests and benches only (cuzk.h's "tests only"
+// section), compiled with the `testing` feature.
+const TESTING_ONLY: &[&str] = &["ff/field_test.cu", "msm/test_inputs.cu"];
+
 // CUDA sources built alone (see compile_cuda): CUB's onesweep radix sort
 // gets 95 registers as relocatable device code and 80 as a whole program,
 // which at 384 threads a block is one block per SM against two.
@@ -106,6 +110,9 @@ const STANDALONE: &[&str] = &["msm/sort.cu"];
 fn compile_cuda(native: &Path, nvcc: &Path) {
     let mut sources = Vec::new();
     cuda_sources(native, &mut sources);
+    if env::var_os("CARGO_FEATURE_TESTING").is_none() {
+        sources.retain(|p| !TESTING_ONLY.iter().any(|s| p.ends_with(s)));
+    }
 
     let archs: Vec<String> = match env::var("CUZK_CUDA_ARCHS") {
         Ok(list) if !list.trim().is_empty() => list.split(',').map(|s| s.trim().to_string()).collect(),

@@ -269,7 +269,8 @@ int32_t cuzk_compact_fr(cuzk_stream *stream, const void *d_src, uint64_t n, cons
  * needed). */
 int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *err);
 
-/* Tests and benches only (native/msm/test_inputs.cu): fills device buffers
+/* Tests and benches only (native/msm/test_inputs.cu, in the library with
+ * cuzk-sys's `testing` feature; the CPU-only build answers NO_CUDA): fills device buffers
  * with n valid points (multiples k_i * generator of `distinct` pseudo-random
  * k_i, repeated cyclically) and n pseudo-random scalars. generator: a host
  * affine point of G1 (g2 = 0) or G2 (g2 = 1). Synchronizes the device. */
@@ -277,6 +278,8 @@ int32_t cuzk_test_msm_inputs(int32_t ordinal, int32_t g2, const void *generator,
                              uint64_t distinct, void *d_points, void *d_scalars, cuzk_error *err);
 
 /* ---- tests only (native/ff/field_test.cu) -------------------------------- */
+
+/* In the library only with cuzk-sys's `testing` feature. */
 
 typedef enum cuzk_test_field { CUZK_TEST_FR = 0, CUZK_TEST_FP = 1, CUZK_TEST_FP2 = 2 } cuzk_test_field;
 typedef enum cuzk_test_op {
@@ -309,22 +312,6 @@ int32_t cuzk_test_fr_from_mont_emulated(const void *a, void *out, uint64_t n, cu
  * mul_sub). */
 int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c, const void *d, void *out,
                              uint64_t n, cuzk_error *err);
-
-/* Fp multiplication on the FP64 pipe (native/ff/mont_f64.cuh, an
- * experiment): out[i] = a[i] b[i] (blst's Montgomery form) by its sequence
- * emulated on the host, so its carries are checked without a GPU. */
-int32_t cuzk_test_fp_mul_f64_emulated(const void *a, const void *b, void *out, uint64_t n, cuzk_error *err);
-
-/* Chains of Fp multiplications on the device (native/ff/fp_mul_chains.cu):
- * every one of n threads runs int_chains (0-2) chains on the integer
- * multiplication and f64_chains (0-2) on the FP64 one, chain c from
- * a[(i + c) mod n], each `iters` times x <- x b[i]; chain c's ends go to
- * out[c n .. c n + n) (integer chains first; host arrays, blst's Montgomery
- * form). bounded != 0: the kernel bounded to 128 registers per thread
- * (threads <= 128). *ms: the kernel's device time. Tests and benches only. */
-int32_t cuzk_test_fp_mul_chains(int32_t ordinal, uint32_t int_chains, uint32_t f64_chains, const void *a,
-                                const void *b, void *out, uint64_t n, uint32_t iters, uint32_t threads,
-                                uint32_t bounded, float *ms, cuzk_error *err);
 
 #ifdef __cplusplus
 }

@@ -161,14 +161,3 @@ int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *e
     (void)n, (void)bytes;
     return no_cuda(err);
 }
-int32_t cuzk_test_fp_mul_f64_emulated(const void *a, const void *b, void *out, uint64_t n, cuzk_error *err) {
-    (void)a, (void)b, (void)out, (void)n;
-    return no_cuda(err);
-}
-int32_t cuzk_test_fp_mul_chains(int32_t ordinal, uint32_t int_chains, uint32_t f64_chains, const void *a,
-                                const void *b, void *out, uint64_t n, uint32_t iters, uint32_t threads,
-                                uint32_t bounded, float *ms, cuzk_error *err) {
-    (void)ordinal, (void)int_chains, (void)f64_chains, (void)a, (void)b, (void)out, (void)n, (void)iters;
-    (void)threads, (void)bounded, (void)ms;
-    return no_cuda(err);
-}

@@ -6,8 +6,7 @@
 //! accumulation, reduction; no uploads), median of several runs after one
 //! warm-up. Also checks at 2^24 that other window sizes and chunkings give
 //! the same point. Prints a table last, with each MSM's phases. Args:
-//! `--quick` for fewer runs, `--sweep` to try the accumulation kernel's
-//! register bounds at G1 2^26 and G2 2^24, `--windows` to time the 0/1-heavy
+//! `--quick` for fewer runs, `--windows` to time the 0/1-heavy
 //! MSMs at window sizes 14-20 and random G1 from 2^26 at 18-23 as well (the
 //! window planner's calibration), `--h27` to time only G1 2^27 with random
 //! scalars (the 2^27 partition's H MSM),
@@ -77,7 +76,6 @@ fn bench<G: Group>(
     log_n: u32,
     ones: bool,
     runs: usize,
-    sweep: bool,
     windows: bool,
     chunks: bool,
     rows: &mut Vec<Row>,
@@ -132,20 +130,6 @@ fn bench<G: Group>(
     };
     let (first, _) = run(None); // warm-up
     timed(None, label.clone(), &first, rows);
-    // Tuning sweep (--sweep): the accumulation kernel's register bound
-    // (blocks per SM) for the largest G1 and G2 sizes.
-    if sweep && !ones && ((G::NAME == "G1" && log_n == 26) || (G::NAME == "G2" && log_n == 24)) {
-        let (var, all): (&str, &[u32]) = if G::NAME == "G1" {
-            ("CUZK_MSM_ACC_MIN_BLOCKS", &[1, 4])
-        } else {
-            ("CUZK_MSM_G2_ACC_MIN_BLOCKS", &[1, 2])
-        };
-        for blocks in all {
-            std::env::set_var(var, blocks.to_string());
-            timed(None, format!("{label} sweep blocks={}", if *blocks == 1 { "1" } else { "default" }), &first, rows);
-        }
-        std::env::remove_var(var);
-    }
     // Window sizes (--windows): 14-20 for the 0/1-heavy MSMs; around and
     // past the planner's largest (20) for random G1 scalars from 2^26 on
     // (the H MSM's case).
@@ -185,7 +169,6 @@ fn bench<G: Group>(
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let sweep = std::env::args().any(|a| a == "--sweep");
     let windows = std::env::args().any(|a| a == "--windows");
     let chunks = std::env::args().any(|a| a == "--chunks");
     let Some(dev) = cuzk_sys::test_device("gpu_msm bench") else { return };
@@ -213,12 +196,12 @@ fn main() {
     let mut rows = Vec::new();
     for (sizes, ones) in [(g1_random, false), (g1_ones, true)] {
         for &log_n in sizes {
-            bench::<G1>(dev, g1, log_n, ones, runs, sweep, windows, chunks, &mut rows);
+            bench::<G1>(dev, g1, log_n, ones, runs, windows, chunks, &mut rows);
         }
     }
     for (sizes, ones) in [(g2_random, false), (g2_ones, true)] {
         for &log_n in sizes {
-            bench::<G2>(dev, g2, log_n, ones, runs, sweep, windows, chunks, &mut rows);
+            bench::<G2>(dev, g2, log_n, ones, runs, windows, chunks, &mut rows);
         }
     }
     println!();

@@ -97,16 +97,6 @@ fn main() {
     rows.push(format!("| H2D pinned 1 GiB | {:.3} ms | {:.1} GB/s |", 1e3 * up_bytes as f64 / h2d, h2d / 1e9));
     drop((pinned, dbuf));
 
-    // `--compare`: also time the other pass kernels (CUZK_NTT_KERNEL) and
-    // the seven-transform H term (CUZK_H_TERM); the native code reads both
-    // variables at every call.
-    let compare = std::env::args().any(|a| a == "--compare");
-    let kernels: Vec<&str> = if compare { vec!["ilp3", "classic", "ilp4"] } else { vec![""] };
-    let set_kernel = |m: &str| {
-        if m.is_empty() { std::env::remove_var("CUZK_NTT_KERNEL") } else { std::env::set_var("CUZK_NTT_KERNEL", m) }
-    };
-    let tag = |m: &str| if m.is_empty() { String::new() } else { format!(" [{m}]") };
-
     // NTT.
     for log_n in [20u32, 24, 26, 27] {
         let n = 1usize << log_n;
@@ -115,19 +105,15 @@ fn main() {
         let mut buf = DeviceBuffer::<FrRepr>::new(dev, n).unwrap();
         buf.copy_from_host(&stream, 0, &host).unwrap();
         for kind in [NttKind::Forward, NttKind::CosetInverse] {
-          for m in &kernels {
-            set_kernel(m);
             let ms = time_device(dev, &stream, runs, || ctx.ntt(&stream, &mut buf, log_n, kind).unwrap());
             let traffic = 2.0 * 32.0 * n as f64 * (ntt_passes(log_n) + 1) as f64; // passes + bit reversal
             let floor_ms = 2.0 * 32.0 * n as f64 / d2d * 1e3; // one read + one write of the data
             rows.push(format!(
-                "| NTT 2^{log_n} {kind:?}{} | {ms:.3} ms | {:.0} GB/s over {} passes ({:.0}% of copy); 1-pass floor {floor_ms:.2} ms |",
-                tag(m), traffic / (ms * 1e-3) / 1e9, ntt_passes(log_n) + 1, 100.0 * traffic / (ms * 1e-3) / d2d));
+                "| NTT 2^{log_n} {kind:?} | {ms:.3} ms | {:.0} GB/s over {} passes ({:.0}% of copy); 1-pass floor {floor_ms:.2} ms |",
+                traffic / (ms * 1e-3) / 1e9, ntt_passes(log_n) + 1, 100.0 * traffic / (ms * 1e-3) / d2d));
             eprintln!("{}", rows.last().unwrap());
-          }
         }
     }
-    set_kernel("");
 
     // H term from pinned memory (uploads included), host wall clock.
     for log_n in [24u32, 27] {
@@ -139,35 +125,22 @@ fn main() {
             inputs.push(p);
         }
         let mut bufs = HTermBuffers::new(dev, log_n).unwrap();
-        let mut combos: Vec<(&str, &str)> = kernels.iter().map(|k| ("six", *k)).collect();
-        if compare {
-            combos.push(("seven", "classic")); // the previous H term
-        }
-        for (algo, m) in &combos {
-          {
-            std::env::set_var("CUZK_H_TERM", algo);
-            set_kernel(m);
-            let mut run = || {
-                let t = Instant::now();
-                ctx.h_term(&inputs[0], &inputs[1], &inputs[2], log_n, &mut bufs).unwrap();
-                t.elapsed().as_secs_f64() * 1e3
-            };
-            run();
-            let h_runs = if log_n >= 27 { if quick { 3 } else { 7 } } else { runs };
-            let ms = median((0..h_runs).map(|_| run()).collect());
-            let upload_floor = 3.0 * 32.0 * n as f64 / h2d * 1e3;
-            let what = format!("{algo} transforms{}", tag(m));
-            rows.push(format!("| H term 2^{log_n} (pinned, uploads incl.) {what} | {ms:.1} ms | upload floor {upload_floor:.1} ms at {:.1} GB/s |", h2d / 1e9));
-            eprintln!("{}", rows.last().unwrap());
-            // Pre-staged: inputs already on the device, compute only.
-            ctx.h_stage(&stream, &inputs[0], &inputs[1], &inputs[2], log_n, &mut bufs).unwrap();
-            let ms = time_device(dev, &stream, h_runs, || ctx.h_compute(&stream, log_n, &mut bufs).unwrap());
-            rows.push(format!("| H term 2^{log_n} compute only (pre-staged) {what} | {ms:.1} ms | |"));
-            eprintln!("{}", rows.last().unwrap());
-          }
-        }
-        std::env::remove_var("CUZK_H_TERM");
-        set_kernel("");
+        let mut run = || {
+            let t = Instant::now();
+            ctx.h_term(&inputs[0], &inputs[1], &inputs[2], log_n, &mut bufs).unwrap();
+            t.elapsed().as_secs_f64() * 1e3
+        };
+        run();
+        let h_runs = if log_n >= 27 { if quick { 3 } else { 7 } } else { runs };
+        let ms = median((0..h_runs).map(|_| run()).collect());
+        let upload_floor = 3.0 * 32.0 * n as f64 / h2d * 1e3;
+        rows.push(format!("| H term 2^{log_n} (pinned, uploads incl.) | {ms:.1} ms | upload floor {upload_floor:.1} ms at {:.1} GB/s |", h2d / 1e9));
+        eprintln!("{}", rows.last().unwrap());
+        // Pre-staged: inputs already on the device, compute only.
+        ctx.h_stage(&stream, &inputs[0], &inputs[1], &inputs[2], log_n, &mut bufs).unwrap();
+        let ms = time_device(dev, &stream, h_runs, || ctx.h_compute(&stream, log_n, &mut bufs).unwrap());
+        rows.push(format!("| H term 2^{log_n} compute only (pre-staged) | {ms:.1} ms | |"));
+        eprintln!("{}", rows.last().unwrap());
     }
 
     println!("\n| what | median | notes |\n| --- | --- | --- |");

@@ -6,11 +6,17 @@
 //! Built without nvcc, the crate is its CPU-only configuration: [`AVAILABLE`]
 //! is false, [`device::device_count`] is 0 and every other call returns an
 //! [`Error`] with [`ErrorCode::NoCuda`].
+//!
+//! Feature `testing` adds what only tests and benches use: [`field_test`]
+//! (device field arithmetic on host arrays), `msm::test_inputs` (MSM inputs
+//! made on the device) and `test_device`, with their native entry points
+//! (native/ff/field_test.cu, native/msm/test_inputs.cu), which the library
+//! leaves out otherwise.
 
 pub mod density;
 pub mod device;
 mod error;
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod field_test;
 pub mod gpu_locks;
 pub mod msm;
@@ -36,7 +42,8 @@ pub type FrRepr = [u64; 4];
 
 /// The device tests run on, or None after printing a visible skip line
 /// (`SKIPPED: no CUDA device`) for `test`. Written straight to the stderr
-/// stream, which the test harness does not capture.
+/// stream, which the test harness does not capture. Feature `testing`.
+#[cfg(feature = "testing")]
 pub fn test_device(test: &str) -> Option<i32> {
     use std::io::Write;
     let why = match device_count() {

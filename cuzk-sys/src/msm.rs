@@ -479,9 +479,10 @@ pub fn msm_g2(device: i32, points: &[G2AffineRepr], scalars: &[FrRepr]) -> Resul
     Ok(msm::<G2>(device, Input::Host(points), Input::Host(scalars), None)?.0)
 }
 
-/// Tests and benches: fills `points` with valid points (multiples of
+/// Tests and benches (feature `testing`): fills `points` with valid points (multiples of
 /// `generator` by `distinct` pseudo-random integers, repeated) and `scalars`
 /// with pseudo-random scalars, on the device.
+#[cfg(feature = "testing")]
 pub fn test_inputs<G: Group>(
     generator: &G::Affine,
     seed: u64,
@@ -493,7 +494,7 @@ pub fn test_inputs<G: Group>(
     if scalars.len() != n || points.device() != scalars.device() {
         return Err(Error::invalid("points and scalars differ in length or device"));
     }
-    let g2 = (std::mem::size_of::<G::Affine>() == std::mem::size_of::<G2AffineRepr>()) as i32;
+    let g2 = (G::NAME == "G2") as i32;
     call(|e| unsafe {
         ffi::cuzk_test_msm_inputs(
             points.device(),

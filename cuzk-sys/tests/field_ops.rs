@@ -5,7 +5,7 @@ mod common;
 
 use blst::*;
 use blstrs::Scalar;
-use cuzk_sys::field_test::{field_op, Chains, Field, Op};
+use cuzk_sys::field_test::{field_op, Field, Op};
 use ff::Field as _;
 use rand::RngCore;
 
@@ -148,78 +148,6 @@ fn fr_from_mont_sequence_matches_blst_on_the_host() {
         assert_eq!(&out[4 * i..4 * i + 4], &want[..], "emulated Fr reduction differs at {i}");
     }
     println!("Fr Montgomery reduction (host emulation): {n} results equal blst");
-}
-
-/// Operands for the FP64 multiplication: random values, then 0, 1, -1 and
-/// the largest raw Montgomery words p - 1 - k against everything.
-fn fp_mul_operands(n: usize) -> (Vec<blst_fp>, Vec<blst_fp>) {
-    let mut rng = common::rng();
-    let mut a: Vec<blst_fp> = (0..n).map(|_| random_fp(&mut rng)).collect();
-    let b: Vec<blst_fp> = (0..n).map(|_| random_fp(&mut rng)).collect();
-    let mut edges = fp_edge_cases().to_vec();
-    for k in 0..4u64 {
-        let mut raw = FP_MODULUS;
-        raw[0] -= 1 + k;
-        edges.push(blst_fp { l: raw });
-    }
-    a[..edges.len()].copy_from_slice(&edges);
-    let mut b = b;
-    b[edges.len()..2 * edges.len()].copy_from_slice(&edges);
-    for (i, e) in edges.iter().enumerate() {
-        a[2 * edges.len() + i] = *e;
-        b[2 * edges.len() + i] = *e;
-    }
-    (a, b)
-}
-
-fn words(x: &[blst_fp]) -> Vec<u64> {
-    x.iter().flat_map(|v| v.l).collect()
-}
-
-fn fp_mul(a: &blst_fp, b: &blst_fp) -> blst_fp {
-    let mut r = blst_fp::default();
-    unsafe { blst_fp_mul(&mut r, a, b) };
-    r
-}
-
-/// The FP64-pipe Fp multiplication (native/ff/mont_f64.cuh) emulated on
-/// the host with correctly rounded fma, the device's own rounding, against
-/// blst: checks its splits, offsets and carries without a GPU.
-#[test]
-fn fp_mul_f64_sequence_matches_blst_on_the_host() {
-    if !cuzk_sys::AVAILABLE {
-        eprintln!("SKIPPED: fp_mul_f64_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
-        return;
-    }
-    let n = (1 << 18) + 3;
-    let (a, b) = fp_mul_operands(n);
-    let mut out = vec![0u64; 6 * n];
-    cuzk_sys::field_test::fp_mul_f64_emulated(&words(&a), &words(&b), &mut out).unwrap();
-    for i in 0..n {
-        assert_eq!(out[6 * i..6 * i + 6], fp_mul(&a[i], &b[i]).l, "emulated FP64 Fp multiplication differs at {i}");
-    }
-    println!("Fp multiplication on the FP64 pipe (host emulation): {n} results equal blst");
-}
-
-/// On the device: chains of the FP64 multiplication, alone, two per
-/// thread, and beside chains of the integer one, end where blst's do.
-#[test]
-fn fp_mul_f64_chains_match_blst() {
-    let Some(dev) = cuzk_sys::test_device("fp_mul_f64_chains_match_blst") else { return };
-    let (n, iters) = (20_011, 37);
-    let (a, b) = fp_mul_operands(n);
-    let (wa, wb) = (words(&a), words(&b));
-    let want = |start: usize, i: usize| (0..iters).fold(a[start], |x, _| fp_mul(&x, &b[i])).l;
-    for (ni, nf, bounded) in [(0u32, 1u32, false), (0, 2, false), (1, 1, false), (2, 2, false), (2, 0, false), (1, 1, true)] {
-        let run = Chains { int_chains: ni, f64_chains: nf, iters: iters as u32, threads_per_block: 128, bounded };
-        let (out, _) = cuzk_sys::field_test::fp_mul_chains(dev, run, &wa, &wb).unwrap();
-        for c in 0..(ni + nf) as usize {
-            for i in 0..n {
-                assert_eq!(out[c * n + i], want((i + c) % n, i), "chains ({ni} integer, {nf} FP64, bounded {bounded}): chain {c} differs at {i}");
-            }
-        }
-        println!("Fp multiplication chains ({ni} integer, {nf} FP64 per thread, {iters} long, bounded {bounded}): {n} threads equal blst");
-    }
 }
 
 /// a b - c d with one reduction (native/ff/mont.cuh, mul_sub) against blst:

@@ -1,6 +1,7 @@
 // What the curve code needs from a field beyond +, -, *, sqr: zero/one
 // constants, a zero test, a * b - c * d and an inverse, for Fp and Fp2
-// alike. Added here (not in native/ff/) so the field files stay as the
+// alike, and which group's points have coordinates in it (G1 over Fp, G2
+// over Fp2), for the tuning that differs between the two. Added here (not in native/ff/) so the field files stay as the
 // NTT work left them.
 #pragma once
 
@@ -12,6 +13,7 @@ namespace cuzk {
 template <class F> struct field_traits;
 
 template <> struct field_traits<fp_t> {
+    static constexpr bool G1 = true;  // BLS12-381 G1 lives over Fp
     __device__ __forceinline__ static fp_t zero() { return fp_t::zero(); }
     __device__ __forceinline__ static fp_t one() { return fp_t::one(); }
     __device__ __forceinline__ static bool is_zero(const fp_t &a) { return a.is_zero(); }
@@ -23,6 +25,7 @@ template <> struct field_traits<fp_t> {
 };
 
 template <> struct field_traits<fp2_t> {
+    static constexpr bool G1 = false;  // G2 lives over Fp2
     __device__ __forceinline__ static fp2_t zero() { return {fp_t::zero(), fp_t::zero()}; }
     __device__ __forceinline__ static fp2_t one() { return {fp_t::one(), fp_t::zero()}; }
     __device__ __forceinline__ static bool is_zero(const fp2_t &a) { return a.c0.is_zero() && a.c1.is_zero(); }
@@ -36,5 +39,8 @@ template <> struct field_traits<fp2_t> {
         return {a.c0 * t, -(a.c1 * t)};
     }
 };
+
+// True for G1 points' coordinate field, false for G2's.
+template <class F> constexpr bool is_g1 = field_traits<F>::G1;
 
 }  // namespace cuzk

@@ -236,17 +236,17 @@ struct mont_t {
     // Fp (12 limbs) multiplies out of line: a point addition is ~10 of
     // them, ~370 instructions each, and inlined at every site the hot loops
     // outgrow the instruction cache (ncu on the G1 accumulation: a quarter
-    // of all cycles stalled on instruction fetch). One shared copy made G2
-    // MSMs ~38 % and G1 ~4 % faster (docs/BENCHMARKS.md). Fr (the NTT's
-    // field, 8 limbs, short loops) stays inline.
+    // of all cycles stalled on instruction fetch). One shared copy keeps
+    // the loops in the cache, which matters most for G2 (Fp2 operations
+    // are three Fp multiplications each). Fr (the NTT's field, 8 limbs,
+    // short loops) stays inline.
     __device__ __forceinline__ friend mont_t operator*(const mont_t &a, const mont_t &b) {
         if constexpr (N == 12) return mul_outlined(a, b);
         return mul<MUL_DEFAULT>(a, b);
     }
 
-    // Operands by value: they arrive in registers. By reference they went
-    // through the stack (the caller stored them, the callee loaded them);
-    // by value made G2 MSMs ~19 % faster, G1 unchanged.
+    // Operands by value: they arrive in registers. By reference they go
+    // through the stack (the caller stores them, the callee loads them).
     __device__ __noinline__ static mont_t mul_outlined(mont_t a, mont_t b) {
         return mul<MUL_DEFAULT>(a, b);
     }
@@ -316,10 +316,9 @@ struct mont_t {
 
     // a * b - c * d as a * b + (m - c) * d (m - c in [1, m]) with one
     // reduction, mul_plus: for Fp 432 products where two multiplications
-    // take 576. Inline: as a call its four operands (48 registers) pushed
-    // it past the G1 accumulation's register bound and spilled, 5 % slower
-    // (docs/BENCHMARKS.md). Moduli without mul_plus's headroom (Fr): two
-    // multiplications.
+    // take 576. Inline: as a call its four operands (48 registers) push
+    // it past the G1 accumulation's register bound, and it spills. Moduli
+    // without mul_plus's headroom (Fr): two multiplications.
     __device__ __forceinline__ static mont_t mul_sub(const mont_t &a, const mont_t &b, const mont_t &c,
                                                      const mont_t &d) {
         if constexpr (P::mod(N - 1) < 0x55555555u) {  // 3 m < 2^(32 N)

@@ -19,8 +19,6 @@
 // through the slots, which add to their buckets as before.
 #pragma once
 
-#include <cstdlib>
-
 #include "../ec/point.cuh"
 
 namespace cuzk {
@@ -74,11 +72,11 @@ __global__ void __launch_bounds__(ACC_BLOCK, MIN_BLOCKS)
     // stored even when it is infinity (P in one chunk, -P in the next).
     // Otherwise infinity is skipped: a slot pass sees each thread's unused
     // slots as runs of infinity under keys whose sums are already stored.
-    // The first pass always stores (store or resume). Leaving the addition
-    // into global memory out of its G1 loop measured -0.7 % at G1 2^26
-    // (429 against 432 ms); in G2's it cost +3 % (373 against 361 ms at
-    // 2^24), so G2 keeps it (H200, session 11).
-    constexpr bool ADDS = !(Entries::FIRST_PASS && sizeof(F) == 48);
+    // The first pass always stores (store or resume). G1's first pass
+    // leaves the read-add-write into global memory out of its loop: the
+    // smaller loop body is a little faster there, while G2's larger point
+    // operations run faster with it in (docs/CUDA.md, accumulation).
+    constexpr bool ADDS = !(Entries::FIRST_PASS && is_g1<F>);
     auto to_bucket = [&](uint32_t key, const xyzz_t<F> &sum) {
         if (resume)
             buckets[key] = sum;
@@ -134,10 +132,12 @@ __global__ void __launch_bounds__(ACC_BLOCK, MIN_BLOCKS)
 // The first accumulation pass (over SRS points: nearly all of an MSM's
 // additions) with its register bound: MIN_BLOCKS blocks of ACC_BLOCK
 // threads per SM, point operations inlined when MIN_BLOCKS > 1. G1 runs
-// with 4, G2 with 2 (the best of 1-4 and 1-3 measured, docs/BENCHMARKS.md;
-// 5 and more cannot build: the out-of-line Fp multiplication needs 100
-// registers). CUZK_MSM_ACC_MIN_BLOCKS / CUZK_MSM_G2_ACC_MIN_BLOCKS = 1
-// pick the unbounded call-based build, for benchmarks.
+// with 4, G2 with 2: the fastest of 1-4 and 1-3 on the H200 (docs/CUDA.md);
+// 5 and more cannot build, since the out-of-line Fp multiplication needs
+// 100 registers.
+constexpr int G1_ACC_MIN_BLOCKS = 4;
+constexpr int G2_ACC_MIN_BLOCKS = 2;
+
 template <class F>
 struct first_pass {
     void (*kernel)(const uint32_t *, point_entries<F>, uint64_t, uint64_t, uint64_t, xyzz_t<F> *, bool, bool,
@@ -151,11 +151,8 @@ constexpr first_pass<F> first_pass_of() {
 }
 
 template <class F>
-inline first_pass<F> pick_first_pass() {
-    constexpr bool g1 = sizeof(F) == 48;
-    const char *v = getenv(g1 ? "CUZK_MSM_ACC_MIN_BLOCKS" : "CUZK_MSM_G2_ACC_MIN_BLOCKS");
-    if (v && atoi(v) == 1) return first_pass_of<F, 1>();
-    return first_pass_of<F, g1 ? 4 : 2>();
+constexpr first_pass<F> pick_first_pass() {
+    return first_pass_of<F, is_g1<F> ? G1_ACC_MIN_BLOCKS : G2_ACC_MIN_BLOCKS>();
 }
 
 }  // namespace cuzk

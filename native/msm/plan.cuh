@@ -21,17 +21,16 @@ namespace cuzk {
 // Window size from the scalars and the number of chunks: minimise
 // E(nwin) + K nwin 2^(c-1), the additions into buckets (E: the profile's
 // entry bound, n nwin for arbitrary scalars) plus the cost of each bucket
-// in the reduction, K = 4 additions' worth (fitted on the H200: reduce ~1.6
-// ns per G1 bucket against ~0.5 ns per entry, G2 likewise), plus, for every
-// chunk after the first, about one more (each complete run starts from its
-// bucket's sum: a load and one mixed addition; H200, 8 chunks at c = 20:
-// +0.5 ns per G1 bucket and chunk, +0.9 ns per G2 one). Mostly-0/1 scalars
-// make E small, so smaller windows win (G2 2^24 90 % 0/1: c = 16, 60 ms
-// against 94 ms at c = 20). c <= 20 keeps the buckets of a G2 MSM under 3 GB
-// (and larger windows measured slower for random scalars at 2^26). Up to
-// max_c = 22 for one G1 set in one chunk: 12 windows instead of 13, which the
-// model takes from ~7.3e7 random scalars on (G1 2^27 on the H200: 763 ms at
-// c = 22 against 783 at c = 20; 2^26 stays at 20, 395 against 409); G1's
+// in the reduction. K = 4 additions' worth, since reducing a bucket costs
+// about three times what adding an entry to one does (H200 figures in
+// docs/CUDA.md), plus about one more for every chunk after the first (each
+// complete run starts from its bucket's sum: a load and one mixed
+// addition). Mostly-0/1 scalars make E small, so smaller windows win (a G2
+// MSM of 2^24 mostly-0/1 scalars picks c = 16, about 1.5x faster than c =
+// 20). c <= 20 keeps the buckets of a G2 MSM under 3 GB, and larger windows
+// are slower for random scalars at 2^26. Up to max_c = 22 for one G1 set in
+// one chunk: 12 windows instead of 13, which the model takes from ~7.3e7
+// random scalars on (G1 2^27: ~3 % faster at c = 22 than at 20); G1's
 // buckets are then 4.8 GB, too much to multiply by sets or to keep per
 // chunk under a VRAM limit.
 inline window_plan plan_windows(const scalar_profile &prof, uint64_t chunks, uint32_t forced_c, uint32_t max_c = 20) {
@@ -89,13 +88,11 @@ constexpr uint64_t PROFILE_FROM_N = 1ull << 14;    // smaller MSMs plan for arbi
 // REDUCE_THREADS_PER_SM threads per SM in all. Point additions are chains
 // of dependent multiplications, so more threads hide latency, while each
 // slice adds an offset correction (~64 point operations) to its 2 L
-// additions. CUZK_MSM_REDUCE_THREADS_PER_SM overrides it (benchmarks).
+// additions.
 constexpr uint32_t REDUCE_THREADS_PER_SM = 256;
 
 inline uint32_t reduce_slices(const window_plan &w, int sms) {
-    uint64_t per_sm = REDUCE_THREADS_PER_SM;
-    if (const char *v = getenv("CUZK_MSM_REDUCE_THREADS_PER_SM")) per_sm = std::max(1, atoi(v));
-    const uint64_t t_red = (uint64_t)sms * per_sm;
+    const uint64_t t_red = (uint64_t)sms * REDUCE_THREADS_PER_SM;
     uint32_t nslices = 1;
     while (nslices * 2 <= w.buckets && (uint64_t)w.nwin * nslices * 2 <= t_red) nslices *= 2;
     return nslices;
@@ -122,17 +119,16 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
     // Sort groups stay below 2^31 entries: the sort then counts in 32 bits,
     // and CUB's sm_90 onesweep takes 23 pairs per thread instead of 17.
-    // CUZK_MSM_MAX_SORT_ENTRIES overrides the default (benchmarks).
-    uint64_t default_sort = MAX_SORT_ENTRIES;
-    if (const char *v = getenv("CUZK_MSM_MAX_SORT_ENTRIES")) default_sort = std::max(1ll, atoll(v));
     const uint64_t max_sort = std::min<uint64_t>(
-        opts && opts->max_sort_entries ? opts->max_sort_entries : default_sort, INT32_MAX);
+        opts && opts->max_sort_entries ? opts->max_sort_entries : MAX_SORT_ENTRIES, INT32_MAX);
     p.chunk = std::min<uint64_t>(n, max_sort);
     if (opts && opts->max_chunk_points) p.chunk = std::min<uint64_t>(p.chunk, opts->max_chunk_points);
     p.chunks = ceil_div(n, p.chunk);
     CUZK_REQUIRE(!profile || p.chunks == 1, "a scalar profile plans a single chunk");
+    // Windows up to 22 bits only for one G1 set in one chunk (see
+    // plan_windows: G2's or several sets' buckets would not fit).
     p.win = plan_windows(profile ? *profile : scalar_profile::dense(n), p.chunks, forced_c,
-                         sizeof(F) == 48 && p.chunks == 1 && sets == 1 ? 22 : 20);  // G1 only: measured there
+                         is_g1<F> && p.chunks == 1 && sets == 1 ? 22 : 20);
     const scalar_profile prof = profile ? *profile : scalar_profile::dense(p.chunk);  // per chunk
     // Host inputs in several chunks: two staging buffers, so chunk k + 1
     // uploads while chunk k computes.

@@ -3,7 +3,7 @@
 // is one digit in window 0, a 0 none), which lets the planner size windows
 // and sort space for what the scalars are. Filecoin witnesses are mostly
 // 0/1, and for them smaller windows win: fewer buckets to reduce for a few
-// more entries (docs/BENCHMARKS.md, "plans that follow the scalars").
+// more entries.
 #pragma once
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // bellperson 0.27's execute_fft computes it (bit for bit), with uploads
 // overlapped.
 //
-// Six transforms (default; see enqueue_scaled_coset and below):
+// Six transforms (see enqueue_scaled_coset and below):
 //   a, b: DIF with inverse roots, output scaled by g^bitrev(i) (coset
 //         coefficients times N, bit-reversed), DIT with forward roots
 //         -> N A, N B on the coset, natural order
@@ -13,14 +13,10 @@
 // on its own stream as soon as it is in, so the transforms of a and b
 // overlap the uploads of b and c, and after c is in only its one
 // transform and the final bit reversal remain.
-// CUZK_H_TERM=seven selects the previous seven-transform form (benchmarks).
 //
 // cuzk_h_stage / cuzk_h_compute split the same work for pre-staging: the
 // uploads (under a GPU's mem lock, say) apart from the compute (under its
 // compute lock), each enqueued on a caller's stream.
-#include <cstdlib>
-#include <cstring>
-
 #include "../device/handles.cuh"
 #include "../device/upload.cuh"
 #include "../error.cuh"
@@ -64,14 +60,7 @@ int32_t enqueue_upload(fr_t *dev, const void *host, uint64_t n, uint32_t log_n, 
     return CUZK_OK;
 }
 
-// Values on the domain -> values on the coset (see the top of this file).
-int32_t enqueue_to_coset(const ntt_tables &t, fr_t *x, uint32_t log_n, cudaStream_t s, cuzk_error *err) {
-    CUZK_TRY(enqueue_stages(t, INVERSE, false, x, (int)log_n,
-                            {SCALE_COSET_CONST, t.coset_lo[FORWARD], t.coset_hi[FORWARD], t.inv_n + log_n}, s, err));
-    return enqueue_stages(t, FORWARD, true, x, (int)log_n, {SCALE_NONE, nullptr, nullptr, nullptr}, s, err);
-}
-
-// The six-transform H term (default). With A, B, C the values of a, b, c's
+// The six-transform H term. With A, B, C the values of a, b, c's
 // polynomials on the coset, bellperson computes
 //   h = icoset((A B - C) z),  z = 1 / (g^N - 1) (one scalar on the whole coset)
 //     = z icoset(A B) - z icoset(C),  and icoset(C) = ifft(c) exactly,
@@ -80,10 +69,6 @@ int32_t enqueue_to_coset(const ntt_tables &t, fr_t *x, uint32_t log_n, cudaStrea
 // of a and b is folded into the final constant: A' = N A, B' = N B, and
 //   h (bit-reversed) = DIF_inv(A' B') g^-j z / N^3 - DIF_inv(c) z / N,
 // then one bit reversal that also does the subtraction.
-bool h_six_transforms() {
-    const char *v = getenv("CUZK_H_TERM");
-    return !(v && strcmp(v, "seven") == 0);
-}
 
 // x = N X on the coset, natural order.
 int32_t enqueue_scaled_coset(const ntt_tables &t, fr_t *x, uint32_t log_n, cudaStream_t s, cuzk_error *err) {
@@ -111,16 +96,6 @@ int32_t enqueue_h_finish(fr_t *a, const fr_t *c, uint32_t log_n, cudaStream_t s,
     return enqueue_bitrev(a, (int)log_n, s, err, c);
 }
 
-// The seven-transform H term (CUZK_H_TERM=seven): a = (a b - c) / Z on the
-// coset, then back to coefficients in natural order.
-int32_t enqueue_quotient(const ntt_tables &t, fr_t *a, const fr_t *b, const fr_t *c, uint32_t log_n, cudaStream_t s,
-                         cuzk_error *err) {
-    CUZK_TRY(enqueue_h_pointwise(t, a, b, c, (int)log_n, s, err));
-    CUZK_TRY(enqueue_stages(t, INVERSE, false, a, (int)log_n,
-                            {SCALE_COSET_CONST, t.coset_lo[INVERSE], t.coset_hi[INVERSE], t.inv_n + log_n}, s, err));
-    return enqueue_bitrev(a, (int)log_n, s, err);
-}
-
 }  // namespace
 
 extern "C" int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const void *b, const void *c,
@@ -141,37 +116,24 @@ extern "C" int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const
         CUZK_CUDA(cudaEventCreateWithFlags(&hs.done[x], cudaEventDisableTiming));
         CUZK_CUDA(cudaEventCreateWithFlags(&hs.uploaded[x], cudaEventDisableTiming));
     }
-    if (h_six_transforms()) {
-        // Uploads one after the other (a, b, c: c needs the least work once
-        // it is in); each input's transforms on its own stream as soon as it
-        // is in; A B's inverse transform waits only for b.
-        for (int x = 0; x < 3; x++) {
-            if (x > 0) CUZK_CUDA(cudaStreamWaitEvent(hs.s[x], hs.uploaded[x - 1], 0));
-            CUZK_TRY(enqueue_upload(dev[x], host[x], n, log_n, hs.s[x], err));
-            CUZK_CUDA(cudaEventRecord(hs.uploaded[x], hs.s[x]));
-            if (x < 2)
-                CUZK_TRY(enqueue_scaled_coset(t, dev[x], log_n, hs.s[x], err));
-            else
-                CUZK_TRY(enqueue_c_coefficients(t, dev[x], log_n, hs.s[x], err));
-            CUZK_CUDA(cudaEventRecord(hs.done[x], hs.s[x]));
-        }
-        cudaStream_t s0 = hs.s[0];
-        CUZK_CUDA(cudaStreamWaitEvent(s0, hs.done[1], 0));
-        CUZK_TRY(enqueue_ab_part(t, dev[0], dev[1], log_n, s0, err));
-        CUZK_CUDA(cudaStreamWaitEvent(s0, hs.done[2], 0));
-        CUZK_TRY(enqueue_h_finish(dev[0], dev[2], log_n, s0, err));
-        CUZK_CUDA(cudaStreamSynchronize(s0));
-        return ok(err);
-    }
+    // Uploads one after the other (a, b, c: c needs the least work once it
+    // is in); each input's transforms on its own stream as soon as it is
+    // in; A B's inverse transform waits only for b.
     for (int x = 0; x < 3; x++) {
+        if (x > 0) CUZK_CUDA(cudaStreamWaitEvent(hs.s[x], hs.uploaded[x - 1], 0));
         CUZK_TRY(enqueue_upload(dev[x], host[x], n, log_n, hs.s[x], err));
-        CUZK_TRY(enqueue_to_coset(t, dev[x], log_n, hs.s[x], err));
+        CUZK_CUDA(cudaEventRecord(hs.uploaded[x], hs.s[x]));
+        if (x < 2)
+            CUZK_TRY(enqueue_scaled_coset(t, dev[x], log_n, hs.s[x], err));
+        else
+            CUZK_TRY(enqueue_c_coefficients(t, dev[x], log_n, hs.s[x], err));
         CUZK_CUDA(cudaEventRecord(hs.done[x], hs.s[x]));
     }
     cudaStream_t s0 = hs.s[0];
     CUZK_CUDA(cudaStreamWaitEvent(s0, hs.done[1], 0));
+    CUZK_TRY(enqueue_ab_part(t, dev[0], dev[1], log_n, s0, err));
     CUZK_CUDA(cudaStreamWaitEvent(s0, hs.done[2], 0));
-    CUZK_TRY(enqueue_quotient(t, dev[0], dev[1], dev[2], log_n, s0, err));
+    CUZK_TRY(enqueue_h_finish(dev[0], dev[2], log_n, s0, err));
     CUZK_CUDA(cudaStreamSynchronize(s0));
     return ok(err);
     CUZK_ENTRY_END
@@ -204,16 +166,11 @@ extern "C" int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stre
     const ntt_tables &t = ctx->tables;
     fr_t *dev[3] = {static_cast<fr_t *>(d_a), static_cast<fr_t *>(d_b), static_cast<fr_t *>(d_c)};
     cudaStream_t s = stream->stream;
-    if (h_six_transforms()) {
-        CUZK_TRY(enqueue_scaled_coset(t, dev[0], log_n, s, err));
-        CUZK_TRY(enqueue_scaled_coset(t, dev[1], log_n, s, err));
-        CUZK_TRY(enqueue_ab_part(t, dev[0], dev[1], log_n, s, err));
-        CUZK_TRY(enqueue_c_coefficients(t, dev[2], log_n, s, err));
-        CUZK_TRY(enqueue_h_finish(dev[0], dev[2], log_n, s, err));
-        return ok(err);
-    }
-    for (int x = 0; x < 3; x++) CUZK_TRY(enqueue_to_coset(t, dev[x], log_n, s, err));
-    CUZK_TRY(enqueue_quotient(t, dev[0], dev[1], dev[2], log_n, s, err));
+    CUZK_TRY(enqueue_scaled_coset(t, dev[0], log_n, s, err));
+    CUZK_TRY(enqueue_scaled_coset(t, dev[1], log_n, s, err));
+    CUZK_TRY(enqueue_ab_part(t, dev[0], dev[1], log_n, s, err));
+    CUZK_TRY(enqueue_c_coefficients(t, dev[2], log_n, s, err));
+    CUZK_TRY(enqueue_h_finish(dev[0], dev[2], log_n, s, err));
     return ok(err);
     CUZK_ENTRY_END
 }

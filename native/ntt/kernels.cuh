@@ -183,6 +183,8 @@ __global__ void __launch_bounds__(TILE / 2, 2) ntt_pass_kernel(const pass_args p
 // elements through shared memory as two 16-byte words (4 shared-memory
 // instructions per element instead of 16).
 constexpr uint32_t ILP_THREADS = TILE / 4;
+// Blocks per SM the ILP kernel's registers are budgeted for (transform.cu).
+constexpr int ILP_BLOCKS_PER_SM = 3;
 
 __device__ __forceinline__ fr_t sm4_load(const uint4 (*sm)[TILE], uint32_t e) {
     const uint4 a = sm[0][e], b = sm[1][e];
@@ -318,14 +320,6 @@ __global__ void __launch_bounds__(BITREV_TILE) bitrev_tiles_kernel(fr_t *x, int 
         const uint32_t mk = k ? m2 : m1;
         store_fr(x + (((uint64_t)hi << hs) | ((uint64_t)mk << BITREV_B) | lo), v);
     }
-}
-
-// h_i = (a_i b_i - c_i) * z_inv, into a (the seven-transform H term).
-template <int MV>
-__global__ void h_pointwise_kernel(fr_t *a, const fr_t *b, const fr_t *c, const fr_t *z_inv, uint64_t n) {
-    const fr_t z = ldg_fr(z_inv);
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-        store_fr(a + i, fmul<MV>(fmul<MV>(load_fr(a + i), load_fr(b + i)) - load_fr(c + i), z));
 }
 
 }  // namespace cuzk

@@ -1,7 +1,4 @@
 // Plans the passes of a transform and launches the kernels of kernels.cuh.
-#include <cstdlib>
-#include <cstring>
-
 #include "../error.cuh"
 #include "kernels.cuh"
 #include "transform.cuh"
@@ -31,35 +28,24 @@ int plan_passes(int log_n, int lo[], int k[]) {
 }
 
 // Pass kernels: the classic one (one butterfly per thread and stage, any
-// tile) and, for full tiles, the ILP one (kernels.cuh) with 3 or 4 blocks
-// per SM. CUZK_NTT_KERNEL=classic|ilp3|ilp4 overrides the default (ilp3)
-// for benchmarks; it is read at every call.
-enum pass_kernel { KERNEL_CLASSIC, KERNEL_ILP3, KERNEL_ILP4 };
-
-int pass_kernel_choice() {
-    const char *v = getenv("CUZK_NTT_KERNEL");
-    if (v && strcmp(v, "classic") == 0) return KERNEL_CLASSIC;
-    if (v && strcmp(v, "ilp4") == 0) return KERNEL_ILP4;
-    return KERNEL_ILP3;
-}
-
+// tile) and, for full tiles, the ILP one (kernels.cuh) at 3 blocks per SM:
+// two multiplications in flight per thread hide the carry chains' latency
+// that one butterfly per thread leaves exposed, and 4 blocks per SM (fewer
+// registers, a few spills) is no faster (docs/CUDA.md, the NTT).
 template <bool DIT>
-void launch_pass(int kernel, const pass_args &p, cudaStream_t stream) {
+void launch_pass(const pass_args &p, cudaStream_t stream) {
     const uint32_t tile_log = p.k + p.logc;
     const uint32_t blocks = 1u << (p.log_n - tile_log);
-    if (tile_log < (uint32_t)TILE_LOG) kernel = KERNEL_CLASSIC;
-    switch (kernel) {
-        case KERNEL_ILP3: ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, 3><<<blocks, ILP_THREADS, 0, stream>>>(p); break;
-        case KERNEL_ILP4: ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, 4><<<blocks, ILP_THREADS, 0, stream>>>(p); break;
-        default: ntt_pass_kernel<DIT, MUL_DEFAULT><<<blocks, 1u << (tile_log - 1), 0, stream>>>(p); break;
-    }
+    if (tile_log < (uint32_t)TILE_LOG)
+        ntt_pass_kernel<DIT, MUL_DEFAULT><<<blocks, 1u << (tile_log - 1), 0, stream>>>(p);
+    else
+        ntt_pass_ilp_kernel<DIT, MUL_DEFAULT, ILP_BLOCKS_PER_SM><<<blocks, ILP_THREADS, 0, stream>>>(p);
 }
 
 }  // namespace
 
 int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, int log_n, scale_spec scale,
                        cudaStream_t stream, cuzk_error *err, const fr_t *pre_mul) {
-    const int kernel = pass_kernel_choice();
     int lo[4], k[4];
     const int passes = plan_passes(log_n, lo, k);
     for (int n = 0; n < passes; n++) {
@@ -80,9 +66,9 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
         p.scale_c = scale.c;
         p.pre_mul = (n == 0) ? pre_mul : nullptr;
         if (dit)
-            launch_pass<true>(kernel, p, stream);
+            launch_pass<true>(p, stream);
         else
-            launch_pass<false>(kernel, p, stream);
+            launch_pass<false>(p, stream);
         CUZK_LAUNCHED();
     }
     return CUZK_OK;
@@ -98,17 +84,6 @@ int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err,
     const uint32_t threads = n < 256 ? n : 256;
     const uint32_t blocks = (n + threads - 1) / threads;
     bitrev_permute_kernel<<<blocks, threads, 0, stream>>>(x, log_n, sub);
-    CUZK_LAUNCHED();
-    return CUZK_OK;
-}
-
-int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const fr_t *c, int log_n,
-                            cudaStream_t stream, cuzk_error *err) {
-    const uint64_t n = 1ull << log_n;
-    const uint32_t threads = 256;
-    const uint64_t blocks = (n + threads - 1) / threads;
-    const uint32_t grid = (uint32_t)(blocks < 65536 ? blocks : 65536);
-    h_pointwise_kernel<MUL_DEFAULT><<<grid, threads, 0, stream>>>(a, b, c, t.z_inv + log_n, n);
     CUZK_LAUNCHED();
     return CUZK_OK;
 }

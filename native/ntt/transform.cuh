@@ -33,10 +33,6 @@ int32_t enqueue_stages(const ntt_tables &t, direction dir, bool dit, fr_t *x, in
 int32_t enqueue_bitrev(fr_t *x, int log_n, cudaStream_t stream, cuzk_error *err, const fr_t *sub = nullptr);
 
 
-// a = (a b - c) * z_inv[log_n] for 2^log_n elements.
-int32_t enqueue_h_pointwise(const ntt_tables &t, fr_t *a, const fr_t *b, const fr_t *c, int log_n,
-                            cudaStream_t stream, cuzk_error *err);
-
 // One natural-order transform of cuzk.h's cuzk_ntt_kind.
 int32_t enqueue_transform(const ntt_tables &t, fr_t *x, int log_n, cuzk_ntt_kind kind, cudaStream_t stream,
                           cuzk_error *err);

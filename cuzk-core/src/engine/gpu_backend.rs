@@ -254,7 +254,8 @@ impl ProverBackend for GpuBackend {
             _ => None,
         };
         // With the SRS in VRAM, and room in the budget for a second MSM
-        // workspace, L, A and B run beside the H MSM (docs/BENCHMARKS.md).
+        // workspace, L, A and B run beside the H MSM (each fills the other's
+        // idle phases).
         let queries_ws = match srs {
             Some(_) => GpuProver::query_workspace_bytes(dev.info.ordinal as i32, input.params)
                 .ok()

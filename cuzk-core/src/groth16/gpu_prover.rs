@@ -24,17 +24,17 @@
 //! With the SRS resident, [`GpuOptions::overlap_queries`] runs the L, A
 //! and B MSMs ([`queries`]) on a second thread, in their own workspace,
 //! while the H MSM runs: each fills the other's phases that leave the
-//! multiply pipe idle (-5.6 % of GPU time per 2^27 partition on the
-//! H200). Starting them
-//! during the H term as well measured slower: the NTTs lose more than the
-//! MSMs gain (docs/BENCHMARKS.md).
+//! multiply pipe idle (sorts, bucket reductions, host round trips). Not
+//! during the H term: the NTTs are bound by memory bandwidth, which the
+//! MSMs' sorts take from them, so the NTTs lose more than the MSMs gain.
 //!
 //! With the SRS in host memory, [`GpuOptions::l_beside_h`] runs the L MSM
 //! beside the H MSM in the H term's idle third buffer: the H MSM is bound
 //! by its arithmetic, L by its point uploads.
 //!
-//! B_G2 runs on the GPU: on the CPU it is ~40x slower (docs/BENCHMARKS.md)
-//! and could not hide behind the GPU's work.
+//! B_G2 runs on the GPU: blst on the CPU is over an order of magnitude
+//! slower, could not hide behind the GPU's work, and the CPU's cores are
+//! the next proof's synthesis.
 //!
 //! With the SRS in host memory and several circuits, [`GpuOptions::batched`]
 //! turns the order around after the H MSMs: each of L, A, B_G1 and B_G2
@@ -143,14 +143,15 @@ pub struct GpuOptions {
     /// on a second thread, in the memory of the H term's third buffer (idle
     /// until A's scalars are compacted into it), chunked to fit there; then
     /// B_G1 and B_G2, B's compacted scalars at the start of that buffer and
-    /// the rest their workspace ([`beside`]). No extra VRAM; their point
-    /// uploads and compute fill the H MSM's (L alone: -6 % per 2^27
-    /// partition under a 16 GiB limit on the H200). Ignored for points
-    /// in VRAM (L chunked into that buffer measured slower than after the
+    /// the rest their workspace ([`beside`]). No extra VRAM; L's point
+    /// uploads fill the H MSM's compute, which is bound by arithmetic, not
+    /// by PCIe. Ignored for points in VRAM (L then has no uploads to hide,
+    /// and in chunks that fit that buffer it is slower than whole after the
     /// H MSM), with `h_on_cpu`, for batch MSMs, where the witness is not on
     /// the device, and where L's chunks in that buffer would be under half
     /// those it gets after the H MSM, or no plan fits at all (an MSM needs
-    /// ~90 MB at least): smaller chunks measured slower.
+    /// ~90 MB at least): every chunk adds a pass over the buckets, so
+    /// smaller chunks cost more than the overlap saves.
     pub l_beside_h: bool,
 }
 

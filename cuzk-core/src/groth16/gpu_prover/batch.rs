@@ -36,13 +36,12 @@ pub struct BatchedMsms {
     pub g2: MsmOptions,
 }
 
-/// The fewest circuits for which the engine takes the batch path. Measured
-/// on the H200 (docs/BENCHMARKS.md): 10 circuits of 2^24 under a 2.5 GiB
-/// limit spent 21 % less time in L, A and B than circuit by circuit; 2 of
-/// 2^27 under 16 GiB gained nothing, from pageable or page-locked memory
-/// (per point, a circuit's scalars, 32 bytes from the host, weigh against
-/// half of a shared 96-byte point), and the batch path gives up
-/// pre-staging the next circuit's a, b, c.
+/// The fewest circuits for which the engine takes the batch path. A batch
+/// saves each circuit's point uploads, but each still uploads its own
+/// scalars (32 bytes from the host against a shared 96-byte point), and the
+/// batch path gives up pre-staging the next circuit's a, b, c: with many
+/// circuits the shared points win, with two they do not (docs/BENCHMARKS.md
+/// has the figures).
 pub const BATCH_MSMS_FROM_CIRCUITS: usize = 3;
 
 /// A batch call's chunks are large enough at this many points (or the
