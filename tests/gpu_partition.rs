@@ -26,7 +26,9 @@
 use cuzk_core::arith::Density;
 use cuzk_core::circuits::Synthetic;
 use cuzk_core::cs::ProvingAssignment;
-use cuzk_core::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, GpuTimings};
+use cuzk_core::groth16::gpu_prover::{
+    BatchSize, BatchedMsms, Chunks, GpuProver, GpuTimings, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch,
+};
 use cuzk_core::groth16::gpu_srs::{pin_host_points, DeviceSrs, HostPinning, SrsPoints};
 use cuzk_core::groth16::prover::{assemble, MsmResults};
 use cuzk_core::srs::{Parameters, VerifyingKey};
@@ -175,17 +177,22 @@ fn prove_once(
     params: &Parameters,
     pa: &ProvingAssignment,
     srs: SrsPoints<'_>,
-    opts: GpuOptions,
+    plan: Plan,
 ) -> (MsmResults, Duration, GpuTimings, u64) {
     let base = cuzk_sys::free_memory(dev).unwrap();
     let t = Instant::now();
     let staged = prover.stage_h(pa).unwrap();
     let stage = t.elapsed();
     let ((m, times), min_free) = min_free_during(dev, || {
-        let mut v = prover.msms_timed(params, srs, std::slice::from_ref(pa), Some(staged), opts).unwrap();
+        let mut v = prover.run(params, srs, std::slice::from_ref(pa), Some(staged), &plan).unwrap();
         v.pop().unwrap()
     });
     (m, stage, times, base.saturating_sub(min_free))
+}
+
+/// A plan with the H term on the device.
+fn plan(circuits: usize, points: PointsAt, queries: Queries, next: NextInputs, chunks: Chunks) -> Plan {
+    Plan { circuits, points, h: HTerm::Device, queries, next, chunks }
 }
 
 fn same(what: &str, gpu: &MsmResults, cpu: &MsmResults) {
@@ -264,8 +271,9 @@ fn gpu_partition_matches_discrete_logs() {
     let upload = t.elapsed();
     for round in 0..4 {
         let overlap = round >= 2;
-        let opts = GpuOptions { overlap_queries: overlap, ..Default::default() };
-        let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Device(&resident), opts);
+        let queries = if overlap { Queries::BesideH } else { Queries::AfterH };
+        let p = plan(1, PointsAt::Device, queries, NextInputs::WhenDue, Chunks::Whole);
+        let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Device(&resident), p);
         same("resident", &m, &expected);
         let t = Instant::now();
         let proof = assemble(&params.vk, m, r, s);
@@ -289,8 +297,7 @@ fn gpu_partition_matches_discrete_logs() {
     let fifth = MsmOptions { max_chunk_points: n1 / 5 + 1, max_sort_entries: n1 / 5 + 1, ..Default::default() };
     let limit = if log_n >= 27 { 16u64 << 30 } else { h_bytes + msm::workspace_bytes::<G1>(dev, n1, false, false, fifth).unwrap() };
     let budget = limit.checked_sub(h_bytes).expect("the limit leaves no room beside the H buffers");
-    let opts = GpuOptions::msms_within(dev, n1, n2, false, budget).unwrap();
-    let chunk = opts.msm.map_or(0, |m| m.max_chunk_points);
+    let chunk = msm::options_for_budget::<G1>(dev, n1, false, false, budget).unwrap().max_chunk_points;
     let k: usize = std::env::var("CUZK_PARTITION_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(2).max(2);
     let batch = vec![pa; k];
     let batched = BatchedMsms::within(dev, n1, n2, batch.len(), limit).unwrap();
@@ -301,34 +308,35 @@ fn gpu_partition_matches_discrete_logs() {
         // fits there in chunks as large as the H MSM's; smaller sizes under
         // their tight limits run L after H).
         for l_beside_h in [false, true] {
-            let opts = GpuOptions { l_beside_h, ..opts };
-            let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), opts);
+            let queries = if l_beside_h { Queries::InHScratch(Scratch::LAndB) } else { Queries::AfterH };
+            let p = plan(1, PointsAt::Host, queries, NextInputs::WhenDue, Chunks::Within(budget));
+            let ran = prover.fit(params, SrsPoints::Host(params), &batch[0], &p).unwrap().queries;
             if log_n >= 27 {
-                assert_eq!(times.l_beside_h, l_beside_h, "L beside H asked for: {l_beside_h}");
-                assert_eq!(times.b_beside_h, l_beside_h, "B after L beside H asked for: {l_beside_h}");
+                assert_eq!(ran, queries, "L and B beside H asked for: {l_beside_h}");
             }
+            let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), p);
             same("VRAM limit", &m, &expected);
             let t = Instant::now();
             let proof = assemble(&params.vk, m, r, s);
             let epilogue = t.elapsed();
             assert_eq!(proof.to_bytes(), want, "VRAM limit (L beside H: {l_beside_h}): the proof differs from the independent computation");
-            let how = match (l_beside_h, times.l_beside_h, times.b_beside_h) {
-                (true, true, true) => ", L and B beside H",
-                (true, true, false) => ", L beside H (B after: chunks too small)",
-                (true, false, _) => ", L beside H asked for, ran after (chunks too small)",
+            let how = match ran {
+                Queries::InHScratch(Scratch::LAndB) => ", L and B beside H",
+                Queries::InHScratch(Scratch::L) => ", L beside H (B after: chunks too small)",
+                _ if l_beside_h => ", L beside H asked for, ran after (chunks too small)",
                 _ => "",
             };
             report(&format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points{how}"), stage, &times, epilogue, peak);
             assert!(peak <= limit, "VRAM limit {limit} (L beside H: {l_beside_h}): peak use {peak} bytes");
         }
 
-        let opts = GpuOptions { batched: Some(batched), ..opts };
+        let p = plan(k, PointsAt::Host, Queries::Batched(BatchSize::Exactly(batched)), NextInputs::WhenDue, Chunks::Within(budget));
         let base = cuzk_sys::free_memory(dev).unwrap();
         let t = Instant::now();
         let staged = prover.stage_h(&batch[0]).unwrap();
         let stage = t.elapsed();
         let (results, min_free) =
-            min_free_during(dev, || prover.msms_timed(params, SrsPoints::Host(params), &batch, Some(staged), opts).unwrap());
+            min_free_during(dev, || prover.run(params, SrsPoints::Host(params), &batch, Some(staged), &p).unwrap());
         let peak = base.saturating_sub(min_free);
         for (i, (m, times)) in results.into_iter().enumerate() {
             same("batch MSMs under the limit", &m, &expected);
@@ -361,9 +369,9 @@ fn gpu_partition_matches_discrete_logs() {
     let t = Instant::now();
     let staged = prover.stage_h(&batch[0]).unwrap();
     let stage = t.elapsed();
-    let opts = GpuOptions { prestage_next: true, overlap_queries: true, ..Default::default() };
+    let p = plan(k, PointsAt::Device, Queries::BesideH, NextInputs::SecondHBuffers, Chunks::Whole);
     let (results, min_free) = min_free_during(dev, || {
-        prover.msms_timed(params, SrsPoints::Device(&resident), &batch, Some(staged), opts).unwrap()
+        prover.run(params, SrsPoints::Device(&resident), &batch, Some(staged), &p).unwrap()
     });
     let peak = base.saturating_sub(min_free);
     for (i, (m, times)) in results.into_iter().enumerate() {

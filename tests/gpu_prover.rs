@@ -65,86 +65,60 @@ fn gpu_prover_matches_cpu_prover() {
     }
 }
 
-/// The batch path (SRS points from host memory; L, A, B_G1, B_G2 as batch
-/// MSMs over the circuits, each SRS chunk uploaded once) gives the CPU
-/// prover's bytes for distinct circuits: all sets in one call, two sets per
-/// call with small chunks (a batch of 3 takes calls of 2 and 1), and with
-/// the H term on the CPU.
+/// Every plan the executor can be given (points resident or from host
+/// memory, the H term on the device or the CPU, each way of running the
+/// query MSMs, with and without a second set of H buffers, MSMs whole or
+/// in small chunks) gives the CPU prover's bytes, for distinct circuits of
+/// two shapes. Batch MSMs run both in one call and as calls of 2 sets with
+/// small chunks (a batch of 3 takes calls of 2 and 1). The H term's third
+/// buffer at these sizes is too small for any L plan (an MSM needs ~90 MB
+/// at least; these domains give 4-8 MiB), so there L runs after the H MSM;
+/// gpu_partition checks at 2^22 and 2^27 that it runs beside it.
 #[test]
-fn gpu_batch_msms_match_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver};
-    use cuzk_core::groth16::gpu_srs::SrsPoints;
-    use cuzk_sys::msm::MsmOptions;
-    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_batch_msms_match_cpu_prover") else { return };
-    let batch = 3;
-    let c = case(&"synthetic:70000:5".parse().unwrap(), batch, seed, &mut rng);
-    let params = &c.params;
-    let prover = GpuProver::new(dev).unwrap();
-    let (n1, n2) = (params.h.len().max(params.l.len()) as u64, params.b_g2.len() as u64);
-    let small = MsmOptions { max_chunk_points: 10_007, max_sort_entries: 30_000, ..Default::default() };
-    let plans = [
-        ("one call", BatchedMsms::within(dev, n1, n2, 3, u64::MAX).unwrap(), false),
-        ("2 sets per call, chunks of 10007", BatchedMsms { g1_sets: 2, g1: small, g2_sets: 2, g2: small }, false),
-        ("H on the CPU", BatchedMsms { g1_sets: 3, g1: small, g2_sets: 1, g2: small }, true),
-    ];
-    for (what, plan, h_on_cpu) in plans {
-        let opts = GpuOptions { batched: Some(plan), h_on_cpu, ..Default::default() };
-        let results = prover.msms(params, SrsPoints::Host(params), &c.assignments, None, opts).unwrap();
-        c.assert_cpu_bytes(results, &format!("batch MSMs, {what}"));
-        println!("batch MSMs ({what}): {batch} GPU proofs byte-identical to the CPU prover");
-    }
-}
-
-/// The SRS resident in VRAM with the query MSMs (L, A, B_G1, B_G2) on a
-/// second thread overlapping the H MSM, alone and with the next circuit's
-/// a, b, c pre-staged meanwhile: the CPU prover's bytes, for distinct
-/// circuits of two shapes.
-#[test]
-fn gpu_overlapped_queries_match_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{GpuOptions, GpuProver};
+fn gpu_every_plan_matches_cpu_prover() {
+    use cuzk_core::groth16::gpu_prover::{BatchSize, BatchedMsms, Chunks, GpuProver, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
     use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
-    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_overlapped_queries_match_cpu_prover") else { return };
+    use cuzk_sys::msm::MsmOptions;
+    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_every_plan_matches_cpu_prover") else { return };
     let prover = GpuProver::new(dev).unwrap();
+    let small = MsmOptions { max_chunk_points: 10_007, max_sort_entries: 30_000, ..Default::default() };
+    let two_sets = BatchedMsms { g1_sets: 2, g1: small, g2_sets: 2, g2: small };
+    let queries = [
+        Queries::AfterH,
+        Queries::BesideH,
+        Queries::InHScratch(Scratch::LAndB),
+        Queries::Batched(BatchSize::Within(u64::MAX)),
+        Queries::Batched(BatchSize::Exactly(two_sets)),
+    ];
     for (spec, batch) in [("synthetic:70000:5", 3), ("sha256:1", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
         let c = case(&spec, batch, seed, &mut rng);
         let resident = DeviceSrs::upload(dev, &c.params).unwrap();
-        for prestage_next in [false, true] {
-            let opts = GpuOptions { overlap_queries: true, prestage_next, ..Default::default() };
-            let first = Some(prover.stage_h(&c.assignments[0]).unwrap());
-            let results = prover.msms(&c.params, SrsPoints::Device(&resident), &c.assignments, first, opts).unwrap();
-            c.assert_cpu_bytes(results, &format!("{spec:?}, overlapped queries (prestage_next {prestage_next})"));
-        }
-        println!("overlapped query MSMs {spec:?}: {batch} GPU proofs byte-identical to the CPU prover, with and without pre-staging");
-    }
-}
-
-/// `GpuOptions::l_beside_h` on circuits whose H term's third buffer is
-/// too small for any L plan (an MSM needs ~90 MB at least; these domains
-/// give 4-8 MiB): L runs after the H MSM, as without the option, with the
-/// CPU prover's bytes; with the SRS resident the option is ignored. The
-/// path where L does run beside H is checked at 2^22 and 2^27 by
-/// gpu_partition, which asserts it ran.
-#[test]
-fn gpu_l_beside_h_falls_back_and_matches_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{GpuOptions, GpuProver};
-    use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
-    let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_l_beside_h_falls_back_and_matches_cpu_prover") else { return };
-    let prover = GpuProver::new(dev).unwrap();
-    for (spec, batch) in [("synthetic:70000:5", 2), ("sha256:1", 2)] {
-        let spec: CircuitSpec = spec.parse().unwrap();
-        let c = case(&spec, batch, seed, &mut rng);
-        let resident = DeviceSrs::upload(dev, &c.params).unwrap();
-        for (srs, points) in [("host", SrsPoints::Host(&c.params)), ("resident", SrsPoints::Device(&resident))] {
-            for prestage_next in [false, true] {
-                let opts = GpuOptions { l_beside_h: true, prestage_next, ..Default::default() };
-                let first = Some(prover.stage_h(&c.assignments[0]).unwrap());
-                let timed = prover.msms_timed(&c.params, points, &c.assignments, first, opts).unwrap();
-                assert!(timed.iter().all(|(_, t)| !t.l_beside_h), "{spec:?}, SRS {srs}: L ran beside H in a buffer too small for it");
-                let results = timed.into_iter().map(|(m, _)| m).collect();
-                c.assert_cpu_bytes(results, &format!("{spec:?}, SRS {srs}, L beside H asked for (prestage_next {prestage_next})"));
+        let mut plans = 0;
+        for (points_at, points) in [(PointsAt::Host, SrsPoints::Host(&c.params)), (PointsAt::Device, SrsPoints::Device(&resident))] {
+            for h in [HTerm::Device, HTerm::Cpu] {
+                for q in queries {
+                    for next in [NextInputs::WhenDue, NextInputs::SecondHBuffers] {
+                        for chunks in [Chunks::Whole, Chunks::Exactly(small)] {
+                            let plan = Plan { circuits: c.assignments.len(), points: points_at, h, queries: q, next, chunks };
+                            let first = (h == HTerm::Device).then(|| prover.stage_h(&c.assignments[0]).unwrap());
+                            let ran = prover.fit(&c.params, points, &c.assignments[0], &plan).unwrap();
+                            assert!(
+                                !matches!(ran.queries, Queries::InHScratch(_)),
+                                "{spec:?}, {plan}: L runs beside H in a buffer too small for it"
+                            );
+                            let timed = prover.run(&c.params, points, &c.assignments, first, &plan).unwrap();
+                            c.assert_cpu_bytes(timed.into_iter().map(|(m, _)| m).collect(), &format!("{spec:?}, {plan} (runs as {ran})"));
+                            plans += 1;
+                        }
+                    }
+                }
             }
         }
-        println!("L beside H asked for, {spec:?}: L after H (buffer too small), {batch} proofs byte-identical to the CPU prover, SRS from host and resident");
+        // A plan whose points are elsewhere than the call's is refused.
+        let wrong = Plan { circuits: batch as usize, points: PointsAt::Device, h: HTerm::Device, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole };
+        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &c.assignments, None, &wrong).err().expect("a plan for resident points ran on host points");
+        assert!(err.to_string().contains("plan"), "{err}");
+        println!("every plan, {spec:?}: {plans} plans, {batch} GPU proofs each byte-identical to the CPU prover");
     }
 }

@@ -146,7 +146,7 @@ impl_group!(
 
 /// Tuning that never changes the result (tests use it to cover window
 /// sizes and chunking).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MsmOptions {
     /// 0: chosen from n; else 2..=24.
     pub window_bits: u32,
@@ -288,15 +288,23 @@ impl<'a> MsmWorkspace<'a> {
     /// start of the buffer whose rest is its workspace. Elements from
     /// `keep` on are the MSM's scratch meanwhile.
     pub fn in_buffer_after<T: Copy>(buf: &'a mut DeviceBuffer<T>, keep: usize) -> (Self, &'a DeviceBuffer<T>) {
-        const ALIGN: usize = 2 << 20;
         let total = buf.len() * std::mem::size_of::<T>();
-        let from = (keep * std::mem::size_of::<T>()).div_ceil(ALIGN).saturating_mul(ALIGN).min(total);
+        let from = total - Self::bytes_after::<T>(buf.len(), keep) as usize;
         let ptr = unsafe { (buf.as_mut_ptr() as *mut u8).add(from) } as *mut c_void;
         let ws = MsmWorkspace {
             device: buf.device(),
             mem: Memory::Borrowed { ptr, bytes: (total - from) as u64, _buf: PhantomData },
         };
         (ws, buf)
+    }
+
+    /// The bytes of [`MsmWorkspace::in_buffer_after`] over a buffer of
+    /// `len` elements, keeping `keep` (to plan before the buffer exists).
+    pub fn bytes_after<T: Copy>(len: usize, keep: usize) -> u64 {
+        const ALIGN: usize = 2 << 20;
+        let total = len * std::mem::size_of::<T>();
+        let from = (keep * std::mem::size_of::<T>()).div_ceil(ALIGN).saturating_mul(ALIGN).min(total);
+        (total - from) as u64
     }
 
     /// Device bytes held now.

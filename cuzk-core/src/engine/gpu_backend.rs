@@ -4,19 +4,12 @@
 //! - `prestage` (under `mem_mtx`): make the SRS resident in VRAM if it is
 //!   not and there is room (uploaded once, kept while the host SRS lives),
 //!   then upload circuit 0's a, b, c into the H buffers the worker reserved.
-//! - `compute` (under `compute_mtx`): the H terms and every MSM (the query
-//!   MSMs beside the H MSM in their own workspace where the SRS is resident
-//!   and the budget has room; with points from host memory, L may run
-//!   beside it in the H term's idle third buffer). Circuits after the
-//!   first reuse the staged buffers, or, where the VRAM budget has room
-//!   for a second set, are uploaded into it while the circuit before runs
-//!   its MSMs. With the SRS in host memory (no room to keep it resident)
-//!   and 3 or more circuits, a batch's L, A, B_G1 and B_G2 run as batch
-//!   MSMs: each SRS chunk is uploaded once for every circuit.
+//! - `compute` (under `compute_mtx`): a [`Plan`] for the worker's
+//!   reservation and the VRAM free beside it, run by [`GpuProver::run`]
+//!   (the H terms and every MSM; see `gpu_prover::plan` for the regimes).
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
-//!   within the granted bytes: H on the device if its buffers fit, else on
-//!   the CPU; MSMs chunked to the rest; SRS points from host memory unless
-//!   already resident, and then batch MSMs as above.
+//!   the same, planned within the granted bytes alone (SRS points from
+//!   host memory unless already resident).
 //! - `epilogue` (no lock): the CPU prover's `assemble`.
 //!
 //! An SRS whose points stream from host memory is page-locked there once
@@ -26,7 +19,8 @@
 
 use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend};
 use super::interlock::VramReservation;
-use crate::groth16::gpu_prover::{BatchedMsms, GpuOptions, GpuProver, StagedH, BATCH_MSMS_FROM_CIRCUITS};
+use crate::groth16::gpu_prover::plan::{Request, Sizes};
+use crate::groth16::gpu_prover::{msm_sizes, GpuProver, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::srs::Parameters;
@@ -70,8 +64,6 @@ pub struct GpuBackend {
 struct Staged {
     first: Option<StagedH>,
     srs: Option<Arc<DeviceSrs>>,
-    /// Planned here, under the memory lock, not under the compute lock.
-    batched: Option<BatchedMsms>,
 }
 
 struct Computed {
@@ -178,25 +170,66 @@ impl GpuBackend {
         }
     }
 
-    /// The largest MSM of a proof: (G1 points, G2 points).
-    fn msm_sizes(params: &Parameters) -> (u64, u64) {
-        let g1 = params.h.len().max(params.l.len()).max(params.a.len()).max(params.b_g1.len());
-        (g1 as u64, params.b_g2.len() as u64)
+    /// The VRAM sizes of `input` on `dev` that a plan is made from.
+    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool) -> Result<Sizes, String> {
+        let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
+        let o = dev.info.ordinal as i32;
+        let (n1, n2) = msm_sizes(input.params);
+        let whole = |on_dev: bool, opts: MsmOptions, n1: u64, n2: u64| -> Result<u64, String> {
+            let g1 = msm::workspace_bytes::<G1>(o, n1, on_dev, false, opts).map_err(err)?;
+            Ok(g1.max(msm::workspace_bytes::<G2>(o, n2, on_dev, false, opts).map_err(err)?))
+        };
+        // The smallest MSM worth running beside the H buffers: chunks of
+        // 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H buffers, 4
+        // GiB of MSM workspace).
+        let min_chunk = 1u64 << 20;
+        let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
+        Ok(Sizes {
+            h_bytes: GpuProver::h_bytes(first.num_constraints()).map_err(err)?,
+            msm_bytes: whole(false, MsmOptions::default(), n1, n2)?,
+            query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params).map_err(err)? } else { 0 },
+            min_msm_bytes: whole(resident, small, n1.min(min_chunk), n2.min(min_chunk))?,
+        })
     }
 
-    /// Batch MSMs within `budget` bytes where the SRS points come from host
-    /// memory and the batch has enough circuits to gain; else None.
-    fn batched(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, budget: u64) -> Result<Option<BatchedMsms>, String> {
-        if resident || input.assignments.len() < BATCH_MSMS_FROM_CIRCUITS {
-            return Ok(None);
-        }
-        let (n1, n2) = Self::msm_sizes(input.params);
-        let plan = BatchedMsms::within(dev.info.ordinal as i32, n1, n2, input.assignments.len(), budget).map_err(err)?;
-        log::info!(
-            "batch MSMs gpu={} circuits={} g1_sets={} g1_chunk_points={} g2_sets={} g2_chunk_points={}",
-            dev.info.ordinal, input.assignments.len(), plan.g1_sets, plan.g1.max_chunk_points, plan.g2_sets, plan.g2.max_chunk_points
-        );
-        Ok(Some(plan))
+    /// Plans `input` within `granted` bytes (borrowing from the budget's
+    /// free VRAM what the plan takes beyond them, when `may_borrow`) and
+    /// runs it (the executor logs the plan).
+    fn plan_and_run(
+        &self,
+        dev: &GpuDevice,
+        input: &ProveInput<'_>,
+        srs: Option<Arc<DeviceSrs>>,
+        first: Option<StagedH>,
+        granted: u64,
+        may_borrow: bool,
+    ) -> Result<PhaseState, String> {
+        let sizes = Self::sizes(dev, input, srs.is_some())?;
+        let req = Request {
+            circuits: input.assignments.len(),
+            srs_resident: srs.is_some(),
+            first_staged: first.is_some(),
+            granted,
+            spare: if may_borrow { input.vram.free() } else { 0 },
+            sizes,
+        };
+        let mut plan = Plan::choose(&req);
+        // What the plan borrows, reserved for the call; where another
+        // worker took it meanwhile, the plan without it.
+        let borrowed = match plan.borrowed(&sizes) {
+            0 => None,
+            bytes => {
+                let r = input.vram.try_reserve(bytes);
+                if r.is_none() {
+                    plan = plan.without_borrowing();
+                }
+                r
+            }
+        };
+        let points = Self::points(input.params, &srs);
+        let results = dev.prover.run(input.params, points, input.assignments, first, &plan).map_err(err)?;
+        drop(borrowed);
+        Ok(Box::new(Computed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() }))
     }
 }
 
@@ -214,7 +247,7 @@ impl ProverBackend for GpuBackend {
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
         let Some(first) = input.assignments.first() else { return 0 };
         let h = GpuProver::h_bytes(first.num_constraints()).unwrap_or(0);
-        let (n1, n2) = Self::msm_sizes(input.params);
+        let (n1, n2) = msm_sizes(input.params);
         let Some(dev) = self.devices.first() else { return 0 };
         let o = dev.info.ordinal as i32;
         // An error here (none expected: it only sizes buffers) shows up
@@ -230,58 +263,17 @@ impl ProverBackend for GpuBackend {
         if srs.is_none() {
             pin_host_points(input.params); // once per SRS; MSMs stream its points
         }
-        // Points from the host: batch MSMs in this worker's reservation
-        // (the H buffers are free by then).
-        let batched = Self::batched(dev, input, srs.is_some(), self.vram_needed(input))?;
         let first = match input.assignments.first() {
             Some(pa) => Some(dev.prover.stage_h(pa).map_err(err)?),
             None => None,
         };
-        Ok(Box::new(Staged { first, srs, batched }))
+        Ok(Box::new(Staged { first, srs }))
     }
 
     fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
         let dev = self.device(device)?;
-        let Staged { first, srs, batched } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
-        let points = Self::points(input.params, &srs);
-        // Without batch MSMs, a second set of H buffers, if the budget has
-        // room for it, lets each circuit's a, b, c upload while the one
-        // before runs its MSMs.
-        let second_h = match input.assignments {
-            [pa, _, ..] if batched.is_none() => {
-                GpuProver::h_bytes(pa.num_constraints()).ok().and_then(|b| input.vram.try_reserve(b))
-            }
-            _ => None,
-        };
-        // With the SRS in VRAM, and room in the budget for a second MSM
-        // workspace, L, A and B run beside the H MSM (each fills the other's
-        // idle phases).
-        let queries_ws = match srs {
-            Some(_) => GpuProver::query_workspace_bytes(dev.info.ordinal as i32, input.params)
-                .ok()
-                .and_then(|b| input.vram.try_reserve(b)),
-            None => None,
-        };
-        // With points from host memory, L may run beside it in the H
-        // term's idle third buffer (no VRAM of its own; `l_beside_h` says
-        // when).
-        let opts = GpuOptions {
-            prestage_next: second_h.is_some(),
-            batched,
-            overlap_queries: queries_ws.is_some(),
-            l_beside_h: srs.is_none(),
-            ..Default::default()
-        };
-        log::debug!(
-            "compute plan gpu={device} circuits={} prestage_next={} overlap_queries={} l_beside_h={}",
-            input.assignments.len(),
-            opts.prestage_next,
-            opts.overlap_queries,
-            opts.l_beside_h
-        );
-        let results = dev.prover.msms(input.params, points, input.assignments, first, opts).map_err(err)?;
-        drop((second_h, queries_ws));
-        Ok(Box::new(Computed { params: input.params.clone(), results }))
+        let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
+        self.plan_and_run(dev, input, srs, first, self.vram_needed(input), true)
     }
 
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
@@ -290,40 +282,7 @@ impl ProverBackend for GpuBackend {
         if srs.is_none() {
             pin_host_points(input.params);
         }
-        let Some(first) = input.assignments.first() else {
-            return Ok(Box::new(Computed { params: input.params.clone(), results: Vec::new() }));
-        };
-        let h_bytes = GpuProver::h_bytes(first.num_constraints()).map_err(err)?;
-        let (n1, n2) = Self::msm_sizes(input.params);
-        let on_dev = srs.is_some();
-        // H on the device when its buffers leave room for MSM chunks of
-        // 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H buffers, 4 GiB
-        // of MSM workspace); else on the CPU, all of the grant for MSMs.
-        let min_chunk = 1u64 << 20;
-        let o = dev.info.ordinal as i32;
-        let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
-        let min_msm = msm::workspace_bytes::<G1>(o, n1.min(min_chunk), on_dev, false, small)
-            .map_err(err)?
-            .max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), on_dev, false, small).map_err(err)?);
-        let h_on_cpu = h_bytes + min_msm > vram_granted;
-        let budget = if h_on_cpu { vram_granted } else { vram_granted - h_bytes };
-        let batched = Self::batched(dev, input, on_dev, vram_granted)?;
-        let opts = GpuOptions {
-            h_on_cpu,
-            batched,
-            l_beside_h: true,
-            ..GpuOptions::msms_within(o, n1, n2, on_dev, budget).map_err(err)?
-        };
-        let chunk = |m: Option<MsmOptions>| m.map_or(0, |m| m.max_chunk_points);
-        log::info!(
-            "fallback plan gpu={device} vram_granted={} h_on_cpu={h_on_cpu} msm_chunk_points_g1={} msm_chunk_points_g2={} srs_resident={on_dev}",
-            crate::config::format_size(vram_granted),
-            chunk(opts.msm),
-            chunk(opts.msm_g2)
-        );
-        let points = Self::points(input.params, &srs);
-        let results = dev.prover.msms(input.params, points, input.assignments, None, opts).map_err(err)?;
-        Ok(Box::new(Computed { params: input.params.clone(), results }))
+        self.plan_and_run(dev, input, srs, None, vram_granted, false)
     }
 
     fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {

@@ -16,36 +16,22 @@
 //! equal MSM results mean equal bytes.
 //!
 //! The work is split for the engine's interlock: [`GpuProver::stage_h`]
-//! uploads a circuit's a, b, c (pre-staging), [`GpuProver::msms`] runs the
-//! kernels, and `assemble` runs on the CPU after the GPU is released. In a
-//! batch, [`GpuOptions::prestage_next`] uploads circuit i + 1's a, b, c
-//! into a second set of H buffers while circuit i runs its MSMs.
-//!
-//! With the SRS resident, [`GpuOptions::overlap_queries`] runs the L, A
-//! and B MSMs ([`queries`]) on a second thread, in their own workspace,
-//! while the H MSM runs: each fills the other's phases that leave the
-//! multiply pipe idle (sorts, bucket reductions, host round trips). Not
-//! during the H term: the NTTs are bound by memory bandwidth, which the
-//! MSMs' sorts take from them, so the NTTs lose more than the MSMs gain.
-//!
-//! With the SRS in host memory, [`GpuOptions::l_beside_h`] runs the L MSM
-//! beside the H MSM in the H term's idle third buffer: the H MSM is bound
-//! by its arithmetic, L by its point uploads.
+//! uploads a circuit's a, b, c (pre-staging), [`GpuProver::run`] runs the
+//! kernels by a [`Plan`] ([`plan`]: where the H term runs, which MSMs run
+//! beside the H MSM and in which memory, what is staged next, how MSMs are
+//! chunked), and `assemble` runs on the CPU after the GPU is released.
 //!
 //! B_G2 runs on the GPU: blst on the CPU is over an order of magnitude
 //! slower, could not hide behind the GPU's work, and the CPU's cores are
 //! the next proof's synthesis.
-//!
-//! With the SRS in host memory and several circuits, [`GpuOptions::batched`]
-//! turns the order around after the H MSMs: each of L, A, B_G1 and B_G2
-//! runs once for the whole batch ([`batch`]), so each SRS chunk crosses
-//! PCIe once per batch instead of once per circuit.
 
 mod batch;
 mod beside;
+pub mod plan;
 mod queries;
 pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
-use beside::Beside;
+pub use plan::{BatchSize, Chunks, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
+use beside::{Beside, InScratch};
 use queries::{compact, Witness};
 
 use super::gpu_srs::{Points, SrsPoints};
@@ -69,6 +55,8 @@ pub enum GpuProveError {
     Gpu(#[from] cuzk_sys::Error),
     #[error("H term on the CPU: {0}")]
     CpuH(#[from] crate::ntt::NttError),
+    #[error("GPU plan: {0}")]
+    Plan(String),
 }
 
 // blstrs' types are #[repr(transparent)] over blst's; cuzk-sys speaks blst.
@@ -113,59 +101,24 @@ pub struct StagedH {
     log_n: u32,
 }
 
-/// How [`GpuProver::msms`] may use device memory.
+/// The chunking of a call's MSMs (None: each MSM's default plan).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct GpuOptions {
-    /// Chunking of the G1 MSMs (bounds their workspace).
-    pub msm: Option<MsmOptions>,
-    /// The same for the G2 MSM (B_G2); None: as `msm`.
-    pub msm_g2: Option<MsmOptions>,
-    /// Compute the H term on the CPU (no H buffers in VRAM).
-    pub h_on_cpu: bool,
-    /// In a batch, upload circuit i + 1's a, b, c into a second set of H
-    /// buffers (another [`GpuProver::h_bytes`] of VRAM) while circuit i's
-    /// MSMs run, taking the upload off the GPU's critical path.
-    pub prestage_next: bool,
-    /// Points from host memory and several circuits: after every circuit's
-    /// H MSM (the H buffers are then freed), run L, A, B_G1 and B_G2 as
-    /// batch MSMs, one SRS upload for every circuit (ignored for SRS
-    /// points in VRAM, and for one circuit). Replaces `prestage_next`.
-    pub batched: Option<BatchedMsms>,
-    /// With the SRS points in VRAM: L, A, B_G1 and B_G2 run on a second
-    /// thread in their own MSM workspace ([`GpuProver::query_workspace_bytes`]
-    /// more VRAM) while the H MSM runs, so that each fills the other's
-    /// phases that leave the multiply pipe idle (sorts, bucket reductions,
-    /// host round trips). Ignored for points from host memory (both would
-    /// stream points over one PCIe link), with `h_on_cpu`, and when that
-    /// workspace cannot be allocated (then the MSMs run one after another).
-    pub overlap_queries: bool,
-    /// With the SRS points in host memory: the L MSM runs beside the H MSM
-    /// on a second thread, in the memory of the H term's third buffer (idle
-    /// until A's scalars are compacted into it), chunked to fit there; then
-    /// B_G1 and B_G2, B's compacted scalars at the start of that buffer and
-    /// the rest their workspace ([`beside`]). No extra VRAM; L's point
-    /// uploads fill the H MSM's compute, which is bound by arithmetic, not
-    /// by PCIe. Ignored for points in VRAM (L then has no uploads to hide,
-    /// and in chunks that fit that buffer it is slower than whole after the
-    /// H MSM), with `h_on_cpu`, for batch MSMs, where the witness is not on
-    /// the device, and where L's chunks in that buffer would be under half
-    /// those it gets after the H MSM, or no plan fits at all (an MSM needs
-    /// ~90 MB at least): every chunk adds a pass over the buckets, so
-    /// smaller chunks cost more than the overlap saves.
-    pub l_beside_h: bool,
+pub(super) struct MsmChunks {
+    g1: Option<MsmOptions>,
+    g2: Option<MsmOptions>,
 }
 
-impl GpuOptions {
-    /// Chunked MSMs whose workspace fits in `budget` bytes: the G1 MSMs of
-    /// at most `n1` points and the G2 MSM of `n2`, scalars from the host,
-    /// points from the device when `points_on_device`. The rest default.
-    pub fn msms_within(device: i32, n1: u64, n2: u64, points_on_device: bool, budget: u64) -> cuzk_sys::Result<Self> {
-        Ok(Self {
-            msm: Some(msm::options_for_budget::<G1>(device, n1, points_on_device, false, budget)?),
-            msm_g2: Some(msm::options_for_budget::<G2>(device, n2, points_on_device, false, budget)?),
-            ..Default::default()
-        })
-    }
+/// A plan as it runs on a device, with the MSM plans it resolves to.
+struct Fitted {
+    plan: Plan,
+    chunks: MsmChunks,
+    scratch: InScratch,
+}
+
+/// The largest MSMs of a proof: (G1 points, G2 points).
+pub fn msm_sizes(params: &Parameters) -> (u64, u64) {
+    let g1 = params.h.len().max(params.l.len()).max(params.a.len()).max(params.b_g1.len());
+    (g1 as u64, params.b_g2.len() as u64)
 }
 
 /// Where one circuit's GPU time went (host wall clock around calls that
@@ -184,14 +137,10 @@ pub struct GpuTimings {
     pub compact: Duration,
     /// The circuit's whole GPU phase, wall clock: about the sum of the
     /// phases when they run one after another, less when the query MSMs
-    /// overlap the H MSM ([`GpuOptions::overlap_queries`]). For batch MSMs,
-    /// the sum of the phases.
+    /// overlap the H MSM ([`Queries::BesideH`], [`Queries::InHScratch`]:
+    /// the times of those MSMs are then on their own thread). For batch
+    /// MSMs, the sum of the phases.
     pub wall: Duration,
-    /// The L MSM ran beside the H MSM ([`GpuOptions::l_beside_h`]; `l_msm`
-    /// is then its time on its own thread).
-    pub l_beside_h: bool,
-    /// B_G1 and B_G2 ran beside it too, after L.
-    pub b_beside_h: bool,
 }
 
 impl GpuTimings {
@@ -275,51 +224,59 @@ impl GpuProver {
         Ok(())
     }
 
-    /// The MSM results of every circuit (each then goes through
-    /// [`assemble`]). `first`, if given, is circuit 0 already staged by
-    /// [`GpuProver::stage_h`]; its buffers are reused for the others.
-    pub fn msms(
+    /// Runs `plan` over every circuit: their MSM results (each then goes
+    /// through [`assemble`]) and where each circuit's time went. `first`,
+    /// if given, is circuit 0 already staged by [`GpuProver::stage_h`]; its
+    /// buffers are reused for the others. `points` must be where the plan
+    /// reads them from. The plan runs as [`GpuProver::fit`] makes it, and
+    /// is logged so, one line per call.
+    pub fn run(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
-        opts: GpuOptions,
-    ) -> Result<Vec<MsmResults>, GpuProveError> {
-        Ok(self.msms_timed(params, points, assignments, first, opts)?.into_iter().map(|(m, _)| m).collect())
-    }
-
-    /// [`GpuProver::msms`] with where each circuit's time went.
-    pub fn msms_timed(
-        &self,
-        params: &Parameters,
-        points: SrsPoints<'_>,
-        assignments: &[ProvingAssignment],
-        first: Option<StagedH>,
-        opts: GpuOptions,
+        plan: &Plan,
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
         let Some(shape) = assignments.first() else { return Ok(Vec::new()) };
         for (index, other) in assignments.iter().enumerate().skip(1) {
             check_same_shape(shape, other, index)?;
         }
         check_params(params, shape)?;
-        if let (Some(plan), SrsPoints::Host(_), 2..) = (opts.batched, points, assignments.len()) {
-            return self.msms_batched(params, points, assignments, first, opts, plan);
+        if plan.circuits != assignments.len() {
+            return Err(GpuProveError::Plan(format!("planned for {} circuits, given {}", plan.circuits, assignments.len())));
+        }
+        let Fitted { plan, chunks, scratch } = self.fitted(params, points, shape, plan)?;
+        log::info!("gpu plan gpu={} {plan}", self.device);
+        if let Queries::Batched(size) = plan.queries {
+            let batch = match size {
+                BatchSize::Within(budget) => {
+                    let (n1, n2) = msm_sizes(params);
+                    BatchedMsms::within(self.device, n1, n2, assignments.len(), budget)?
+                }
+                BatchSize::Exactly(batch) => batch,
+            };
+            debug!(
+                "batch MSMs gpu={} circuits={} g1_sets={} g1_chunk_points={} g2_sets={} g2_chunk_points={}",
+                self.device, assignments.len(), batch.g1_sets, batch.g1.max_chunk_points, batch.g2_sets, batch.g2.max_chunk_points
+            );
+            return self.msms_batched(params, points, assignments, first, plan.h, chunks, batch);
         }
         // `current` holds circuit i's a, b, c when `ready`; `spare` is the
-        // second set that circuit i + 1 is staged into (prestage_next),
+        // second set that circuit i + 1 is staged into (NextInputs::SecondHBuffers),
         // swapped in once that upload is done.
         let mut ready = first.is_some();
         let mut current = first;
         let mut spare: Option<StagedH> = None;
         // One workspace for every MSM of the call (each would otherwise
-        // allocate and free its own: ~6 ms per large MSM). The engine's
-        // reservation covers one MSM workspace for the whole compute phase.
+        // allocate and free its own: a cudaMalloc and cudaFree of gigabytes
+        // per MSM). The engine's reservation covers one MSM workspace for
+        // the whole compute phase.
         let mut ws = MsmWorkspace::new(self.device);
         // The query MSMs' own workspace, allocated at its full size now: one
         // that grew would free its old buffer, and cudaFree waits for the
         // whole device, H MSM included.
-        let mut ws_queries = (opts.overlap_queries && points.on_device() && !opts.h_on_cpu)
+        let mut ws_queries = (plan.queries == Queries::BesideH)
             .then(|| MsmWorkspace::with_bytes(self.device, Self::query_workspace_bytes(self.device, params)?))
             .transpose()
             .unwrap_or_else(|e| {
@@ -330,47 +287,155 @@ impl GpuProver {
         for (i, pa) in assignments.iter().enumerate() {
             let t = Instant::now();
             let mut times = GpuTimings::default();
-            let results = if opts.h_on_cpu {
-                let h = self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times)?;
-                self.query_msms(params, points, pa, Witness::Host, Beside::default(), opts, &mut ws, &mut times)?.with_h(h)
-            } else {
-                let st = self.staged_h(&mut current, pa, ready)?;
-                self.h_compute(st)?;
-                times.h_term = t.elapsed();
-                let log_n = st.log_n;
-                let next = assignments.get(i + 1).filter(|_| opts.prestage_next);
-                if next.is_some() && spare.is_none() {
-                    spare = Some(StagedH { bufs: HTermBuffers::new(self.device, log_n)?, log_n });
+            let results = match plan.h {
+                HTerm::Cpu => {
+                    let h = self.h_msm_via_cpu(params, points, pa, chunks, &mut ws, &mut times)?;
+                    self.query_msms(params, points, pa, Witness::Host, Beside::default(), chunks, &mut ws, &mut times)?.with_h(h)
                 }
-                let next = next.zip(spare.as_mut());
-                let (results, staged_next) = match ws_queries.as_mut() {
-                    Some(wq) => self.msms_overlapped(params, points, pa, &mut st.bufs, opts, &mut ws, wq, next, &mut times),
-                    None => {
-                        let (h, beside, witness) =
-                            self.h_msm_and_witness(params, points, pa, &mut st.bufs, opts, &mut ws, &mut times)?;
-                        times.h_msm = t.elapsed() - times.h_term;
-                        std::thread::scope(|s| {
-                            let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
-                            let results = self.query_msms(params, points, pa, witness, beside, opts, &mut ws, &mut times);
-                            (results.map(|q| q.with_h(h)), staging.map(join))
-                        })
+                HTerm::Device => {
+                    let st = self.staged_h(&mut current, pa, ready)?;
+                    let next = assignments.get(i + 1).filter(|_| plan.next == NextInputs::SecondHBuffers);
+                    if next.is_some() && spare.is_none() {
+                        spare = Some(StagedH { bufs: HTermBuffers::new(self.device, st.log_n)?, log_n: st.log_n });
                     }
-                };
-                ready = match staged_next {
-                    Some(staged) => {
-                        staged?;
-                        std::mem::swap(&mut current, &mut spare);
-                        true
-                    }
-                    None => false,
-                };
-                results?
+                    let next = next.zip(spare.as_mut());
+                    let (results, staged_next) = match ws_queries.as_mut() {
+                        Some(wq) => self.msms_overlapped(params, points, pa, st, t, chunks, &mut ws, wq, next, &mut times),
+                        None => {
+                            let (h, beside, witness) =
+                                self.h_msm_and_witness(params, points, pa, st, t, chunks, scratch, &mut ws, &mut times)?;
+                            std::thread::scope(|s| {
+                                let staging =
+                                    next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
+                                let results = self.query_msms(params, points, pa, witness, beside, chunks, &mut ws, &mut times);
+                                (results.map(|q| q.with_h(h)), staging.map(join))
+                            })
+                        }
+                    };
+                    ready = match staged_next {
+                        Some(staged) => {
+                            staged?;
+                            std::mem::swap(&mut current, &mut spare);
+                            true
+                        }
+                        None => false,
+                    };
+                    results?
+                }
             };
             times.wall = t.elapsed();
             debug!("gpu msms: {times:?}");
             out.push((results, times));
         }
         Ok(out)
+    }
+
+    /// `plan` as it runs on this device for circuits of `shape`'s shape:
+    /// the choices that do not apply dropped. A second MSM workspace
+    /// ([`Queries::BesideH`]) needs the points resident and the H term on
+    /// the device; the H term's third buffer ([`Queries::InHScratch`]) the
+    /// points from host memory, the H term and the witness on the device,
+    /// and room there for chunks at least half those after the H MSM;
+    /// batch MSMs the points from host memory and two circuits; a second
+    /// set of H buffers the H term on the device and two circuits.
+    pub fn fit(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        shape: &ProvingAssignment,
+        plan: &Plan,
+    ) -> Result<Plan, GpuProveError> {
+        Ok(self.fitted(params, points, shape, plan)?.plan)
+    }
+
+    fn fitted(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        shape: &ProvingAssignment,
+        plan: &Plan,
+    ) -> Result<Fitted, GpuProveError> {
+        if points.on_device() != (plan.points == PointsAt::Device) {
+            return Err(GpuProveError::Plan(format!(
+                "the plan reads the SRS points from {:?}; the call has them elsewhere",
+                plan.points
+            )));
+        }
+        let chunks = self.msm_chunks(params, points, plan.chunks)?;
+        let (host_points, h_on_device) = (plan.points == PointsAt::Host, plan.h == HTerm::Device);
+        let several = plan.circuits >= 2;
+        let mut scratch = InScratch::default();
+        let queries = match plan.queries {
+            Queries::Batched(_) if host_points && several => plan.queries,
+            Queries::BesideH if !host_points && h_on_device => plan.queries,
+            Queries::InHScratch(want) if host_points && h_on_device => {
+                scratch = self.in_scratch(params, shape, want, chunks)?;
+                match scratch {
+                    InScratch { l: None, .. } => Queries::AfterH,
+                    InScratch { b: None, .. } => Queries::InHScratch(Scratch::L),
+                    _ => Queries::InHScratch(Scratch::LAndB),
+                }
+            }
+            _ => Queries::AfterH,
+        };
+        let batched = matches!(queries, Queries::Batched(_));
+        let next = match plan.next {
+            NextInputs::SecondHBuffers if h_on_device && several && !batched => plan.next,
+            _ => NextInputs::WhenDue,
+        };
+        Ok(Fitted { plan: Plan { queries, next, ..*plan }, chunks, scratch })
+    }
+
+    /// The MSMs' chunking for `chunks` (budgets become chunk sizes here,
+    /// where the device answers how much memory a plan takes).
+    fn msm_chunks(&self, params: &Parameters, points: SrsPoints<'_>, chunks: Chunks) -> Result<MsmChunks, GpuProveError> {
+        Ok(match chunks {
+            Chunks::Whole => MsmChunks::default(),
+            Chunks::Within(budget) => {
+                let (n1, n2) = msm_sizes(params);
+                let on_dev = points.on_device();
+                MsmChunks {
+                    g1: Some(msm::options_for_budget::<G1>(self.device, n1, on_dev, false, budget)?),
+                    g2: Some(msm::options_for_budget::<G2>(self.device, n2, on_dev, false, budget)?),
+                }
+            }
+            Chunks::Exactly(o) => MsmChunks { g1: Some(o), g2: Some(o) },
+        })
+    }
+
+    /// The H term of `st`'s a, b, c (`times.h_term`: from `t`, when the
+    /// circuit started, so an upload not pre-staged counts), then the H MSM
+    /// over h on this thread while `beside` runs on another with the H
+    /// term's two other buffers, free once h is computed (for the next
+    /// inputs' uploads, the witness, query MSMs): the H MSM is bound by
+    /// arithmetic and leaves PCIe and, in its sorts and reductions, the
+    /// multiply pipe free for the other. Returns the H MSM, its own time,
+    /// and what `beside` returned.
+    #[allow(clippy::too_many_arguments)]
+    fn h_then_msm_beside<'b, R: Send>(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        st: &'b mut StagedH,
+        t: Instant,
+        chunks: MsmChunks,
+        ws: &mut MsmWorkspace,
+        times: &mut GpuTimings,
+        beside: impl FnOnce(&'b mut DeviceBuffer<FrRepr>, &'b mut DeviceBuffer<FrRepr>) -> R + Send,
+    ) -> Result<(G1Projective, Duration, R), GpuProveError> {
+        self.h_compute(st)?;
+        times.h_term = t.elapsed();
+        let HTermBuffers { a: h_buf, b, c, .. } = &mut st.bufs;
+        let h_buf = &*h_buf;
+        let (h, h_time, r) = std::thread::scope(|s| {
+            let side = s.spawn(move || beside(b, c));
+            let t = Instant::now();
+            let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.h.len() };
+            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, chunks);
+            let h_time = t.elapsed();
+            (h, h_time, join(side))
+        });
+        Ok((h?, h_time, r))
     }
 
     /// The H term on the CPU and its MSM (the VRAM has no room for the H
@@ -380,14 +445,14 @@ impl GpuProver {
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
-        opts: GpuOptions,
+        chunks: MsmChunks,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<G1Projective, GpuProveError> {
         let t = Instant::now();
         let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
         times.h_term = t.elapsed();
-        let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), opts)?;
+        let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), chunks)?;
         times.h_msm = t.elapsed() - times.h_term;
         Ok(h)
     }
@@ -405,9 +470,9 @@ impl GpuProver {
         ws: &mut MsmWorkspace,
         points: Input<'_, msm::G1AffineRepr>,
         scalars: Input<'_, FrRepr>,
-        opts: GpuOptions,
+        chunks: MsmChunks,
     ) -> Result<G1Projective, GpuProveError> {
-        Ok(g1(msm::msm_in::<G1>(ws, points, scalars, opts.msm)?.0))
+        Ok(g1(msm::msm_in::<G1>(ws, points, scalars, chunks.g1)?.0))
     }
 }
 
@@ -431,6 +496,14 @@ pub fn prove_synthesized_deterministic_gpu(
         return Ok(Vec::new());
     }
     let prover = GpuProver::new(device)?;
-    let results = prover.msms(params, SrsPoints::Host(params), assignments, None, GpuOptions::default())?;
-    Ok(results.into_iter().zip(randomness).map(|(m, &(r, s))| assemble(&params.vk, m, r, s)).collect())
+    let plan = Plan {
+        circuits: assignments.len(),
+        points: PointsAt::Host,
+        h: HTerm::Device,
+        queries: Queries::AfterH,
+        next: NextInputs::WhenDue,
+        chunks: Chunks::Whole,
+    };
+    let results = prover.run(params, SrsPoints::Host(params), assignments, None, &plan)?;
+    Ok(results.into_iter().zip(randomness).map(|((m, _), &(r, s))| assemble(&params.vk, m, r, s)).collect())
 }

@@ -15,20 +15,20 @@
 //! 0/1-heavy witnesses of Filecoin circuits cost their non-zero entries
 //! only; what a batch shares is the SRS read.
 
-use super::{compact, g1, g2, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
+use super::{compact, g1, g2, join, scalars_repr, GpuProveError, GpuProver, GpuTimings, HTerm, MsmChunks, StagedH};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::MsmResults;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
-use cuzk_sys::{FrRepr, HTermBuffers};
+use cuzk_sys::FrRepr;
 use std::time::{Duration, Instant};
 
 /// Batch MSMs that fit a VRAM budget: how many circuits' scalar sets one
 /// call takes (each set has its own buckets, so more sets leave less room
 /// for a chunk of points), and its chunking.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchedMsms {
     pub g1_sets: u32,
     pub g1: MsmOptions,
@@ -104,16 +104,19 @@ fn share(d: Duration, k: usize) -> Duration {
 }
 
 impl GpuProver {
-    /// [`GpuProver::msms_timed`] for points in host memory and a batch of
-    /// two or more circuits of one shape (checked by the caller). The
-    /// per-query timings are the batch MSM's time divided by the circuits.
+    /// [`GpuProver::run`] for points in host memory and a batch of two or
+    /// more circuits of one shape (checked by the caller), the query MSMs
+    /// as `plan` says. The per-query timings are the batch MSM's time
+    /// divided by the circuits.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn msms_batched(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
-        opts: GpuOptions,
+        h: HTerm,
+        chunks: MsmChunks,
         plan: BatchedMsms,
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
         let k = assignments.len();
@@ -124,7 +127,7 @@ impl GpuProver {
             // hide it; it is ~0.4 s per 2^27 circuit).
             let compaction = s.spawn(|| CompactedScalars::of(assignments));
             let h_and_l = self
-                .h_msms(params, points, assignments, first, opts, &mut times)
+                .h_msms(params, points, assignments, first, h, chunks, &mut times)
                 .and_then(|hs| Ok((hs, self.l_msms(params, points, assignments, plan)?)));
             let t = Instant::now();
             let scalars = join(compaction);
@@ -180,13 +183,15 @@ impl GpuProver {
     /// circuit's b and c into `bufs.b` and `bufs.c`, and only its a is
     /// left to upload after: no room for a second set of H buffers is
     /// needed to take most of the upload off the GPU's time.
+    #[allow(clippy::too_many_arguments)]
     fn h_msms(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
-        opts: GpuOptions,
+        h_term: HTerm,
+        chunks: MsmChunks,
         times: &mut [GpuTimings],
     ) -> Result<Vec<G1Projective>, GpuProveError> {
         let mut staged = first;
@@ -197,8 +202,8 @@ impl GpuProver {
         // during circuit i - 1's H MSM).
         let mut b_c_staged = false;
         for (i, pa) in assignments.iter().enumerate() {
-            let h = if opts.h_on_cpu {
-                self.h_msm_via_cpu(params, points, pa, opts, &mut ws, &mut times[i])?
+            let h = if h_term == HTerm::Cpu {
+                self.h_msm_via_cpu(params, points, pa, chunks, &mut ws, &mut times[i])?
             } else {
                 let t = Instant::now();
                 // Only circuit 0 may come staged (whole).
@@ -209,25 +214,17 @@ impl GpuProver {
                     }
                     _ => self.staged_h(&mut staged, pa, i == 0)?,
                 };
-                self.h_compute(st)?;
-                times[i].h_term = t.elapsed();
                 let log_n = st.log_n;
-                let HTermBuffers { a: h_buf, b, c, .. } = &mut st.bufs;
                 let next = assignments.get(i + 1);
-                let (h, staging) = std::thread::scope(|s| {
-                    let staging = next.map(|npa| {
-                        s.spawn(move || -> Result<(), GpuProveError> {
-                            self.stage_input(&npa.b, log_n, b)?;
-                            self.stage_input(&npa.c, log_n, c)
-                        })
-                    });
-                    let h_scalars = Input::Device { buf: &*h_buf, offset: 0, len: params.h.len() };
-                    let h = self.g1_msm(&mut ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts);
-                    (h, staging.map(join))
-                });
+                let (h, _, staging) = self.h_then_msm_beside(params, points, st, t, chunks, &mut ws, &mut times[i], |b, c| {
+                    next.map(|npa| -> Result<(), GpuProveError> {
+                        self.stage_input(&npa.b, log_n, b)?;
+                        self.stage_input(&npa.c, log_n, c)
+                    })
+                })?;
                 b_c_staged = staging.transpose()?.is_some();
                 times[i].h_msm = t.elapsed() - times[i].h_term;
-                h?
+                h
             };
             hs.push(h);
         }

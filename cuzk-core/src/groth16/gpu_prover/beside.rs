@@ -1,5 +1,6 @@
 //! Query MSMs beside the H MSM in the H term's idle third buffer
-//! ([`GpuOptions::l_beside_h`]), for SRS points in host memory.
+//! ([`Queries::InHScratch`](super::Queries::InHScratch)), for SRS points in
+//! host memory.
 //!
 //! Under a VRAM limit the H MSM is bound by its arithmetic, and the query
 //! MSMs by their point uploads. While the H MSM runs, the H term's third
@@ -7,15 +8,18 @@
 //! to the thread that uploaded the witness, it is L's whole workspace
 //! first, then holds B's compacted scalars at its start with the rest as
 //! B_G1's and B_G2's workspace (B is ~25 % dense in Filecoin circuits). A
-//! stays after the H MSM: its scalars fill the buffer.
+//! stays after the H MSM: its scalars fill the buffer. Which of them fit
+//! is decided once per call, before anything runs ([`GpuProver::fit`]),
+//! from the circuits' shape.
 
-use super::queries::fits_scratch;
-use super::{g1, GpuOptions, GpuProveError, GpuProver, GpuTimings, Witness};
+use super::queries::{fits_scratch, set_below};
+use super::{g1, h_log_n, GpuProveError, GpuProver, GpuTimings, MsmChunks, Scratch, Witness};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
+use cuzk_sys::{FrRepr, HTermBuffers};
 use std::time::Instant;
 
 /// The query MSMs that ran beside the H MSM.
@@ -25,93 +29,88 @@ pub(super) struct Beside {
     pub(super) b: Option<(G1Projective, G2Projective)>,
 }
 
+/// The plans of the query MSMs that run in the H term's third buffer (None:
+/// that MSM runs after the H MSM).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct InScratch {
+    pub(super) l: Option<MsmOptions>,
+    /// B_G1's and B_G2's; only with L's (B's scalars are compacted into the
+    /// buffer once L is done with it).
+    pub(super) b: Option<(MsmOptions, MsmOptions)>,
+}
+
 impl GpuProver {
-    /// L, then B_G1 and B_G2, in the scratch's memory, each where its plan
-    /// there is good enough (`plan_beside`); B only after L. Their times
-    /// go into `times`.
+    /// What of `want` runs in the third buffer for circuits of `shape`'s
+    /// shape (points from host memory): L where the witness fits the H
+    /// term's second buffer and L's plan in all of the third is good
+    /// enough (`plan_beside`); then B where its compaction fits the buffer
+    /// and B_G1's and B_G2's plans in the rest are.
+    pub(super) fn in_scratch(
+        &self,
+        params: &Parameters,
+        shape: &ProvingAssignment,
+        want: Scratch,
+        chunks: MsmChunks,
+    ) -> Result<InScratch, GpuProveError> {
+        let log_n = h_log_n(shape.num_constraints())?;
+        let n_aux = shape.aux_assignment.len();
+        if n_aux > 1usize << log_n {
+            return Ok(InScratch::default()); // the witness stays on the host
+        }
+        let scratch_len = HTermBuffers::c_len(log_n);
+        let bytes = (scratch_len * std::mem::size_of::<FrRepr>()) as u64;
+        let Some(l) = self.plan_beside::<G1>(params.l.len() as u64, bytes, chunks.g1)? else {
+            return Ok(InScratch::default());
+        };
+        let b = if want == Scratch::LAndB && fits_scratch(n_aux, &shape.b_aux_density, scratch_len) {
+            let n_b = set_below(&shape.b_aux_density, n_aux);
+            let bytes = MsmWorkspace::bytes_after::<FrRepr>(scratch_len, n_b);
+            let n = n_b as u64;
+            self.plan_beside::<G1>(n, bytes, chunks.g1)?.zip(self.plan_beside::<G2>(n, bytes, chunks.g2)?)
+        } else {
+            None
+        };
+        Ok(InScratch { l: Some(l), b })
+    }
+
+    /// A plan for `n` points from host memory, scalars on the device, in a
+    /// lent workspace of `bytes`; None where none fits, or where its chunks
+    /// would be under half those of `after` (the plan the MSM gets after
+    /// the H MSM).
+    fn plan_beside<G: Group>(&self, n: u64, bytes: u64, after: Option<MsmOptions>) -> Result<Option<MsmOptions>, GpuProveError> {
+        let Ok(o) = msm::options_for_budget::<G>(self.device, n, false, true, bytes) else { return Ok(None) };
+        let fits = msm::workspace_bytes::<G>(self.device, n, false, true, o)? <= bytes;
+        Ok((fits && 2 * o.chunk_points(n) >= after.unwrap_or_default().chunk_points(n)).then_some(o))
+    }
+
+    /// The query MSMs that `plans` puts in the scratch, on the thread that
+    /// uploaded the witness, while the H MSM runs: L with all of the
+    /// scratch as its workspace, then B's aux scalars compacted into its
+    /// start and B_G1 and B_G2 with the rest. Their times go into `times`.
     pub(super) fn queries_in_scratch(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         witness: &mut Witness<'_>,
-        opts: GpuOptions,
+        plans: InScratch,
         times: &mut GpuTimings,
     ) -> Result<Beside, GpuProveError> {
+        let (Some(l_plan), Witness::Device { aux, scratch }) = (plans.l, witness) else { return Ok(Beside::default()) };
         let t = Instant::now();
-        let Some(l) = self.l_msm_in_scratch(params, points, pa, witness, opts)? else { return Ok(Beside::default()) };
-        (times.l_msm, times.l_beside_h) = (t.elapsed(), true);
-        let b = self.b_msms_in_scratch(params, points, pa, witness, opts, times)?;
-        times.b_beside_h = b.is_some();
-        Ok(Beside { l: Some(l), b })
-    }
-
-    /// A plan for `n` points, scalars on the device, in a lent workspace of
-    /// `bytes`; None where none fits, or where its chunks would be under
-    /// half those of `after` (the plan the MSM gets after the H MSM):
-    /// small chunks made it slower than running after (2^22 under a 0.7
-    /// GiB limit: 128 MiB of scratch, 229 ms against 178), equal ones
-    /// faster (2^27 under 16 GiB: 4 GiB, -5-6 %).
-    fn plan_beside<G: Group>(
-        &self,
-        n: u64,
-        points_on_device: bool,
-        bytes: u64,
-        after: Option<MsmOptions>,
-    ) -> Result<Option<MsmOptions>, GpuProveError> {
-        let Ok(o) = msm::options_for_budget::<G>(self.device, n, points_on_device, true, bytes) else { return Ok(None) };
-        let fits = msm::workspace_bytes::<G>(self.device, n, points_on_device, true, o)? <= bytes;
-        Ok((fits && 2 * o.chunk_points(n) >= after.unwrap_or_default().chunk_points(n)).then_some(o))
-    }
-
-    /// The L MSM with all of the scratch as its workspace. None (L runs
-    /// after the H MSM) where the witness is on the host or no plan is
-    /// good enough.
-    fn l_msm_in_scratch(
-        &self,
-        params: &Parameters,
-        points: SrsPoints<'_>,
-        pa: &ProvingAssignment,
-        witness: &mut Witness<'_>,
-        opts: GpuOptions,
-    ) -> Result<Option<G1Projective>, GpuProveError> {
-        let Witness::Device { aux, scratch } = witness else { return Ok(None) };
-        let mut ws = MsmWorkspace::in_buffer(&mut **scratch);
-        let n = params.l.len() as u64;
-        let Some(o) = self.plan_beside::<G1>(n, points.on_device(), ws.bytes(), opts.msm)? else { return Ok(None) };
-        let scalars = Input::Device { buf: *aux, offset: 0, len: pa.aux_assignment.len() };
-        Ok(Some(g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::L, 0..params.l.len()), scalars, Some(o))?.0)))
-    }
-
-    /// B's aux scalars compacted into the start of the scratch, and the
-    /// B_G1 and B_G2 MSMs with the rest of it as their workspace. None (B
-    /// runs after the H MSM and compacts again) where a plan is not good
-    /// enough, or where the compaction does not fit (B then takes the
-    /// host's).
-    fn b_msms_in_scratch(
-        &self,
-        params: &Parameters,
-        points: SrsPoints<'_>,
-        pa: &ProvingAssignment,
-        witness: &mut Witness<'_>,
-        opts: GpuOptions,
-        times: &mut GpuTimings,
-    ) -> Result<Option<(G1Projective, G2Projective)>, GpuProveError> {
-        let Witness::Device { aux, scratch } = witness else { return Ok(None) };
-        if !fits_scratch(pa.aux_assignment.len(), &pa.b_aux_density, scratch) {
-            return Ok(None);
-        }
+        let l = {
+            let mut ws = MsmWorkspace::in_buffer(&mut **scratch);
+            let scalars = Input::Device { buf: *aux, offset: 0, len: pa.aux_assignment.len() };
+            g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::L, 0..params.l.len()), scalars, Some(l_plan))?.0)
+        };
+        times.l_msm = t.elapsed();
+        let Some((g1_plan, g2_plan)) = plans.b else { return Ok(Beside { l: Some(l), b: None }) };
         let t = Instant::now();
         let n_b = self.compact_on_device(aux, pa.aux_assignment.len(), &pa.b_aux_density, scratch)?;
         times.compact = t.elapsed();
         let (mut ws, scratch) = MsmWorkspace::in_buffer_after(&mut **scratch, n_b);
-        let (n, on_dev) = (n_b as u64, points.on_device());
-        let plans = (
-            self.plan_beside::<G1>(n, on_dev, ws.bytes(), opts.msm)?,
-            self.plan_beside::<G2>(n, on_dev, ws.bytes(), opts.msm_g2.or(opts.msm))?,
-        );
-        let (Some(o1), Some(o2)) = plans else { return Ok(None) };
         let b_aux = Input::Device { buf: scratch, offset: 0, len: n_b };
-        Ok(Some(self.b_msms(&mut ws, params, points, pa, b_aux, (Some(o1), Some(o2)), times)?))
+        let b = self.b_msms(&mut ws, params, points, pa, b_aux, (Some(g1_plan), Some(g2_plan)), times)?;
+        Ok(Beside { l: Some(l), b: Some(b) })
     }
 }

@@ -1,10 +1,10 @@
 //! The query MSMs (L, A, B_G1, B_G2): where their scalars come from (the
 //! witness uploaded once and compacted on the device, or compacted on the
-//! host), and how they run beside the H MSM ([`GpuOptions::overlap_queries`])
-//! or after it.
+//! host), and how they run beside the H MSM ([`Queries::BesideH`](super::Queries::BesideH),
+//! [`Queries::InHScratch`](super::Queries::InHScratch)) or after it.
 
-use super::beside::Beside;
-use super::{g1, g2, host, join, scalars_repr, GpuOptions, GpuProveError, GpuProver, GpuTimings, StagedH};
+use super::beside::{Beside, InScratch};
+use super::{g1, g2, host, join, scalars_repr, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
@@ -12,7 +12,7 @@ use crate::groth16::prover::MsmResults;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
-use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, Stream};
+use cuzk_sys::{DeviceBuffer, FrRepr, Stream};
 use std::time::Instant;
 
 /// The scalars of the variables set in `density`, in order. Parallel: at
@@ -45,7 +45,7 @@ pub(super) fn compact(scalars: &[Fr], density: &Density) -> Vec<Fr> {
 }
 
 /// Set bits of `density` among its first `n`.
-fn set_below(density: &Density, n: usize) -> usize {
+pub(super) fn set_below(density: &Density, n: usize) -> usize {
     if density.len() <= n {
         density.count()
     } else {
@@ -53,14 +53,15 @@ fn set_below(density: &Density, n: usize) -> usize {
     }
 }
 
-/// Whether `scratch` can take the compaction of the first `n` aux scalars
-/// by `density`: their scalars and the compaction's scratch after them.
-pub(super) fn fits_scratch(n: usize, density: &Density, scratch: &DeviceBuffer<FrRepr>) -> bool {
-    cuzk_sys::density::compact_fr_room(n, set_below(density, n)) <= scratch.len()
+/// Whether a scratch of `scratch_len` elements can take the compaction of
+/// the first `n` aux scalars by `density`: their scalars and the
+/// compaction's scratch after them.
+pub(super) fn fits_scratch(n: usize, density: &Density, scratch_len: usize) -> bool {
+    cuzk_sys::density::compact_fr_room(n, set_below(density, n)) <= scratch_len
 }
 
 impl GpuProver {
-    /// Device bytes of the query MSMs' workspace ([`GpuOptions::overlap_queries`]):
+    /// Device bytes of the query MSMs' workspace ([`Queries::BesideH`](super::Queries::BesideH)):
     /// the largest of L, A, B_G1 and B_G2 with points and scalars on the device.
     pub fn query_workspace_bytes(device: i32, params: &Parameters) -> cuzk_sys::Result<u64> {
         let n1 = params.l.len().max(params.a.len()).max(params.b_g1.len()) as u64;
@@ -70,51 +71,50 @@ impl GpuProver {
         Ok(g1.max(msm::workspace_bytes::<G2>(device, n2, true, true, opts)?))
     }
 
-    /// The H MSM from h in `bufs.a` on this thread; on another, the
-    /// witness upload into `bufs.b`, then the query MSMs in `ws_queries`
-    /// (and, once the witness is in, `next`'s a, b, c staged on a third).
-    /// Phase times as measured on their threads: they overlap.
+    /// The H term and the H MSM on this thread; on another, the witness
+    /// upload into the H term's second buffer, then the query MSMs in
+    /// `ws_queries` (and, once the witness is in, `next`'s a, b, c staged
+    /// on a third). Phase times as measured on their threads: they overlap.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn msms_overlapped(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
-        bufs: &mut HTermBuffers,
-        opts: GpuOptions,
+        st: &mut StagedH,
+        t: Instant,
+        chunks: MsmChunks,
         ws: &mut MsmWorkspace,
         ws_queries: &mut MsmWorkspace,
         next: Option<(&ProvingAssignment, &mut StagedH)>,
         times: &mut GpuTimings,
     ) -> (Result<MsmResults, GpuProveError>, Option<Result<(), GpuProveError>>) {
-        let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
-        let t = Instant::now();
-        let (h, queries, staged_next) = std::thread::scope(|s| {
-            let queries = s.spawn(move || {
-                let mut q_times = GpuTimings::default();
-                let witness = match self.upload_witness(pa, aux_buf, scratch) {
-                    Ok(w) => w,
-                    Err(e) => return (Err(e), q_times, None),
-                };
+        let overlapped = self.h_then_msm_beside(params, points, st, t, chunks, ws, times, |aux_buf, scratch| {
+            let mut q_times = GpuTimings::default();
+            let witness = match self.upload_witness(pa, aux_buf, scratch) {
+                Ok(w) => w,
+                Err(e) => return (Err(e), q_times, None),
+            };
+            std::thread::scope(|s| {
                 let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
-                let q = self.query_msms(params, points, pa, witness, Beside::default(), opts, ws_queries, &mut q_times);
+                let q = self.query_msms(params, points, pa, witness, Beside::default(), chunks, ws_queries, &mut q_times);
                 (q, q_times, staging.map(join))
-            });
-            let h = self.h_msm(params, points, h_buf, opts, ws);
-            times.h_msm = t.elapsed();
-            let (q, q_times, staged) = join(queries);
-            let GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, .. } = q_times;
-            *times = GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, ..*times };
-            (h, q, staged)
+            })
         });
-        (h.and_then(|h| Ok(queries?.with_h(h))), staged_next)
+        let (h, h_time, (queries, q_times, staged_next)) = match overlapped {
+            Ok(done) => done,
+            Err(e) => return (Err(e), None),
+        };
+        times.h_msm = h_time;
+        let GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, .. } = q_times;
+        *times = GpuTimings { l_msm, a_msm, b_g1_msm, b_g2_msm, compact, ..*times };
+        (queries.map(|q| q.with_h(h)), staged_next)
     }
 
-    /// The H MSM from h in `bufs.a` while another thread uploads the
-    /// witness into `bufs.b` (free once h is computed); `bufs.c` becomes
-    /// the compaction scratch. With [`GpuOptions::l_beside_h`] and points
-    /// from host memory, that thread then runs L, and B_G1 and B_G2, in
-    /// the scratch's memory ([`GpuProver::queries_in_scratch`]); their
+    /// The H term and the H MSM while another thread uploads the witness
+    /// into the H term's second buffer; the third becomes the compaction
+    /// scratch. That thread then runs the query MSMs that `scratch` plans
+    /// in the scratch's memory ([`GpuProver::queries_in_scratch`]); their
     /// results come back with the witness.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn h_msm_and_witness<'b>(
@@ -122,42 +122,26 @@ impl GpuProver {
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
-        bufs: &'b mut HTermBuffers,
-        opts: GpuOptions,
+        st: &'b mut StagedH,
+        t: Instant,
+        chunks: MsmChunks,
+        scratch: InScratch,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<(G1Projective, Beside, Witness<'b>), GpuProveError> {
-        let HTermBuffers { a: h_buf, b: aux_buf, c: scratch, .. } = bufs;
-        let (h, side) = std::thread::scope(|s| {
-            let side = s.spawn(|| -> Result<_, GpuProveError> {
-                let mut witness = self.upload_witness(pa, aux_buf, scratch)?;
-                let mut side_times = GpuTimings::default();
-                let beside = if opts.l_beside_h && !points.on_device() {
-                    self.queries_in_scratch(params, points, pa, &mut witness, opts, &mut side_times)?
-                } else {
-                    Beside::default()
-                };
-                Ok((witness, beside, side_times))
-            });
-            (self.h_msm(params, points, h_buf, opts, ws), join(side))
-        });
+        let (h, _, side) = self.h_then_msm_beside(params, points, st, t, chunks, ws, times, |aux_buf, c| {
+            let mut witness = self.upload_witness(pa, aux_buf, c)?;
+            let mut side_times = GpuTimings::default();
+            let beside = self.queries_in_scratch(params, points, pa, &mut witness, scratch, &mut side_times)?;
+            Ok::<_, GpuProveError>((witness, beside, side_times))
+        })?;
+        // As the circuit's other phases: the H MSM's wall time, with what
+        // ran beside it.
+        times.h_msm = t.elapsed() - times.h_term;
         let (witness, beside, side) = side?;
-        let GpuTimings { l_msm, b_g1_msm, b_g2_msm, compact, l_beside_h, b_beside_h, .. } = side;
-        *times = GpuTimings { l_msm, b_g1_msm, b_g2_msm, compact, l_beside_h, b_beside_h, ..*times };
-        Ok((h?, beside, witness))
-    }
-
-    /// The H MSM, its scalars (h) in `h_buf`.
-    fn h_msm(
-        &self,
-        params: &Parameters,
-        points: SrsPoints<'_>,
-        h_buf: &DeviceBuffer<FrRepr>,
-        opts: GpuOptions,
-        ws: &mut MsmWorkspace,
-    ) -> Result<G1Projective, GpuProveError> {
-        let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.h.len() };
-        self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, opts)
+        let GpuTimings { l_msm, b_g1_msm, b_g2_msm, compact, .. } = side;
+        *times = GpuTimings { l_msm, b_g1_msm, b_g2_msm, compact, ..*times };
+        Ok((h, beside, witness))
     }
 
     /// `pa`'s aux witness uploaded into `aux_buf`, queries compacted into
@@ -189,7 +173,7 @@ impl GpuProver {
         compacted: &'w mut Vec<Fr>,
     ) -> Result<Input<'w, FrRepr>, GpuProveError> {
         match witness {
-            Witness::Device { aux: buf, scratch } if fits_scratch(aux.len(), density, scratch) => {
+            Witness::Device { aux: buf, scratch } if fits_scratch(aux.len(), density, scratch.len()) => {
                 let len = self.compact_on_device(buf, aux.len(), density, scratch)?;
                 Ok(Input::Device { buf: &**scratch, offset: 0, len })
             }
@@ -253,7 +237,7 @@ impl GpuProver {
         pa: &ProvingAssignment,
         mut witness: Witness<'_>,
         beside: Beside,
-        opts: GpuOptions,
+        chunks: MsmChunks,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<QueryMsms, GpuProveError> {
@@ -269,7 +253,7 @@ impl GpuProver {
                     Witness::Host => host(aux),
                     Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
                 };
-                let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, opts)?;
+                let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, chunks)?;
                 times.l_msm = lap();
                 l
             }
@@ -277,15 +261,15 @@ impl GpuProver {
         let mut compacted = Vec::new();
         let a_aux = self.query_scalars(aux, &pa.a_aux_density, &mut witness, &mut compacted)?;
         times.compact += lap();
-        let a = self.g1_msm(ws, points.g1(Points::A, 0..n_in), host(inputs), opts)?
-            + self.g1_msm(ws, points.g1(Points::A, n_in..params.a.len()), a_aux, opts)?;
+        let a = self.g1_msm(ws, points.g1(Points::A, 0..n_in), host(inputs), chunks)?
+            + self.g1_msm(ws, points.g1(Points::A, n_in..params.a.len()), a_aux, chunks)?;
         times.a_msm = lap();
         let (b_g1, b_g2) = match beside.b {
             Some(b) => b,
             None => {
                 let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
                 times.compact += lap();
-                self.b_msms(ws, params, points, pa, b_aux, (opts.msm, opts.msm_g2.or(opts.msm)), times)?
+                self.b_msms(ws, params, points, pa, b_aux, (chunks.g1, chunks.g2), times)?
             }
         };
         Ok(QueryMsms { l, a, b_g1, b_g2 })

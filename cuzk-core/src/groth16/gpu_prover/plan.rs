@@ -1,0 +1,366 @@
+//! The plan of one GPU proving call: where each circuit's H term runs,
+//! where the MSMs read their points and scalars, which MSMs run beside the
+//! H MSM and in which memory, what is uploaded while what runs, and how
+//! the MSMs are chunked. Made once, before anything runs, from what the
+//! request is and how much VRAM it may use ([`Plan::choose`], no device
+//! needed); [`GpuProver::run`](super::GpuProver::run) executes any plan.
+//!
+//! The regimes, and why each choice:
+//! - H term on the device whenever its three buffers fit with room for an
+//!   MSM beside them: h stays there for the H MSM, and the witness reuses
+//!   the buffers after it. Else on the CPU.
+//! - The SRS resident in VRAM and room for a second MSM workspace: the L,
+//!   A and B MSMs run on a second thread while the H MSM runs, in that
+//!   workspace ([`Queries::BesideH`]): each fills the other's phases that
+//!   leave the multiply pipe idle (sorts, bucket reductions, host round
+//!   trips). Not during the H term: the NTTs are bound by memory
+//!   bandwidth, which the MSMs' sorts take from them.
+//! - The SRS streamed from host memory: L (then B) runs beside the H MSM in
+//!   the H term's idle third buffer ([`Queries::InHScratch`]): the H MSM is
+//!   bound by arithmetic, L by its point uploads. No VRAM of its own.
+//!   The executor fits the plan to the device before it runs: a choice
+//!   that does not apply there (a buffer too small for L's chunks, say) is
+//!   dropped, and the plan as it runs is what is logged.
+//! - Streamed, and a batch of [`BATCH_MSMS_FROM_CIRCUITS`] or more: every
+//!   circuit's H first, then each query as one batch MSM over all circuits
+//!   ([`Queries::Batched`]), so each SRS chunk crosses PCIe once per batch.
+//! - Several circuits and room for a second set of H buffers: the next
+//!   circuit's a, b, c upload while this one runs its MSMs
+//!   ([`NextInputs::SecondHBuffers`]). The batch path needs none: it
+//!   uploads the next b and c beside each H MSM in the buffers it frees.
+//! - Less VRAM than the whole working set (a VRAM limit, a small card):
+//!   MSMs chunked to the VRAM left after the H buffers ([`Chunks::Within`]).
+
+use super::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
+use cuzk_sys::msm::MsmOptions;
+use std::fmt;
+
+/// Where the SRS points of the MSMs are read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointsAt {
+    /// A copy resident in VRAM.
+    Device,
+    /// Host memory, uploaded chunk by chunk by every MSM.
+    Host,
+}
+
+/// Where the H term's NTTs run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HTerm {
+    /// On the device, in one set of H buffers; h feeds the H MSM there and
+    /// the aux witness is uploaded into the freed buffers after it.
+    Device,
+    /// On the CPU (no room for the H buffers); h and the witness's scalars
+    /// are uploaded by their MSMs.
+    Cpu,
+}
+
+/// How the L, A, B_G1 and B_G2 MSMs run relative to the H MSM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queries {
+    /// After the H MSM, in its workspace.
+    AfterH,
+    /// On a second thread while the H MSM runs, in a workspace of their own
+    /// (points resident in VRAM; from host memory they run after the H MSM).
+    BesideH,
+    /// Points from host memory: these, on a second thread while the H MSM
+    /// runs, in the H term's third buffer (idle until A's scalars are
+    /// compacted into it); the others after the H MSM.
+    InHScratch(Scratch),
+    /// Points from host memory and a batch: every circuit's H term and H
+    /// MSM, then L, A, B_G1 and B_G2 each as batch MSMs over every circuit
+    /// (points resident, or one circuit: circuit by circuit, after H).
+    Batched(BatchSize),
+}
+
+/// The query MSMs that run in the H term's third buffer. The planner asks
+/// for both; [`GpuProver::fit`](super::GpuProver::fit) keeps each only
+/// where its plan in that buffer has chunks at least half those it would
+/// get after the H MSM (every chunk adds a pass over the buckets, so with
+/// much smaller chunks an MSM costs more beside H than the overlap saves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scratch {
+    /// L alone (B's plan after L's compaction is too small).
+    L,
+    /// L, then B_G1 and B_G2, B's compacted scalars at the start of the
+    /// buffer and the rest their workspace.
+    LAndB,
+}
+
+/// How many circuits one batch MSM call takes, and its chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchSize {
+    /// The most that fit a workspace of this many bytes
+    /// ([`BatchedMsms::within`]).
+    Within(u64),
+    /// These (tests, to cover several calls and small chunks).
+    Exactly(BatchedMsms),
+}
+
+/// What is uploaded for the next circuit while this one runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextInputs {
+    /// Each circuit's a, b, c upload when its turn comes.
+    WhenDue,
+    /// A second set of H buffers: circuit i + 1's a, b, c upload while
+    /// circuit i runs its MSMs.
+    SecondHBuffers,
+}
+
+/// How the MSMs are cut to fit VRAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chunks {
+    /// Each MSM whole (its default plan: chunks of up to 2^29 points).
+    Whole,
+    /// Every MSM's workspace within this many bytes.
+    Within(u64),
+    /// These options for every MSM (tests, to cover chunking).
+    Exactly(MsmOptions),
+}
+
+/// One proving call's plan (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub circuits: usize,
+    pub points: PointsAt,
+    pub h: HTerm,
+    pub queries: Queries,
+    pub next: NextInputs,
+    pub chunks: Chunks,
+}
+
+/// The VRAM sizes a plan is made from, for one request on one card.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sizes {
+    /// One set of H buffers (a, b, c of the circuits' domain).
+    pub h_bytes: u64,
+    /// The largest MSM's workspace, whole, points and scalars from the host
+    /// (with `h_bytes`, what a call needs at least to run unchunked).
+    pub msm_bytes: u64,
+    /// The query MSMs' own workspace, points and scalars on the device
+    /// ([`Queries::BesideH`]).
+    pub query_bytes: u64,
+    /// The smallest MSM workspace worth running beside the H buffers
+    /// (chunks of 2^20 points); below it, the H term goes to the CPU.
+    pub min_msm_bytes: u64,
+}
+
+/// What the request is and what VRAM it may use.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub circuits: usize,
+    pub srs_resident: bool,
+    /// Circuit 0's a, b, c are uploaded already (pre-staged into H buffers).
+    pub first_staged: bool,
+    /// Bytes this call holds: a reservation of at least `h_bytes +
+    /// msm_bytes`, or a smaller grant under a VRAM limit.
+    pub granted: u64,
+    /// Free VRAM beyond `granted` that the plan may borrow for a second
+    /// set of H buffers or a query workspace (0: none).
+    pub spare: u64,
+    pub sizes: Sizes,
+}
+
+impl Plan {
+    /// The plan for `req` (see the module's documentation for each choice).
+    pub fn choose(req: &Request) -> Plan {
+        let s = req.sizes;
+        let points = if req.srs_resident { PointsAt::Device } else { PointsAt::Host };
+        let full = req.granted >= s.h_bytes.saturating_add(s.msm_bytes);
+        // A pre-staged first circuit has its H buffers already.
+        let h = if req.first_staged || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted {
+            HTerm::Device
+        } else {
+            HTerm::Cpu
+        };
+        let chunks = match (full, h) {
+            (true, _) => Chunks::Whole,
+            (false, HTerm::Device) => Chunks::Within(req.granted.saturating_sub(s.h_bytes)),
+            (false, HTerm::Cpu) => Chunks::Within(req.granted),
+        };
+        let mut spare = if full { req.spare } else { 0 };
+        let batched = points == PointsAt::Host && req.circuits >= BATCH_MSMS_FROM_CIRCUITS;
+        let queries = if batched {
+            // The batch MSMs run after the H buffers are freed: all of the grant.
+            Queries::Batched(BatchSize::Within(req.granted))
+        } else if h == HTerm::Cpu {
+            Queries::AfterH
+        } else if points == PointsAt::Host {
+            Queries::InHScratch(Scratch::LAndB)
+        } else {
+            Queries::AfterH // BesideH below, if its workspace fits
+        };
+        let next = if !batched && h == HTerm::Device && req.circuits >= 2 && spare >= s.h_bytes {
+            spare -= s.h_bytes;
+            NextInputs::SecondHBuffers
+        } else {
+            NextInputs::WhenDue
+        };
+        let beside = h == HTerm::Device && points == PointsAt::Device && spare >= s.query_bytes;
+        let queries = if queries == Queries::AfterH && beside { Queries::BesideH } else { queries };
+        Plan { circuits: req.circuits, points, h, queries, next, chunks }
+    }
+
+    /// VRAM the plan takes beyond the call's grant (borrowed from `spare`).
+    pub fn borrowed(&self, sizes: &Sizes) -> u64 {
+        let second_h = if self.next == NextInputs::SecondHBuffers { sizes.h_bytes } else { 0 };
+        let queries = if self.queries == Queries::BesideH { sizes.query_bytes } else { 0 };
+        second_h + queries
+    }
+
+    /// The same plan without what needs borrowed VRAM (where borrowing it
+    /// failed).
+    pub fn without_borrowing(self) -> Plan {
+        let queries = if self.queries == Queries::BesideH { Queries::AfterH } else { self.queries };
+        Plan { next: NextInputs::WhenDue, queries, ..self }
+    }
+}
+
+/// One line for the log, e.g. `circuits=2 points=device h=device
+/// queries=beside_h next=second_h_buffers chunks=whole`.
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let points = match self.points {
+            PointsAt::Device => "device",
+            PointsAt::Host => "host",
+        };
+        let h = match self.h {
+            HTerm::Device => "device",
+            HTerm::Cpu => "cpu",
+        };
+        write!(f, "circuits={} points={points} h={h} queries=", self.circuits)?;
+        match self.queries {
+            Queries::AfterH => write!(f, "after_h")?,
+            Queries::BesideH => write!(f, "beside_h")?,
+            Queries::InHScratch(Scratch::L) => write!(f, "in_h_scratch(l)")?,
+            Queries::InHScratch(Scratch::LAndB) => write!(f, "in_h_scratch(l,b)")?,
+            Queries::Batched(BatchSize::Within(b)) => write!(f, "batched(within {})", crate::config::format_size(b))?,
+            Queries::Batched(BatchSize::Exactly(b)) => {
+                write!(f, "batched({} g1 sets, {} g2 sets)", b.g1_sets, b.g2_sets)?
+            }
+        }
+        let next = match self.next {
+            NextInputs::WhenDue => "when_due",
+            NextInputs::SecondHBuffers => "second_h_buffers",
+        };
+        write!(f, " next={next} chunks=")?;
+        match self.chunks {
+            Chunks::Whole => write!(f, "whole"),
+            Chunks::Within(b) => write!(f, "within({})", crate::config::format_size(b)),
+            Chunks::Exactly(o) => write!(f, "exactly({} points)", o.max_chunk_points),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    /// A modelled card and a 2^27 partition's sizes on it (the H200's
+    /// figures, rounded): H buffers 12 GiB, the largest MSM whole ~10 GiB,
+    /// the query workspace ~9 GiB, an MSM of 2^20-point chunks ~0.2 GiB.
+    struct Card {
+        vram: u64,
+    }
+
+    const PARTITION_2_27: Sizes =
+        Sizes { h_bytes: 12 * GIB, msm_bytes: 10 * GIB, query_bytes: 9 * GIB, min_msm_bytes: GIB / 5 };
+    const SRS_2_27: u64 = 48 * GIB;
+
+    impl Card {
+        /// A request the way the engine makes one: the SRS resident when it
+        /// fits beside two working sets, the working set reserved when it
+        /// fits (else all that is left granted), the rest spare.
+        fn request(&self, circuits: usize, sizes: Sizes, srs_bytes: u64) -> Request {
+            let working = sizes.h_bytes + sizes.msm_bytes;
+            let srs_resident = self.vram >= srs_bytes + 2 * working;
+            let left = self.vram - if srs_resident { srs_bytes } else { 0 };
+            let granted = left.min(working);
+            Request { circuits, srs_resident, first_staged: granted >= working, granted, spare: left - granted, sizes }
+        }
+    }
+
+    fn plan(vram: u64, circuits: usize) -> Plan {
+        Plan::choose(&Card { vram }.request(circuits, PARTITION_2_27, SRS_2_27))
+    }
+
+    // The log line names every choice, so the tests compare it.
+
+    #[test]
+    fn resident_srs_runs_the_queries_beside_h() {
+        let p = plan(139 * GIB, 1);
+        assert_eq!(p.to_string(), "circuits=1 points=device h=device queries=beside_h next=when_due chunks=whole");
+        assert_eq!(p.borrowed(&PARTITION_2_27), 9 * GIB);
+    }
+
+    #[test]
+    fn resident_srs_batch_stages_the_next_circuit_and_overlaps() {
+        let p = plan(139 * GIB, 2);
+        assert_eq!(p.to_string(), "circuits=2 points=device h=device queries=beside_h next=second_h_buffers chunks=whole");
+        assert_eq!(p.borrowed(&PARTITION_2_27), 21 * GIB);
+    }
+
+    #[test]
+    fn resident_srs_without_spare_runs_the_queries_after_h() {
+        // Room for the SRS and two working sets exactly: nothing to borrow.
+        let card = Card { vram: SRS_2_27 + 44 * GIB };
+        let p = Plan::choose(&card.request(1, PARTITION_2_27, SRS_2_27));
+        assert_eq!(p.points, PointsAt::Device);
+        let req = Request { spare: 0, ..card.request(1, PARTITION_2_27, SRS_2_27) };
+        assert_eq!(Plan::choose(&req).queries, Queries::AfterH);
+        // Where reserving what it borrows fails.
+        assert_eq!(p.without_borrowing().queries, Queries::AfterH);
+    }
+
+    #[test]
+    fn streamed_srs_runs_l_and_b_in_the_h_scratch() {
+        let p = plan(40 * GIB, 1);
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device queries=in_h_scratch(l,b) next=when_due chunks=whole");
+        assert_eq!(p.borrowed(&PARTITION_2_27), 0);
+    }
+
+    #[test]
+    fn streamed_srs_two_circuits_stage_the_next() {
+        let p = plan(40 * GIB, 2);
+        assert_eq!(p.to_string(), "circuits=2 points=host h=device queries=in_h_scratch(l,b) next=second_h_buffers chunks=whole");
+    }
+
+    #[test]
+    fn streamed_srs_batch_runs_batch_msms() {
+        let p = plan(40 * GIB, BATCH_MSMS_FROM_CIRCUITS);
+        assert_eq!((p.points, p.h, p.next), (PointsAt::Host, HTerm::Device, NextInputs::WhenDue));
+        assert_eq!(p.queries, Queries::Batched(BatchSize::Within(22 * GIB)));
+    }
+
+    #[test]
+    fn sixteen_gib_keeps_h_on_the_device_and_chunks_the_msms() {
+        let p = plan(16 * GIB, 1);
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        // Two circuits under the limit: no second set of H buffers.
+        assert_eq!(plan(16 * GIB, 2).next, NextInputs::WhenDue);
+        // A batch under it: batch MSMs within the whole grant.
+        assert_eq!(plan(16 * GIB, 4).to_string(), "circuits=4 points=host h=device queries=batched(within 16GiB) next=when_due chunks=within(4GiB)");
+    }
+
+    #[test]
+    fn too_little_for_the_h_buffers_puts_h_on_the_cpu() {
+        let p = plan(8 * GIB, 1);
+        assert_eq!(p.to_string(), "circuits=1 points=host h=cpu queries=after_h next=when_due chunks=within(8GiB)");
+    }
+
+    #[test]
+    fn a_resident_srs_under_a_limit_chunks_without_overlap() {
+        let req = Request {
+            circuits: 2,
+            srs_resident: true,
+            first_staged: false,
+            granted: 16 * GIB,
+            spare: 100 * GIB,
+            sizes: PARTITION_2_27,
+        };
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=2 points=device h=device queries=after_h next=when_due chunks=within(4GiB)");
+    }
+}
