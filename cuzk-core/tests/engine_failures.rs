@@ -1,4 +1,5 @@
-//! Faults stay inside their job: prover errors and panics, synthesis
+//! Faults stay inside their job: prover errors and panics, out of device
+//! memory (computed again once, then failed), synthesis
 //! errors and panics, SRS load failures, and partitions too large for the
 //! memory budget. The engine keeps serving afterwards.
 
@@ -43,6 +44,33 @@ fn prover_error_and_panic_fail_only_their_job() {
     let st = engine.status();
     assert_eq!((st.jobs_failed, st.jobs_completed), (2, 5));
     assert_eq!(st.devices[0].vram.used_bytes, 0, "VRAM reservations released after a panic");
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// A compute that runs out of device memory is computed again, once, on
+/// the fallback path: the job completes. One that runs out there too
+/// fails its job alone, saying why; the engine keeps serving and holds no
+/// VRAM afterwards.
+#[test]
+fn out_of_memory_is_computed_again_once_within_what_is_free() {
+    let backend = TestBackend::new(true);
+    let engine = Engine::start_with_backend(config(2, 1), backend.clone()).unwrap();
+    let once = builtin("mimc:1", 2, 300);
+    let always = builtin("mimc:1", 1, 400);
+    backend.fault(once.public_inputs(1), Fault::OutOfMemoryOnce);
+    backend.fault(always.public_inputs(0), Fault::OutOfMemory);
+    let o = engine.submit(ProofRequest::builtin(once)).unwrap();
+    let a = engine.submit(ProofRequest::builtin(always)).unwrap();
+    verify(&engine, &once, &expect_completed(engine.await_job(o, WAIT).unwrap()));
+    let retried = backend.proved.lock().unwrap().iter().filter(|x| **x == once.public_inputs(1)).count();
+    assert_eq!(retried, 2, "the partition that ran out of memory was computed again once");
+    let m = failed(engine.await_job(a, WAIT).unwrap());
+    assert!(m.contains("out of device memory") && m.contains("injected out of memory"), "{m}");
+    let later = builtin("synthetic:64:2", 1, 6);
+    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
+    let st = engine.status();
+    assert_eq!((st.jobs_failed, st.jobs_completed), (1, 2));
+    assert_eq!(st.devices[0].vram.used_bytes, 0, "VRAM reservations released after the retries");
     engine.shutdown(ShutdownMode::Drain);
 }
 

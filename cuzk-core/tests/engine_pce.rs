@@ -5,7 +5,9 @@
 mod common;
 
 use common::*;
-use cuzk_core::engine::{Engine, PartitionedCircuit, PhaseState, ProofRequest, ProveInput, ProverBackend, ShutdownMode};
+use cuzk_core::engine::{
+    Engine, PartitionedCircuit, PhaseState, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode,
+};
 use cuzk_core::groth16::{prove_synthesized_deterministic, Proof};
 use cuzk_core::Fr;
 use std::sync::Arc;
@@ -23,18 +25,18 @@ impl ProverBackend for FixedRandomness {
     fn vram_needed(&self, _: &ProveInput<'_>) -> u64 {
         0
     }
-    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         Ok(Box::new(()))
     }
-    fn compute(&self, _: u32, _: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn compute(&self, _: u32, _: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         let rs: Vec<(Fr, Fr)> = (0..input.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
-        Ok(Box::new(prove_synthesized_deterministic(input.params, input.assignments, &rs).map_err(|e| e.to_string())?))
+        Ok(Box::new(prove_synthesized_deterministic(input.params, input.assignments, &rs)?))
     }
-    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         self.compute(d, Box::new(()), input)
     }
-    fn epilogue(&self, _: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
-        Ok(*computed.downcast::<Vec<Proof>>().map_err(|_| "unexpected phase state")?)
+    fn epilogue(&self, _: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
+        Ok(*computed.downcast::<Vec<Proof>>().map_err(|_| ProverError::Internal("unexpected phase state".into()))?)
     }
 }
 

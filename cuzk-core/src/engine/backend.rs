@@ -17,6 +17,7 @@
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized, Proof};
 use super::interlock::VramBudget;
+pub use super::prover_error::ProverError;
 use crate::srs::Parameters;
 use std::any::Any;
 use std::sync::Arc;
@@ -47,11 +48,13 @@ pub trait ProverBackend: Send + Sync {
     fn devices(&self) -> Vec<DeviceInfo>;
     /// Device bytes that pre-staging and proving this input needs.
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64;
-    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, String>;
-    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String>;
+    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, ProverError>;
+    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError>;
     /// `vram_granted` (maybe less than needed) is what the fallback may use.
-    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String>;
-    fn epilogue(&self, device: u32, computed: PhaseState) -> Result<Vec<Proof>, String>;
+    /// The worker also takes this path, once, where `compute` ran out of
+    /// device memory.
+    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError>;
+    fn epilogue(&self, device: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError>;
 }
 
 /// Groth16 on the CPU ([`crate::groth16::prove_synthesized`]).
@@ -79,21 +82,23 @@ impl ProverBackend for CpuBackend {
     }
 
     /// Nothing to upload: the assignments already sit in host memory.
-    fn prestage(&self, _device: u32, _input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn prestage(&self, _device: u32, _input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         Ok(Box::new(()))
     }
 
-    fn compute(&self, _device: u32, _staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
-        let proofs = prove_synthesized(input.params, input.assignments).map_err(|e| e.to_string())?;
-        Ok(Box::new(proofs))
+    fn compute(&self, _device: u32, _staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+        Ok(Box::new(prove_synthesized(input.params, input.assignments)?))
     }
 
-    fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         self.compute(device, Box::new(()), input)
     }
 
-    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
-        computed.downcast::<Vec<Proof>>().map(|b| *b).map_err(|_| "cpu backend: unexpected phase state".into())
+    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
+        computed
+            .downcast::<Vec<Proof>>()
+            .map(|b| *b)
+            .map_err(|_| ProverError::Internal("cpu backend: unexpected phase state".into()))
     }
 }
 

@@ -17,10 +17,10 @@
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
-use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend};
+use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend, ProverError};
 use super::interlock::VramReservation;
 use crate::groth16::gpu_prover::plan::{Request, Sizes};
-use crate::groth16::gpu_prover::{msm_sizes, GpuProver, Plan, StagedH};
+use crate::groth16::gpu_prover::{msm_sizes, GpuProveError, GpuProver, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::srs::Parameters;
@@ -75,6 +75,32 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+impl From<cuzk_sys::Error> for ProverError {
+    fn from(e: cuzk_sys::Error) -> Self {
+        use cuzk_sys::ErrorCode as C;
+        let message = e.to_string();
+        match e.code {
+            C::OutOfMemory => ProverError::OutOfMemory(message),
+            C::Cuda | C::NoCuda => ProverError::Device(message),
+            // Our own calls' arguments are checked before they reach the
+            // native code: one it refuses is our bug, not the request's.
+            C::InvalidArgument | C::Internal | C::Unknown(_) => ProverError::Internal(message),
+        }
+    }
+}
+
+impl From<GpuProveError> for ProverError {
+    fn from(e: GpuProveError) -> Self {
+        match e {
+            GpuProveError::Prove(e) => e.into(),
+            GpuProveError::Gpu(e) => e.into(),
+            GpuProveError::NoDevice(m) => ProverError::Device(m),
+            GpuProveError::CpuH(e) => ProverError::BadInput(e.to_string()),
+            e @ GpuProveError::Plan(_) => ProverError::Internal(e.to_string()),
+        }
+    }
+}
+
 impl GpuBackend {
     /// Every CUDA device; an error that says why where there is none.
     pub fn new() -> Result<Self, String> {
@@ -115,8 +141,9 @@ impl GpuBackend {
         self
     }
 
-    fn device(&self, ordinal: u32) -> Result<&GpuDevice, String> {
-        self.devices.iter().find(|d| d.info.ordinal == ordinal).ok_or_else(|| format!("no CUDA device {ordinal}"))
+    fn device(&self, ordinal: u32) -> Result<&GpuDevice, ProverError> {
+        let no_device = || ProverError::Internal(format!("no CUDA device {ordinal} in this backend"));
+        self.devices.iter().find(|d| d.info.ordinal == ordinal).ok_or_else(no_device)
     }
 
     /// The resident copy of `input.params` on `dev`, if there is one.
@@ -132,7 +159,7 @@ impl GpuBackend {
     /// Makes `input.params` resident when it fits with room left for one
     /// more working set (another worker's), evicting idle copies of other
     /// SRSs least recently used first.
-    fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, String> {
+    fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, ProverError> {
         if let Some(srs) = Self::find_resident(dev, input.params) {
             return Ok(Some(srs));
         }
@@ -154,7 +181,7 @@ impl GpuBackend {
         }
         let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
         let t = Instant::now();
-        let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, input.params).map_err(err)?);
+        let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, input.params)?);
         log::info!(
             "device SRS uploaded gpu={} bytes={} upload_ms={}",
             dev.info.ordinal, bytes, t.elapsed().as_millis()
@@ -171,13 +198,13 @@ impl GpuBackend {
     }
 
     /// The VRAM sizes of `input` on `dev` that a plan is made from.
-    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool) -> Result<Sizes, String> {
+    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool) -> Result<Sizes, ProverError> {
         let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
         let o = dev.info.ordinal as i32;
         let (n1, n2) = msm_sizes(input.params);
-        let whole = |on_dev: bool, opts: MsmOptions, n1: u64, n2: u64| -> Result<u64, String> {
-            let g1 = msm::workspace_bytes::<G1>(o, n1, on_dev, false, opts).map_err(err)?;
-            Ok(g1.max(msm::workspace_bytes::<G2>(o, n2, on_dev, false, opts).map_err(err)?))
+        let whole = |on_dev: bool, opts: MsmOptions, n1: u64, n2: u64| -> Result<u64, ProverError> {
+            let g1 = msm::workspace_bytes::<G1>(o, n1, on_dev, false, opts)?;
+            Ok(g1.max(msm::workspace_bytes::<G2>(o, n2, on_dev, false, opts)?))
         };
         // The smallest MSM worth running beside the H buffers: chunks of
         // 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H buffers, 4
@@ -185,9 +212,9 @@ impl GpuBackend {
         let min_chunk = 1u64 << 20;
         let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
         Ok(Sizes {
-            h_bytes: GpuProver::h_bytes(first.num_constraints()).map_err(err)?,
+            h_bytes: GpuProver::h_bytes(first.num_constraints())?,
             msm_bytes: whole(false, MsmOptions::default(), n1, n2)?,
-            query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params).map_err(err)? } else { 0 },
+            query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
             min_msm_bytes: whole(resident, small, n1.min(min_chunk), n2.min(min_chunk))?,
         })
     }
@@ -203,7 +230,7 @@ impl GpuBackend {
         first: Option<StagedH>,
         granted: u64,
         may_borrow: bool,
-    ) -> Result<PhaseState, String> {
+    ) -> Result<PhaseState, ProverError> {
         let sizes = Self::sizes(dev, input, srs.is_some())?;
         let req = Request {
             circuits: input.assignments.len(),
@@ -227,7 +254,7 @@ impl GpuBackend {
             }
         };
         let points = Self::points(input.params, &srs);
-        let results = dev.prover.run(input.params, points, input.assignments, first, &plan).map_err(err)?;
+        let results = dev.prover.run(input.params, points, input.assignments, first, &plan)?;
         drop(borrowed);
         Ok(Box::new(Computed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() }))
     }
@@ -257,26 +284,26 @@ impl ProverBackend for GpuBackend {
         h + g1.max(g2)
     }
 
-    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         let dev = self.device(device)?;
         let srs = self.make_resident(dev, input)?;
         if srs.is_none() {
             pin_host_points(input.params); // once per SRS; MSMs stream its points
         }
         let first = match input.assignments.first() {
-            Some(pa) => Some(dev.prover.stage_h(pa).map_err(err)?),
+            Some(pa) => Some(dev.prover.stage_h(pa)?),
             None => None,
         };
         Ok(Box::new(Staged { first, srs }))
     }
 
-    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         let dev = self.device(device)?;
-        let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| "cuda backend: unexpected staged state")?;
+        let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| ProverError::Internal("cuda backend: unexpected staged state".into()))?;
         self.plan_and_run(dev, input, srs, first, self.vram_needed(input), true)
     }
 
-    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         let dev = self.device(device)?;
         let srs = Self::find_resident(dev, input.params);
         if srs.is_none() {
@@ -285,8 +312,9 @@ impl ProverBackend for GpuBackend {
         self.plan_and_run(dev, input, srs, None, vram_granted, false)
     }
 
-    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
-        let Computed { params, results } = *computed.downcast::<Computed>().map_err(|_| "cuda backend: unexpected computed state")?;
+    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
+        let unexpected = |_| ProverError::Internal("cuda backend: unexpected computed state".into());
+        let Computed { params, results } = *computed.downcast::<Computed>().map_err(unexpected)?;
         let mut rng = rand_core::OsRng;
         Ok(results
             .into_iter()

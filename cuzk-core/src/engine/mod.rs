@@ -24,6 +24,7 @@ pub mod memory;
 pub mod outcome;
 pub mod pce_store;
 mod pipeline;
+mod prover_error;
 mod prover_worker;
 pub mod request;
 pub mod scheduler;
@@ -36,7 +37,7 @@ pub mod timeline;
 pub mod timeline_stats;
 pub mod work_queue;
 
-pub use backend::{default_backend, CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend};
+pub use backend::{default_backend, CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend, ProverError};
 pub use circuit_source::{AnyCircuit, BuiltinJob, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};

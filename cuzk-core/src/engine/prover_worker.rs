@@ -7,9 +7,12 @@
 //!   reserve what is free and compute within it;
 //! - epilogue with no lock; proofs go to their jobs by partition.
 //!
-//! Errors and panics fail the unit's jobs, never the worker.
+//! A compute that runs out of device memory (the card had less free than
+//! the budget said) is computed again, once, on the fallback path within
+//! what is free. Other errors and panics fail the unit's jobs, never the
+//! worker.
 
-use super::backend::ProveInput;
+use super::backend::{ProveInput, ProverError};
 use super::interlock::DeviceLocks;
 use super::pipeline::ProveUnit;
 use super::shared::{panic_message, Shared};
@@ -103,10 +106,15 @@ fn prove<'e>(
     w: &ProverWorker,
     input: &ProveInput<'_>,
     event: &dyn Fn(&'e str) -> Event<'e>,
-) -> Result<(Vec<Proof>, Trace), String> {
+) -> Result<(Vec<Proof>, Trace), ProverError> {
     let dev = &w.device;
     let backend = &sh.backend;
     let need = backend.vram_needed(input);
+    // Under compute_mtx: whatever of `need` is free, and a plan within it.
+    let fallback = || {
+        let vram = dev.vram.reserve_up_to(need);
+        backend.compute_fallback(dev.ordinal, vram.bytes(), input)
+    };
     let t = Instant::now();
     let mem_guard = dev.lock_mem();
     let mem_wait = t.elapsed();
@@ -123,11 +131,20 @@ fn prove<'e>(
             sh.timeline.record(event("gpu_start"));
             let t = Instant::now();
             let computed = backend.compute(dev.ordinal, staged, input);
-            let kernel = t.elapsed();
-            sh.timeline.record(event("gpu_end").path("prestaged"));
-            drop(compute_guard);
             drop(vram);
-            (computed?, Trace { path: "prestaged", mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
+            // The device had less free than the plan took (another user of
+            // the card): planned again within what is free now, once.
+            let (computed, path) = match computed {
+                Err(ProverError::OutOfMemory(why)) => {
+                    log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
+                    (fallback(), "prestaged_then_fallback")
+                }
+                computed => (computed, "prestaged"),
+            };
+            let kernel = t.elapsed();
+            sh.timeline.record(event("gpu_end").path(path));
+            drop(compute_guard);
+            (computed?, Trace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
         }
         None => {
             drop(mem_guard);
@@ -136,11 +153,9 @@ fn prove<'e>(
             let compute_wait = t.elapsed();
             sh.timeline.record(event("gpu_start"));
             let t = Instant::now();
-            let vram = dev.vram.reserve_up_to(need);
-            let computed = backend.compute_fallback(dev.ordinal, vram.bytes(), input);
+            let computed = fallback();
             let kernel = t.elapsed();
             sh.timeline.record(event("gpu_end").path("fallback"));
-            drop(vram);
             drop(compute_guard);
             let trace = Trace { path: "fallback", mem_wait, prestage: Duration::ZERO, compute_wait, kernel, epilogue: Duration::ZERO };
             (computed?, trace)

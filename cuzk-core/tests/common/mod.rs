@@ -6,6 +6,7 @@ use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::cs::ProvingAssignment;
 use cuzk_core::engine::{
     BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, PhaseState, ProofOutput, ProveInput, ProverBackend,
+    ProverError,
 };
 use cuzk_core::groth16::{prepare_verifying_key, verify_proof, Proof};
 use cuzk_core::Fr;
@@ -53,6 +54,10 @@ pub fn expect_completed(outcome: JobOutcome) -> ProofOutput {
 pub enum Fault {
     Error,
     Panic,
+    /// Out of device memory in `compute` (not in `compute_fallback`), once.
+    OutOfMemoryOnce,
+    /// Out of device memory in every call.
+    OutOfMemory,
 }
 
 /// CPU proving with hooks: a gate that holds `compute`, a log of the
@@ -97,18 +102,44 @@ impl TestBackend {
         self.faults.lock().unwrap().push((public_inputs, f));
     }
 
-    fn check(&self, a: &[ProvingAssignment]) -> Result<(), String> {
+    /// The fault set for any of `a`'s circuits, as the call's result
+    /// (`fallback`: the call is `compute_fallback`).
+    fn check(&self, a: &[ProvingAssignment], fallback: bool) -> Result<(), ProverError> {
+        let oom = || ProverError::OutOfMemory("injected out of memory".into());
         for pa in a {
             let inputs = &pa.input_assignment[1..];
-            let fault = self.faults.lock().unwrap().iter().find(|(i, _)| i == inputs).map(|(_, f)| *f);
-            if let Some(f) = fault {
-                match f {
-                    Fault::Error => return Err("injected prover error".into()),
-                    Fault::Panic => panic!("injected prover panic"),
+            let mut faults = self.faults.lock().unwrap();
+            let Some(at) = faults.iter().position(|(i, _)| i == inputs) else { continue };
+            match faults[at].1 {
+                Fault::Error => return Err(ProverError::Internal("injected prover error".into())),
+                Fault::Panic => {
+                    drop(faults);
+                    panic!("injected prover panic")
                 }
+                Fault::OutOfMemoryOnce if !fallback => {
+                    faults.remove(at);
+                    return Err(oom());
+                }
+                Fault::OutOfMemoryOnce => {}
+                Fault::OutOfMemory => return Err(oom()),
             }
         }
         Ok(())
+    }
+
+    /// `compute` and `compute_fallback`: the gate, the logs, the faults,
+    /// then the CPU.
+    fn prove(&self, d: u32, input: &ProveInput<'_>, fallback: bool) -> Result<PhaseState, ProverError> {
+        *self.entered.lock().unwrap() += 1;
+        let mut open = self.gate.lock().unwrap();
+        while !*open {
+            open = self.gate_cv.wait(open).unwrap();
+        }
+        drop(open);
+        self.batch_sizes.lock().unwrap().push(input.assignments.len());
+        self.proved.lock().unwrap().extend(input.assignments.iter().map(|a| a.input_assignment[1..].to_vec()));
+        self.check(input.assignments, fallback)?;
+        CpuBackend.compute(d, Box::new(()), input)
     }
 }
 
@@ -122,25 +153,16 @@ impl ProverBackend for TestBackend {
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
         CpuBackend.vram_needed(input)
     }
-    fn prestage(&self, d: u32, input: &ProveInput<'_>) -> Result<PhaseState, String> {
+    fn prestage(&self, d: u32, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
         CpuBackend.prestage(d, input)
     }
-    fn compute(&self, d: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, String> {
-        *self.entered.lock().unwrap() += 1;
-        let mut open = self.gate.lock().unwrap();
-        while !*open {
-            open = self.gate_cv.wait(open).unwrap();
-        }
-        drop(open);
-        self.batch_sizes.lock().unwrap().push(input.assignments.len());
-        self.proved.lock().unwrap().extend(input.assignments.iter().map(|a| a.input_assignment[1..].to_vec()));
-        self.check(input.assignments)?;
-        CpuBackend.compute(d, staged, input)
+    fn compute(&self, d: u32, _staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+        self.prove(d, input, false)
     }
-    fn compute_fallback(&self, d: u32, _granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, String> {
-        self.compute(d, Box::new(()), input)
+    fn compute_fallback(&self, d: u32, _granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+        self.prove(d, input, true)
     }
-    fn epilogue(&self, d: u32, computed: PhaseState) -> Result<Vec<Proof>, String> {
+    fn epilogue(&self, d: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
         CpuBackend.epilogue(d, computed)
     }
 }
