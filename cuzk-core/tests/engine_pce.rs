@@ -5,9 +5,7 @@
 mod common;
 
 use common::*;
-use cuzk_core::engine::{
-    Engine, PartitionedCircuit, PhaseState, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode,
-};
+use cuzk_core::engine::{Engine, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode};
 use cuzk_core::groth16::{prove_synthesized_deterministic, Proof};
 use cuzk_core::Fr;
 use std::sync::Arc;
@@ -16,27 +14,29 @@ use std::sync::Arc;
 struct FixedRandomness;
 
 impl ProverBackend for FixedRandomness {
+    type Staged = ();
+    type Computed = Vec<Proof>;
     fn name(&self) -> &str {
         "cpu-fixed-randomness"
     }
     fn devices(&self) -> Vec<cuzk_core::engine::DeviceInfo> {
-        cuzk_core::engine::CpuBackend.devices()
+        ProverBackend::devices(&cuzk_core::engine::CpuBackend)
     }
     fn vram_needed(&self, _: &ProveInput<'_>) -> u64 {
         0
     }
-    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
-        Ok(Box::new(()))
+    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<(), ProverError> {
+        Ok(())
     }
-    fn compute(&self, _: u32, _: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn compute(&self, _: u32, _: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         let rs: Vec<(Fr, Fr)> = (0..input.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
-        Ok(Box::new(prove_synthesized_deterministic(input.params, input.assignments, &rs)?))
+        Ok(prove_synthesized_deterministic(input.params, input.assignments, &rs)?)
     }
-    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
-        self.compute(d, Box::new(()), input)
+    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        self.compute(d, (), input)
     }
-    fn epilogue(&self, _: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
-        Ok(*computed.downcast::<Vec<Proof>>().map_err(|_| ProverError::Internal("unexpected phase state".into()))?)
+    fn epilogue(&self, _: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
+        Ok(computed)
     }
 }
 

@@ -9,6 +9,12 @@
 //! `compute_fallback` under `compute_mtx` (synchronize, trim, allocate
 //! within what is free, upload, compute). Both paths give identical proofs.
 //!
+//! Each backend names the state its phases hand on
+//! ([`ProverBackend::Staged`], [`ProverBackend::Computed`]). The engine
+//! holds a backend as a [`Backend`]: one call runs the phases through a
+//! device's interlock, generic over the backend, so that state keeps its
+//! type from phase to phase.
+//!
 //! [`CpuBackend`] runs everything on the CPU (no device memory, so its
 //! VRAM is unlimited unless `gpus.vram_limit` caps it);
 //! `gpu_backend::GpuBackend` (feature `cuda`) proves on CUDA devices.
@@ -16,11 +22,11 @@
 
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized, Proof};
-use super::interlock::VramBudget;
+use super::interlock::{DeviceLocks, VramBudget};
 pub use super::prover_error::ProverError;
 use crate::srs::Parameters;
-use std::any::Any;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A device the backend proves on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,21 +46,69 @@ pub struct ProveInput<'a> {
     pub vram: &'a Arc<VramBudget>,
 }
 
-/// Backend state between phases (device buffers, partial results).
-pub type PhaseState = Box<dyn Any + Send>;
-
 pub trait ProverBackend: Send + Sync {
+    /// What `prestage` leaves for `compute` (inputs uploaded, buffers held).
+    type Staged: Send;
+    /// What `compute` and `compute_fallback` leave for `epilogue`.
+    type Computed: Send;
     fn name(&self) -> &str;
     fn devices(&self) -> Vec<DeviceInfo>;
     /// Device bytes that pre-staging and proving this input needs.
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64;
-    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, ProverError>;
-    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError>;
+    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError>;
+    fn compute(&self, device: u32, staged: Self::Staged, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
     /// `vram_granted` (maybe less than needed) is what the fallback may use.
     /// The worker also takes this path, once, where `compute` ran out of
     /// device memory.
-    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError>;
-    fn epilogue(&self, device: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError>;
+    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
+    fn epilogue(&self, device: u32, computed: Self::Computed) -> Result<Vec<Proof>, ProverError>;
+}
+
+/// How one unit went through the interlock, for the per-proof log line.
+#[derive(Clone, Copy, Debug)]
+pub struct InterlockTrace {
+    /// "prestaged", "fallback", or "prestaged_then_fallback" (out of device
+    /// memory in `compute`).
+    pub path: &'static str,
+    pub mem_wait: Duration,
+    pub prestage: Duration,
+    pub compute_wait: Duration,
+    pub kernel: Duration,
+    pub epilogue: Duration,
+}
+
+/// A prover backend as the engine holds it: every [`ProverBackend`] is one.
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &str;
+    fn devices(&self) -> Vec<DeviceInfo>;
+    /// `input` proved on `dev` through its interlock (pre-staged, or the
+    /// fallback); `gpu_event(event, path)` records the timeline's
+    /// gpu_start and gpu_end.
+    fn prove_interlocked(
+        &self,
+        dev: &DeviceLocks,
+        input: &ProveInput<'_>,
+        gpu_event: &dyn Fn(&'static str, Option<&'static str>),
+    ) -> Result<(Vec<Proof>, InterlockTrace), ProverError>;
+}
+
+impl<B: ProverBackend> Backend for B {
+    fn name(&self) -> &str {
+        ProverBackend::name(self)
+    }
+
+    fn devices(&self) -> Vec<DeviceInfo> {
+        ProverBackend::devices(self)
+    }
+
+    fn prove_interlocked(
+        &self,
+        dev: &DeviceLocks,
+        input: &ProveInput<'_>,
+        gpu_event: &dyn Fn(&'static str, Option<&'static str>),
+    ) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
+        super::prover_worker::through_interlock(self, dev, input, gpu_event)
+    }
 }
 
 /// Groth16 on the CPU ([`crate::groth16::prove_synthesized`]).
@@ -69,6 +123,9 @@ pub fn abc_device_bytes(input: &ProveInput<'_>) -> u64 {
 }
 
 impl ProverBackend for CpuBackend {
+    type Staged = ();
+    type Computed = Vec<Proof>;
+
     fn name(&self) -> &str {
         "cpu"
     }
@@ -82,30 +139,27 @@ impl ProverBackend for CpuBackend {
     }
 
     /// Nothing to upload: the assignments already sit in host memory.
-    fn prestage(&self, _device: u32, _input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
-        Ok(Box::new(()))
+    fn prestage(&self, _device: u32, _input: &ProveInput<'_>) -> Result<(), ProverError> {
+        Ok(())
     }
 
-    fn compute(&self, _device: u32, _staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
-        Ok(Box::new(prove_synthesized(input.params, input.assignments)?))
+    fn compute(&self, _device: u32, _staged: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        Ok(prove_synthesized(input.params, input.assignments)?)
     }
 
-    fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
-        self.compute(device, Box::new(()), input)
+    fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        self.compute(device, (), input)
     }
 
-    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
-        computed
-            .downcast::<Vec<Proof>>()
-            .map(|b| *b)
-            .map_err(|_| ProverError::Internal("cpu backend: unexpected phase state".into()))
+    fn epilogue(&self, _device: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
+        Ok(computed)
     }
 }
 
 /// The GPU backend over every CUDA device when the build has CUDA and a
 /// device is present; the CPU backend otherwise (the reason is logged).
 /// `CUZK_BACKEND=cpu` forces the CPU.
-pub fn default_backend() -> Arc<dyn ProverBackend> {
+pub fn default_backend() -> Arc<dyn Backend> {
     if std::env::var("CUZK_BACKEND").is_ok_and(|v| v == "cpu") {
         log::info!("backend: CPU (CUZK_BACKEND=cpu)");
         return Arc::new(CpuBackend);

@@ -17,7 +17,7 @@
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
-use super::backend::{DeviceInfo, PhaseState, ProveInput, ProverBackend, ProverError};
+use super::backend::{DeviceInfo, ProveInput, ProverBackend, ProverError};
 use super::interlock::VramReservation;
 use crate::groth16::gpu_prover::plan::{Request, Sizes};
 use crate::groth16::gpu_prover::{msm_sizes, GpuProveError, GpuProver, Plan, StagedH};
@@ -61,12 +61,15 @@ pub struct GpuBackend {
     keep_srs_resident: bool,
 }
 
-struct Staged {
+/// A batch after `prestage`: circuit 0's a, b, c in VRAM, and the
+/// resident SRS if there is one.
+pub struct GpuStaged {
     first: Option<StagedH>,
     srs: Option<Arc<DeviceSrs>>,
 }
 
-struct Computed {
+/// A batch after `compute`: its MSM results, for the epilogue on the CPU.
+pub struct GpuComputed {
     params: Arc<Parameters>,
     results: Vec<MsmResults>,
 }
@@ -230,7 +233,7 @@ impl GpuBackend {
         first: Option<StagedH>,
         granted: u64,
         may_borrow: bool,
-    ) -> Result<PhaseState, ProverError> {
+    ) -> Result<GpuComputed, ProverError> {
         let sizes = Self::sizes(dev, input, srs.is_some())?;
         let req = Request {
             circuits: input.assignments.len(),
@@ -256,11 +259,14 @@ impl GpuBackend {
         let points = Self::points(input.params, &srs);
         let results = dev.prover.run(input.params, points, input.assignments, first, &plan)?;
         drop(borrowed);
-        Ok(Box::new(Computed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() }))
+        Ok(GpuComputed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
     }
 }
 
 impl ProverBackend for GpuBackend {
+    type Staged = GpuStaged;
+    type Computed = GpuComputed;
+
     fn name(&self) -> &str {
         "cuda"
     }
@@ -284,7 +290,7 @@ impl ProverBackend for GpuBackend {
         h + g1.max(g2)
     }
 
-    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
         let dev = self.device(device)?;
         let srs = self.make_resident(dev, input)?;
         if srs.is_none() {
@@ -294,16 +300,16 @@ impl ProverBackend for GpuBackend {
             Some(pa) => Some(dev.prover.stage_h(pa)?),
             None => None,
         };
-        Ok(Box::new(Staged { first, srs }))
+        Ok(GpuStaged { first, srs })
     }
 
-    fn compute(&self, device: u32, staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn compute(&self, device: u32, staged: GpuStaged, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
-        let Staged { first, srs } = *staged.downcast::<Staged>().map_err(|_| ProverError::Internal("cuda backend: unexpected staged state".into()))?;
+        let GpuStaged { first, srs } = staged;
         self.plan_and_run(dev, input, srs, first, self.vram_needed(input), true)
     }
 
-    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
         let srs = Self::find_resident(dev, input.params);
         if srs.is_none() {
@@ -312,9 +318,8 @@ impl ProverBackend for GpuBackend {
         self.plan_and_run(dev, input, srs, None, vram_granted, false)
     }
 
-    fn epilogue(&self, _device: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
-        let unexpected = |_| ProverError::Internal("cuda backend: unexpected computed state".into());
-        let Computed { params, results } = *computed.downcast::<Computed>().map_err(unexpected)?;
+    fn epilogue(&self, _device: u32, computed: GpuComputed) -> Result<Vec<Proof>, ProverError> {
+        let GpuComputed { params, results } = computed;
         let mut rng = rand_core::OsRng;
         Ok(results
             .into_iter()

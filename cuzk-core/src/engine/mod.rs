@@ -37,7 +37,7 @@ pub mod timeline;
 pub mod timeline_stats;
 pub mod work_queue;
 
-pub use backend::{default_backend, CpuBackend, DeviceInfo, PhaseState, ProveInput, ProverBackend, ProverError};
+pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, ProveInput, ProverBackend, ProverError};
 pub use circuit_source::{AnyCircuit, BuiltinJob, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};

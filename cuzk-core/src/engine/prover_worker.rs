@@ -12,7 +12,7 @@
 //! what is free. Other errors and panics fail the unit's jobs, never the
 //! worker.
 
-use super::backend::{ProveInput, ProverError};
+use super::backend::{InterlockTrace, ProveInput, ProverBackend, ProverError};
 use super::interlock::DeviceLocks;
 use super::pipeline::ProveUnit;
 use super::shared::{panic_message, Shared};
@@ -27,16 +27,6 @@ pub struct ProverWorker {
     pub worker_id: usize,
     pub sub_id: usize,
     pub device: Arc<DeviceLocks>,
-}
-
-/// How one unit went through the interlock, for the per-proof log line.
-struct Trace {
-    path: &'static str,
-    mem_wait: Duration,
-    prestage: Duration,
-    compute_wait: Duration,
-    kernel: Duration,
-    epilogue: Duration,
 }
 
 pub fn run(sh: Arc<Shared>, w: ProverWorker) {
@@ -68,7 +58,14 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
     sh.timeline.record(event("gpu_picked"));
     let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram };
-    let result = catch_unwind(AssertUnwindSafe(|| prove(sh, w, &input, &event)));
+    let gpu_event = |ev: &'static str, path: Option<&'static str>| {
+        let e = event(ev);
+        sh.timeline.record(match path {
+            Some(p) => e.path(p),
+            None => e,
+        });
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| sh.backend.prove_interlocked(&w.device, &input, &gpu_event)));
     drop(memory);
     // The batch's SRS lease and permit go before the results are published:
     // a client that sees its job complete may evict that SRS at once (it
@@ -101,14 +98,15 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     }
 }
 
-fn prove<'e>(
-    sh: &Shared,
-    w: &ProverWorker,
+/// `input` proved on `dev` through its interlock, the state between
+/// `backend`'s phases in its own types ([`super::backend::Backend`] for
+/// every backend).
+pub(super) fn through_interlock<B: ProverBackend>(
+    backend: &B,
+    dev: &DeviceLocks,
     input: &ProveInput<'_>,
-    event: &dyn Fn(&'e str) -> Event<'e>,
-) -> Result<(Vec<Proof>, Trace), ProverError> {
-    let dev = &w.device;
-    let backend = &sh.backend;
+    gpu_event: &dyn Fn(&'static str, Option<&'static str>),
+) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
     let need = backend.vram_needed(input);
     // Under compute_mtx: whatever of `need` is free, and a plan within it.
     let fallback = || {
@@ -128,7 +126,7 @@ fn prove<'e>(
             let t = Instant::now();
             let compute_guard = dev.lock_compute();
             let compute_wait = t.elapsed();
-            sh.timeline.record(event("gpu_start"));
+            gpu_event("gpu_start", None);
             let t = Instant::now();
             let computed = backend.compute(dev.ordinal, staged, input);
             drop(vram);
@@ -142,26 +140,26 @@ fn prove<'e>(
                 computed => (computed, "prestaged"),
             };
             let kernel = t.elapsed();
-            sh.timeline.record(event("gpu_end").path(path));
+            gpu_event("gpu_end", Some(path));
             drop(compute_guard);
-            (computed?, Trace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
+            (computed?, InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
         }
         None => {
             drop(mem_guard);
             let t = Instant::now();
             let compute_guard = dev.lock_compute();
             let compute_wait = t.elapsed();
-            sh.timeline.record(event("gpu_start"));
+            gpu_event("gpu_start", None);
             let t = Instant::now();
             let computed = fallback();
             let kernel = t.elapsed();
-            sh.timeline.record(event("gpu_end").path("fallback"));
+            gpu_event("gpu_end", Some("fallback"));
             drop(compute_guard);
-            let trace = Trace { path: "fallback", mem_wait, prestage: Duration::ZERO, compute_wait, kernel, epilogue: Duration::ZERO };
+            let trace = InterlockTrace { path: "fallback", mem_wait, prestage: Duration::ZERO, compute_wait, kernel, epilogue: Duration::ZERO };
             (computed?, trace)
         }
     };
     let t = Instant::now();
     let proofs = backend.epilogue(dev.ordinal, computed)?;
-    Ok((proofs, Trace { epilogue: t.elapsed(), ..trace }))
+    Ok((proofs, InterlockTrace { epilogue: t.elapsed(), ..trace }))
 }

@@ -1,6 +1,6 @@
 //! State shared by the engine's threads and its API.
 
-use super::backend::ProverBackend;
+use super::backend::Backend;
 use super::interlock::DeviceLocks;
 use super::job::JobCounters;
 use super::job_table::JobTable;
@@ -31,7 +31,7 @@ pub struct Shared {
     /// Per circuit id, its PCE (`[synthesis] pce`); None = classic synthesis.
     pub pce: Option<super::pce_store::PceStore>,
     pub inflight: Arc<super::inflight::InflightBatches>,
-    pub backend: Arc<dyn ProverBackend>,
+    pub backend: Arc<dyn Backend>,
     pub devices: Vec<Arc<DeviceLocks>>,
     pub timeline: Timeline,
     /// Synthesis workers first, then prover workers.

@@ -1,7 +1,7 @@
 //! Engine start-up (resolving the config into budgets, devices and
 //! threads) and the read-side helpers behind status and SRS requests.
 
-use super::backend::ProverBackend;
+use super::backend::Backend;
 use super::batch::BatchRules;
 use super::circuit_source::BuiltinJob;
 use super::interlock::DeviceLocks;
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 impl Engine {
     /// Starts the engine's threads over the given backend.
-    pub fn start_with_backend(config: Config, backend: Arc<dyn ProverBackend>) -> Result<Engine, EngineError> {
+    pub fn start_with_backend(config: Config, backend: Arc<dyn Backend>) -> Result<Engine, EngineError> {
         config.validate().map_err(|e| EngineError::Start(e.to_string()))?;
         let budget = resolve_budget(&config.memory).map_err(EngineError::Start)?;
         if config.gpus.gpu_threads > 0 {
@@ -105,7 +105,7 @@ fn worker(role: WorkerRole, worker_id: usize, gpu: Option<u32>, sub_id: Option<u
 
 /// The backend's devices narrowed to `gpus.devices`, with VRAM capped by
 /// `gpus.vram_limit`.
-fn select_devices(config: &Config, backend: &dyn ProverBackend) -> Result<Vec<Arc<DeviceLocks>>, EngineError> {
+fn select_devices(config: &Config, backend: &dyn Backend) -> Result<Vec<Arc<DeviceLocks>>, EngineError> {
     let found = backend.devices();
     if found.is_empty() {
         return Err(EngineError::Start(format!("backend {} has no devices", backend.name())));

@@ -5,8 +5,7 @@
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::cs::ProvingAssignment;
 use cuzk_core::engine::{
-    BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, PhaseState, ProofOutput, ProveInput, ProverBackend,
-    ProverError,
+    BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, ProofOutput, ProveInput, ProverBackend, ProverError,
 };
 use cuzk_core::groth16::{prepare_verifying_key, verify_proof, Proof};
 use cuzk_core::Fr;
@@ -129,7 +128,7 @@ impl TestBackend {
 
     /// `compute` and `compute_fallback`: the gate, the logs, the faults,
     /// then the CPU.
-    fn prove(&self, d: u32, input: &ProveInput<'_>, fallback: bool) -> Result<PhaseState, ProverError> {
+    fn prove(&self, d: u32, input: &ProveInput<'_>, fallback: bool) -> Result<Vec<Proof>, ProverError> {
         *self.entered.lock().unwrap() += 1;
         let mut open = self.gate.lock().unwrap();
         while !*open {
@@ -139,11 +138,13 @@ impl TestBackend {
         self.batch_sizes.lock().unwrap().push(input.assignments.len());
         self.proved.lock().unwrap().extend(input.assignments.iter().map(|a| a.input_assignment[1..].to_vec()));
         self.check(input.assignments, fallback)?;
-        CpuBackend.compute(d, Box::new(()), input)
+        CpuBackend.compute(d, (), input)
     }
 }
 
 impl ProverBackend for TestBackend {
+    type Staged = ();
+    type Computed = Vec<Proof>;
     fn name(&self) -> &str {
         "test"
     }
@@ -153,16 +154,16 @@ impl ProverBackend for TestBackend {
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
         CpuBackend.vram_needed(input)
     }
-    fn prestage(&self, d: u32, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn prestage(&self, d: u32, input: &ProveInput<'_>) -> Result<(), ProverError> {
         CpuBackend.prestage(d, input)
     }
-    fn compute(&self, d: u32, _staged: PhaseState, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn compute(&self, d: u32, _staged: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         self.prove(d, input, false)
     }
-    fn compute_fallback(&self, d: u32, _granted: u64, input: &ProveInput<'_>) -> Result<PhaseState, ProverError> {
+    fn compute_fallback(&self, d: u32, _granted: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         self.prove(d, input, true)
     }
-    fn epilogue(&self, d: u32, computed: PhaseState) -> Result<Vec<Proof>, ProverError> {
+    fn epilogue(&self, d: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
         CpuBackend.epilogue(d, computed)
     }
 }
