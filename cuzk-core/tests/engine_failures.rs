@@ -1,5 +1,6 @@
 //! Faults stay inside their job: prover errors and panics, out of device
-//! memory (computed again once, then failed), synthesis
+//! memory (computed again once, then failed), a failed device (out of
+//! service, its work to another; the last stays), synthesis
 //! errors and panics, SRS load failures, and partitions too large for the
 //! memory budget. The engine keeps serving afterwards.
 
@@ -71,6 +72,48 @@ fn out_of_memory_is_computed_again_once_within_what_is_free() {
     let st = engine.status();
     assert_eq!((st.jobs_failed, st.jobs_completed), (1, 2));
     assert_eq!(st.devices[0].vram.used_bytes, 0, "VRAM reservations released after the retries");
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// A device failure takes that device out of service while another
+/// remains: its unit is proved on the other, nothing fails, and the status
+/// says which device left.
+#[test]
+fn a_failed_device_leaves_service_and_its_work_goes_to_the_other() {
+    let backend = TestBackend::with_devices(false, 2);
+    backend.lose_device(0, false);
+    let engine = Engine::start_with_backend(config(2, 1), backend.clone()).unwrap();
+    let jobs: Vec<_> = (0..2).map(|i| builtin("mimc:1", 1, 500 + 10 * i)).collect();
+    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
+    // Each device's worker holds one unit in compute: device 0's is lost.
+    backend.wait_entered(2);
+    backend.open();
+    for (j, id) in jobs.iter().zip(ids) {
+        verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    }
+    let later = builtin("synthetic:64:2", 1, 7);
+    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
+    let st = engine.status();
+    let in_service: Vec<bool> = st.devices.iter().map(|d| d.in_service).collect();
+    assert_eq!(in_service, vec![false, true]);
+    assert_eq!((st.jobs_failed, st.jobs_completed), (0, 3));
+    assert!(st.devices.iter().all(|d| d.vram.used_bytes == 0), "VRAM reservations released");
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// The last device in service stays in it: a device failure there fails
+/// its job, saying so, and the next job is proved.
+#[test]
+fn the_last_device_stays_in_service() {
+    let backend = TestBackend::new(true);
+    backend.lose_device(0, true);
+    let engine = Engine::start_with_backend(config(2, 1), backend.clone()).unwrap();
+    let lost = builtin("mimc:1", 1, 600);
+    let m = failed(engine.prove(ProofRequest::builtin(lost), WAIT).unwrap().1);
+    assert!(m.contains("device failure") && m.contains("injected device failure"), "{m}");
+    let later = builtin("mimc:1", 1, 610);
+    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
+    assert!(engine.status().devices[0].in_service);
     engine.shutdown(ShutdownMode::Drain);
 }
 

@@ -26,6 +26,7 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
             "vram_budget_bytes": d.vram.total_bytes,
             "vram_used_bytes": d.vram.used_bytes,
             "vram_peak_bytes": d.vram.peak_bytes,
+            "in_service": d.in_service,
         })).collect::<Vec<_>>(),
         "memory": s.memory,
         "srs": s.srs,

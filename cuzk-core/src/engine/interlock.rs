@@ -7,6 +7,7 @@
 //! would wait for the other worker's kernels and serialize everything.
 
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Default)]
@@ -83,7 +84,8 @@ impl VramBudget {
     }
 }
 
-/// The two locks and the VRAM budget of one device.
+/// The two locks and the VRAM budget of one device, and whether it is in
+/// service (a device that failed is taken out while another remains).
 #[derive(Debug)]
 pub struct DeviceLocks {
     pub ordinal: u32,
@@ -91,6 +93,7 @@ pub struct DeviceLocks {
     mem_mtx: Mutex<()>,
     compute_mtx: Mutex<()>,
     pub vram: Arc<VramBudget>,
+    out_of_service: AtomicBool,
 }
 
 /// A poisoned lock only means a worker panicked while holding it; the
@@ -101,7 +104,18 @@ fn lock(m: &Mutex<()>) -> MutexGuard<'_, ()> {
 
 impl DeviceLocks {
     pub fn new(ordinal: u32, name: String, vram_total: u64) -> Arc<Self> {
-        Arc::new(Self { ordinal, name, mem_mtx: Mutex::new(()), compute_mtx: Mutex::new(()), vram: VramBudget::new(vram_total) })
+        Arc::new(Self {
+            ordinal,
+            name,
+            mem_mtx: Mutex::new(()),
+            compute_mtx: Mutex::new(()),
+            vram: VramBudget::new(vram_total),
+            out_of_service: AtomicBool::new(false),
+        })
+    }
+
+    pub fn in_service(&self) -> bool {
+        !self.out_of_service.load(Ordering::SeqCst)
     }
 
     pub fn lock_mem(&self) -> MutexGuard<'_, ()> {
@@ -111,6 +125,22 @@ impl DeviceLocks {
     pub fn lock_compute(&self) -> MutexGuard<'_, ()> {
         lock(&self.compute_mtx)
     }
+}
+
+/// Takes `failed` out of service where another of `devices` stays in it
+/// (then its workers stop and their units go to the others); returns
+/// whether it did. The last device in service stays: its errors fail
+/// their jobs, and the engine keeps taking work.
+pub fn take_out_of_service(devices: &[Arc<DeviceLocks>], failed: &DeviceLocks) -> bool {
+    // One decision at a time, so two devices failing together cannot both
+    // leave, each counting the other as in service.
+    static DECIDING: Mutex<()> = Mutex::new(());
+    let _one = lock(&DECIDING);
+    let others = devices.iter().any(|d| d.ordinal != failed.ordinal && d.in_service());
+    if others && failed.in_service() {
+        failed.out_of_service.store(true, Ordering::SeqCst);
+    }
+    !failed.in_service()
 }
 
 #[cfg(test)]

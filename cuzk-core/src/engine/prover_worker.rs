@@ -9,11 +9,13 @@
 //!
 //! A compute that runs out of device memory (the card had less free than
 //! the budget said) is computed again, once, on the fallback path within
-//! what is free. Other errors and panics fail the unit's jobs, never the
+//! what is free. A device failure takes the device out of service where
+//! another remains (its workers stop, the unit goes back to the queue for
+//! the others). Other errors and panics fail the unit's jobs, never the
 //! worker.
 
 use super::backend::{InterlockTrace, ProveInput, ProverBackend, ProverError};
-use super::interlock::DeviceLocks;
+use super::interlock::{take_out_of_service, DeviceLocks};
 use super::pipeline::ProveUnit;
 use super::shared::{panic_message, Shared};
 use super::timeline::Event;
@@ -32,6 +34,11 @@ pub struct ProverWorker {
 pub fn run(sh: Arc<Shared>, w: ProverWorker) {
     log::info!("pipeline GPU worker started worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
     while let Some(unit) = sh.gpu_queue.pop() {
+        if !w.device.in_service() {
+            // Taken out while this worker waited: the unit is another's.
+            requeue(&sh, unit);
+            break;
+        }
         process(&sh, &w, unit);
         sh.set_worker(w.slot, |s| {
             s.busy = false;
@@ -39,12 +46,23 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
             s.partition = None;
             s.kind = None;
         });
+        if !w.device.in_service() {
+            break;
+        }
     }
     log::info!("pipeline GPU worker stopped worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
 }
 
+/// `unit` back in the queue for the devices in service (a closed queue,
+/// at shutdown: its jobs fail).
+fn requeue(sh: &Shared, unit: ProveUnit) {
+    if let Err(unit) = sh.gpu_queue.push(unit) {
+        unit.members.iter().for_each(|m| m.job.fail(format!("partition {}: engine shutting down", m.partition)));
+    }
+}
+
 fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
-    let ProveUnit { members, assignments, synth_times, memory, prove_ticket, .. } = unit;
+    let ProveUnit { order, members, assignments, synth_times, memory, prove_ticket } = unit;
     if members.iter().all(|m| m.job.is_finished()) {
         return;
     }
@@ -66,6 +84,13 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         });
     };
     let result = catch_unwind(AssertUnwindSafe(|| sh.backend.prove_interlocked(&w.device, &input, &gpu_event)));
+    if let Ok(Err(ProverError::Device(why))) = &result {
+        if take_out_of_service(&sh.devices, &w.device) {
+            log::error!("gpu={} taken out of service: {why}; its work goes to the other devices", w.device.ordinal);
+            requeue(sh, ProveUnit { order, members, assignments, synth_times, memory, prove_ticket });
+            return;
+        }
+    }
     drop(memory);
     // The batch's SRS lease and permit go before the results are published:
     // a client that sees its job complete may evict that SRS at once (it

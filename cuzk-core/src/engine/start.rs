@@ -146,7 +146,11 @@ pub fn status(sh: &Shared) -> EngineStatus {
         uptime_seconds: sh.started.elapsed().as_secs(),
         queues,
         workers: sh.workers.iter().map(|w| w.lock().unwrap_or_else(|e| e.into_inner()).clone()).collect(),
-        devices: sh.devices.iter().map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage() }).collect(),
+        devices: sh
+            .devices
+            .iter()
+            .map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage(), in_service: d.in_service() })
+            .collect(),
         srs: sh.srs.entries(),
         memory: sh.memory.usage(),
         jobs_completed: c.completed.load(Ordering::Relaxed),

@@ -45,6 +45,8 @@ pub struct DeviceStatus {
     pub ordinal: u32,
     pub name: String,
     pub vram: VramUsage,
+    /// False once a device failure took it out of service.
+    pub in_service: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]

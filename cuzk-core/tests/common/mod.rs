@@ -70,6 +70,11 @@ pub struct TestBackend {
     pub proved: Mutex<Vec<Vec<Fr>>>,
     pub batch_sizes: Mutex<Vec<usize>>,
     faults: Mutex<Vec<(Vec<Fr>, Fault)>>,
+    /// How many devices it reports (0: one).
+    devices: usize,
+    /// Devices whose compute fails as a device failure (and whether only
+    /// once).
+    lost: Mutex<Vec<(u32, bool)>>,
 }
 
 impl TestBackend {
@@ -77,6 +82,19 @@ impl TestBackend {
         let b = Self::default();
         *b.gate.lock().unwrap() = open;
         Arc::new(b)
+    }
+
+    /// `new` with `devices` devices.
+    pub fn with_devices(open: bool, devices: usize) -> Arc<Self> {
+        let b = Self { devices, ..Self::default() };
+        *b.gate.lock().unwrap() = open;
+        Arc::new(b)
+    }
+
+    /// Every compute on `device` from now on fails as a device failure
+    /// (`once`: only the next).
+    pub fn lose_device(&self, device: u32, once: bool) {
+        self.lost.lock().unwrap().push((device, once));
     }
 
     pub fn open(&self) {
@@ -135,6 +153,14 @@ impl TestBackend {
             open = self.gate_cv.wait(open).unwrap();
         }
         drop(open);
+        let mut lost = self.lost.lock().unwrap();
+        if let Some(at) = lost.iter().position(|&(dev, _)| dev == d) {
+            if lost[at].1 {
+                lost.remove(at);
+            }
+            return Err(ProverError::Device("injected device failure".into()));
+        }
+        drop(lost);
         self.batch_sizes.lock().unwrap().push(input.assignments.len());
         self.proved.lock().unwrap().extend(input.assignments.iter().map(|a| a.input_assignment[1..].to_vec()));
         self.check(input.assignments, fallback)?;
@@ -149,7 +175,7 @@ impl ProverBackend for TestBackend {
         "test"
     }
     fn devices(&self) -> Vec<DeviceInfo> {
-        vec![DeviceInfo { ordinal: 0, name: "test".into(), vram_bytes: u64::MAX }]
+        (0..self.devices.max(1) as u32).map(|ordinal| DeviceInfo { ordinal, name: "test".into(), vram_bytes: u64::MAX }).collect()
     }
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
         CpuBackend.vram_needed(input)
