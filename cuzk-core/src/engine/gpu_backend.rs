@@ -7,9 +7,10 @@
 //! - `compute` (under `compute_mtx`): a [`Plan`] for the worker's
 //!   reservation and the VRAM free beside it, run by [`GpuProver::run`]
 //!   (the H terms and every MSM; see `gpu_prover::plan` for the regimes).
-//! - `compute_fallback` (under `compute_mtx`, reservation did not fit):
-//!   the same, planned within the granted bytes alone (SRS points from
-//!   host memory unless already resident).
+//! - `compute_fallback` (under `compute_mtx`, reservation did not fit, or
+//!   `compute` ran out of device memory): the same, planned within the
+//!   granted bytes alone and what the card has free (SRS points from host
+//!   memory unless already resident).
 //! - `epilogue` (no lock): the CPU prover's `assemble`.
 //!
 //! An SRS whose points stream from host memory is page-locked there once
@@ -315,7 +316,18 @@ impl ProverBackend for GpuBackend {
         if srs.is_none() {
             pin_host_points(input.params);
         }
-        self.plan_and_run(dev, input, srs, None, vram_granted, false)
+        // Within what the card has free too (less the headroom the budget
+        // keeps): after an out-of-memory in `compute` the budget's figure
+        // is what misjudged (another user of the card took memory).
+        let card_free = cuzk_sys::free_memory(dev.info.ordinal as i32)?.saturating_sub(VRAM_HEADROOM);
+        if card_free < vram_granted {
+            log::warn!(
+                "gpu={device} has {} free beside the budget's grant of {}: planning within it",
+                crate::config::format_size(card_free),
+                crate::config::format_size(vram_granted)
+            );
+        }
+        self.plan_and_run(dev, input, srs, None, vram_granted.min(card_free), false)
     }
 
     fn epilogue(&self, _device: u32, computed: GpuComputed) -> Result<Vec<Proof>, ProverError> {
