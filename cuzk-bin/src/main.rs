@@ -1,23 +1,31 @@
 //! `cuzk`: parameter setup, proving, verification, benchmarks and the demo
 //! on built-in circuits and params files; client of a running cuzk-daemon.
+//! Without a subcommand it is the daemon, with the existing daemon's
+//! command line (`cuzk --config /data/zk/cuzk.toml`), as its systemd unit
+//! runs it.
 
 mod cmd;
 mod files;
 mod progress;
 
 use clap::{Parser, Subcommand};
+use cuzk_bin::daemon::process::{self, DaemonArgs};
 
 #[derive(Parser)]
-#[command(name = "cuzk", version, about = "Groth16 prover for BLS12-381 (Filecoin)")]
+#[command(
+    name = "cuzk",
+    version,
+    about = "Groth16 prover for BLS12-381 (Filecoin); without a subcommand, the proving daemon"
+)]
 struct Cli {
-    /// Log level (error, warn, info, debug, trace); RUST_LOG overrides.
-    #[arg(long, global = true, default_value = "info")]
-    log_level: String,
+    /// Daemon flags; --log-level also sets the subcommands' log level.
+    #[command(flatten)]
+    daemon: DaemonArgs,
     /// Worker threads for CPU work (default: all CPUs).
     #[arg(long, global = true)]
     threads: Option<usize>,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -55,13 +63,24 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(&cli.log_level))
-        .format_timestamp_millis()
-        .init();
     if let Some(t) = cli.threads {
         cuzk_core::par::set_threads(t);
     }
-    let result = match cli.command {
+    if cli.command.is_some() && (cli.daemon.config.is_some() || cli.daemon.listen.is_some()) {
+        eprintln!("error: -c/--config and -l/--listen are daemon flags: give them without a subcommand");
+        std::process::exit(2);
+    }
+    let Some(command) = cli.command else {
+        if let Err(e) = process::run(cli.daemon) {
+            eprintln!("cuzk-daemon: error: {e}");
+            std::process::exit(1);
+        }
+        return;
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cli.daemon.log_level.as_deref().unwrap_or("info")))
+        .format_timestamp_millis()
+        .init();
+    let result = match command {
         Command::Setup(a) => cmd::setup::run(a),
         Command::Prove(a) => cmd::prove::run(a),
         Command::Verify(a) => cmd::verify::run(a),

@@ -18,7 +18,7 @@ fn status_of(r: &pb::AwaitProofResponse) -> pb::await_proof_response::Status {
 fn every_rpc_over_a_unix_socket() {
     let (d, pvk) = DaemonProc::start(Listen::Unix, "");
     let sock = d.socket.clone().unwrap();
-    assert_eq!(std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777, 0o600, "socket is owner-only");
+    assert_eq!(std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777, 0o660, "socket: owner and group read/write (the default daemon.socket_mode)");
     let c = d.client();
     let id = "builtin-synthetic-1024-4";
 
@@ -341,4 +341,25 @@ fn second_signal_cancels_a_drain() {
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
     assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
     assert!(d.log().contains("during shutdown: cancelled"), "{}", d.log());
+}
+
+/// A drain longer than daemon.shutdown_timeout: the jobs still running are
+/// cancelled and named in the log, and the daemon exits cleanly.
+#[test]
+fn drain_past_shutdown_timeout_cancels() {
+    let (mut d, _) = DaemonProc::start(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"");
+    let c = d.client();
+    let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 4)).unwrap();
+    let id = a.job_id.clone();
+    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id, timeout_ms: 0 }));
+    std::thread::sleep(Duration::from_millis(300));
+    let start = std::time::Instant::now();
+    d.signal(libc::SIGTERM);
+    let r = waiter.join().unwrap().unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
+    assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
+    assert!(start.elapsed() < Duration::from_secs(30), "exit took {:?}", start.elapsed());
+    let log = d.log();
+    assert!(log.contains("after daemon.shutdown_timeout 1s: cancelled 1 unfinished job(s)") && log.contains(&id), "{log}");
+    assert!(log.contains("cuzk-daemon stopped"), "{log}");
 }

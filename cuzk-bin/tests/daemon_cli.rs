@@ -8,7 +8,11 @@ use std::process::Command;
 use std::time::Duration;
 
 fn daemon(args: &[&str]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk-daemon"))
+    run_until_exit(env!("CARGO_BIN_EXE_cuzk-daemon"), args)
+}
+
+fn run_until_exit(exe: &str, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(exe)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -19,7 +23,7 @@ fn daemon(args: &[&str]) -> std::process::Output {
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
-            panic!("cuzk-daemon {args:?} kept running");
+            panic!("{exe} {args:?} kept running");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -38,7 +42,7 @@ fn config_errors_name_the_problem() {
     assert!(stderr(&o).contains("cannot read config file /nonexistent/cuzk.toml"), "{}", stderr(&o));
 
     let cfg = dir.path().join("bad.toml");
-    std::fs::write(&cfg, "[daemon]\nlisten = \"unix:///tmp/x.sock\"\nlisen = 1\n").unwrap();
+    std::fs::write(&cfg, "[daemon]\nstrict_config = true\nlisten = \"unix:///tmp/x.sock\"\nlisen = 1\n").unwrap();
     let o = daemon(&["-c", cfg.to_str().unwrap()]);
     assert!(stderr(&o).contains("unknown config key `lisen` in section [daemon]"), "{}", stderr(&o));
 
@@ -51,6 +55,64 @@ fn config_errors_name_the_problem() {
     assert!(stderr(&o).contains("\"not-an-address\" is not host:port"), "{}", stderr(&o));
     let o = daemon(&["-c", cfg.to_str().unwrap(), "--log-level", "loud"]);
     assert!(stderr(&o).contains("logging.level"), "{}", stderr(&o));
+
+    // `cuzk` as the daemon: the same errors; daemon flags with a subcommand refused.
+    let o = run_until_exit(env!("CARGO_BIN_EXE_cuzk"), &["--config", "/nonexistent/cuzk.toml"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot read config file /nonexistent/cuzk.toml"), "{}", stderr(&o));
+    let o = run_until_exit(env!("CARGO_BIN_EXE_cuzk"), &["-c", cfg.to_str().unwrap(), "status"]);
+    assert!(!o.status.success() && stderr(&o).contains("daemon flags"), "{}", stderr(&o));
+}
+
+/// The existing daemon's config file (every key it has, and what it
+/// accepts by ignoring or falling back), pointed at the test's socket,
+/// param cache and a free status port, with 2 threads.
+fn upstream_config(dir: &std::path::Path, listen: &str) -> String {
+    let text = include_str!("../../tests/data/upstream-cuzk.toml");
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = match line.split_once(" = ").map(|(k, _)| k) {
+            Some("listen") => format!("listen = \"{listen}\""),
+            Some("status_listen") => "status_listen = \"127.0.0.1:0\"".into(),
+            Some("param_cache") => format!("param_cache = \"{}\"", dir.display()),
+            Some("threads") | Some("gpu_threads") | Some("partition_workers") => format!("{} = 2", line.split_once(" = ").unwrap().0),
+            _ => line.to_string(),
+        };
+        out += &line;
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn cuzk_without_subcommand_runs_the_daemon_on_an_upstream_config() {
+    for listen in [Listen::Tcp, Listen::Unix] {
+        let dir = tempfile::tempdir().unwrap();
+        let pvk = write_params(dir.path(), TINY);
+        let path = dir.path().to_path_buf();
+        let d = DaemonProc::start_as(env!("CARGO_BIN_EXE_cuzk"), dir, listen, |l| upstream_config(&path, l));
+        let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 2, 7)) }).unwrap().result.unwrap();
+        assert_eq!(r.status, completed(), "{}", r.error_message);
+        assert_valid(&pvk, TINY, 2, 7, &r.proof);
+        let log = d.log();
+        for want in [
+            "cuzk-daemon starting",
+            "cuzk-daemon ready, serving on ",
+            "unknown key daemon.key_from_a_newer_version ignored",
+            "unknown section [vast_manager] ignored",
+            "srs.preload is deprecated",
+            "memory.total_budget = \"4G\": used 4GiB",
+            "logging.format = \"pretty\"",
+            "memory_budget=4GiB",
+            "DEBUG cuzk_core",
+        ] {
+            assert!(log.contains(want), "log lacks {want:?}:\n{log}");
+        }
+        let (code, body) = d.http_get("/status");
+        assert_eq!(code, 200, "{body}");
+        let log = d.stop();
+        assert!(log.contains("cuzk-daemon stopped"), "{log}");
+    }
 }
 
 #[test]
@@ -110,4 +172,48 @@ fn listen_flag_overrides_config_and_stale_file_is_replaced() {
     assert!(child.wait().unwrap().success());
     assert!(!sock.exists());
     drop(stdout);
+}
+
+#[test]
+fn install_script_into_a_prefix_then_cuzk_config_serves() {
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_cuzk"));
+    // <target>/release/cuzk: install what this test run built.
+    let target = exe.parent().and_then(|p| p.parent()).unwrap();
+    let prefix = tempfile::tempdir().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/install.sh");
+    let o = Command::new(&script)
+        .args(["--no-build", "--prefix"])
+        .arg(prefix.path())
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    for f in ["bin/cuzk", "bin/cuzk-daemon", "share/cuzk/cuzk.example.toml", "share/cuzk/cuzk.service"] {
+        assert!(prefix.path().join(f).is_file(), "{f} not installed");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pvk = write_params(dir.path(), TINY);
+    let installed = prefix.path().join("bin/cuzk");
+    let d = DaemonProc::start_in_as(installed.to_str().unwrap(), dir, Listen::Unix, "");
+    let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 1, 3)) }).unwrap().result.unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 1, 3, &r.proof);
+    d.stop();
+}
+
+#[test]
+fn socket_folder_created_and_socket_mode_applied() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let pvk = write_params(dir.path(), TINY);
+    let run = tempfile::tempdir().unwrap();
+    let sock = run.path().join("run/curio/cuzk.sock");
+    let (path, listen) = (dir.path().to_path_buf(), format!("unix://{}", sock.display()));
+    let d = DaemonProc::start_as(env!("CARGO_BIN_EXE_cuzk"), dir, Listen::Tcp, |_| config_text(&path, &listen, "socket_mode = 0o600"));
+    assert_eq!(d.addr, listen);
+    assert_eq!(std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777, 0o600);
+    let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 1, 5)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 5, &r.proof);
+    d.stop();
+    assert!(!sock.exists() && sock.parent().unwrap().is_dir());
 }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Clone)]
 pub struct Conn {
     /// Daemon address: unix:///path, host:port or http://host:port.
-    #[arg(short = 'a', long, env = "CUZK_ADDR", default_value = "unix:///run/cuzk/cuzk.sock")]
+    #[arg(short = 'a', long, env = "CUZK_ADDR", default_value = "unix:///run/curio/cuzk.sock")]
     pub addr: String,
 }
 

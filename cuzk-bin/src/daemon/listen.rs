@@ -1,7 +1,9 @@
 //! The gRPC listen address (`host:port` or `unix:///path`) and the unix
-//! socket file's life: a stale file is replaced, a live socket (something
-//! accepts a connection) is an error, the socket is owner-only (0600), and
-//! the file is removed at shutdown.
+//! socket file's life: its folder is created as the existing daemon does
+//! (mode from the umask), a stale file is replaced, a live socket
+//! (something accepts a connection) is an error, the socket gets
+//! `daemon.socket_mode` (default owner and group read/write), and the file
+//! is removed at shutdown.
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
@@ -40,13 +42,12 @@ impl ListenAddr {
         }
     }
 
-    /// Readies the socket path: creates its folder (0700 when new) and
-    /// removes a stale socket file; refuses a live socket or a non-socket.
+    /// Readies the socket path: creates its folder and removes a stale
+    /// socket file; refuses a live socket or a non-socket.
     pub fn prepare(&self) -> Result<(), String> {
         let ListenAddr::Unix(path) = self else { return Ok(()) };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create socket folder {}: {e}", dir.display()))?;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
         let meta = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
@@ -63,11 +64,11 @@ impl ListenAddr {
         std::fs::remove_file(path).map_err(|e| format!("cannot remove stale socket {}: {e}", path.display()))
     }
 
-    /// Makes the bound socket owner-only.
-    pub fn restrict(&self) -> Result<(), String> {
+    /// Gives the bound socket its permission bits (`daemon.socket_mode`).
+    pub fn set_mode(&self, mode: u32) -> Result<(), String> {
         let ListenAddr::Unix(path) = self else { return Ok(()) };
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| format!("cannot restrict {} to its owner: {e}", path.display()))
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| format!("cannot set mode {mode:04o} on {}: {e}", path.display()))
     }
 
     /// Removes the socket file (at shutdown).

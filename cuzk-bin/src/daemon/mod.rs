@@ -1,6 +1,7 @@
 //! The daemon: the engine behind the gRPC service `cuzk.v1.ProvingEngine`
-//! on a TCP or unix socket, and the HTTP status server. Used by the
-//! `cuzk-daemon` binary and in-process by `cuzk demo`.
+//! on a TCP or unix socket, and the HTTP status server. Run as a process
+//! by `process` (`cuzk-daemon`, `cuzk` without a subcommand) and
+//! in-process by `cuzk demo`.
 //!
 //! Shutdown: stop taking jobs, drain or cancel the engine's jobs, let the
 //! waiting calls answer, stop the servers, remove the socket file.
@@ -8,6 +9,7 @@
 pub mod filecoin_check;
 pub mod http;
 pub mod listen;
+pub mod process;
 pub mod rpc_metrics;
 pub mod service;
 pub mod status_json;
@@ -43,6 +45,7 @@ impl Daemon {
     pub fn start(config: Config) -> Result<Daemon, String> {
         let listen = ListenAddr::parse(&config.daemon.listen)?;
         let status_listen = config.daemon.status_listen.trim().to_string();
+        let socket_mode = config.daemon.socket_mode.0;
         listen.prepare()?;
         let engine = Arc::new(Engine::start(config).map_err(|e| e.to_string())?);
         let metrics = Arc::new(RpcMetrics::default());
@@ -60,7 +63,7 @@ impl Daemon {
             .map_err(|e| format!("cannot build the gRPC server: {e}"))?;
         let port = with_private_umask(|| server.add_listening_port(listen.grpc_target(), ServerCredentials::insecure()))
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-        listen.restrict()?;
+        listen.set_mode(socket_mode)?;
         server.start();
         let address = match &listen {
             ListenAddr::Tcp(hp) => format!("{}:{port}", hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h)),
@@ -103,8 +106,9 @@ impl Daemon {
         &self.engine
     }
 
-    /// Cancels every unfinished job (a second signal during a drain).
-    pub fn cancel_all_jobs(&self) -> usize {
+    /// Cancels every unfinished job (a second signal during a drain, or
+    /// a drain past its timeout); returns the ones cancelled.
+    pub fn cancel_all_jobs(&self) -> Vec<cuzk_core::engine::JobId> {
         self.service.cancel_all()
     }
 
@@ -129,12 +133,11 @@ impl Daemon {
             http.stop();
         }
         self.listen.cleanup();
-        log::info!("daemon stopped");
     }
 }
 
-/// Binds with umask 0177 so a unix socket is never reachable by others,
-/// not even between bind and chmod.
+/// Binds with umask 0177 so a unix socket is owner-only until its mode is
+/// set (never more open than configured, not even between bind and chmod).
 fn with_private_umask<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: umask only swaps the process file-creation mask.
     let old = unsafe { libc::umask(0o177) };

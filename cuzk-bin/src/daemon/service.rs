@@ -32,9 +32,10 @@ impl ProvingService {
     }
 
     /// Cancels every job this service submitted that has not ended.
-    pub fn cancel_all(&self) -> usize {
+    /// Cancels every unfinished job; returns the ones cancelled.
+    pub fn cancel_all(&self) -> Vec<JobId> {
         let max = self.max_job.load(Ordering::Acquire);
-        (0..=max).filter(|&n| self.engine.cancel(JobId(n)).is_ok_and(|c| c.cancelled)).count()
+        (0..=max).map(JobId).filter(|&id| self.engine.cancel(id).is_ok_and(|c| c.cancelled)).collect()
     }
 
     fn submit(&self, req: &pb::SubmitProofRequest) -> RpcResult<JobId> {

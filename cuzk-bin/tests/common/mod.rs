@@ -60,12 +60,22 @@ impl DaemonProc {
     }
 
     pub fn start_in(dir: tempfile::TempDir, listen: Listen, daemon_extra: &str) -> Self {
+        Self::start_in_as(env!("CARGO_BIN_EXE_cuzk-daemon"), dir, listen, daemon_extra)
+    }
+
+    pub fn start_in_as(exe: &str, dir: tempfile::TempDir, listen: Listen, daemon_extra: &str) -> Self {
         let path = dir.path().to_path_buf();
-        Self::start_with(dir, listen, |listen| config_text(&path, listen, daemon_extra))
+        Self::start_as(exe, dir, listen, |listen| config_text(&path, listen, daemon_extra))
     }
 
     /// Starts the daemon with the config `config(listen address)` returns.
     pub fn start_with(dir: tempfile::TempDir, listen: Listen, config: impl FnOnce(&str) -> String) -> Self {
+        Self::start_as(env!("CARGO_BIN_EXE_cuzk-daemon"), dir, listen, config)
+    }
+
+    /// Starts `exe --config <file>` (`cuzk-daemon`, or `cuzk` without a
+    /// subcommand as the existing daemon's unit runs it).
+    pub fn start_as(exe: &str, dir: tempfile::TempDir, listen: Listen, config: impl FnOnce(&str) -> String) -> Self {
         let (listen, socket) = match listen {
             Listen::Unix => {
                 let s = dir.path().join("d.sock");
@@ -76,13 +86,13 @@ impl DaemonProc {
         let cfg = dir.path().join("cuzk.toml");
         std::fs::write(&cfg, config(&listen)).unwrap();
         let stderr_log = dir.path().join("daemon.log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk-daemon"))
-            .arg("-c")
+        let mut child = Command::new(exe)
+            .arg("--config")
             .arg(&cfg)
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_log).unwrap())
             .spawn()
-            .expect("start cuzk-daemon");
+            .unwrap_or_else(|e| panic!("start {exe}: {e}"));
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -144,14 +154,15 @@ impl DaemonProc {
         }
     }
 
-    /// SIGTERM, clean exit, socket file removed.
-    pub fn stop(mut self) {
+    /// SIGTERM, clean exit, socket file removed; returns the daemon's log.
+    pub fn stop(mut self) -> String {
         self.signal(libc::SIGTERM);
         let status = self.wait(Duration::from_secs(60));
         assert!(status.success(), "daemon exit {status:?}; log:\n{}", self.log());
         if let Some(s) = &self.socket {
             assert!(!s.exists(), "socket file {} left behind", s.display());
         }
+        self.log()
     }
 
     pub fn http_get(&self, path: &str) -> (u16, String) {

@@ -1,14 +1,16 @@
-//! The daemon's TOML configuration (the same keys as the existing
-//! `cuzk-daemon`, see `configs/cuzk.example.toml`).
+//! The daemon's TOML configuration (the existing cuzk daemon's keys and
+//! defaults, and ours; see `configs/cuzk.example.toml`).
 //!
-//! Loading is two passes: the raw TOML table is checked against [`KEYS`]
-//! first, so an unknown key is reported as `[section] key` and deprecated
-//! keys are dropped with a warning; then serde fills the typed sections
-//! (with `deny_unknown_fields` as a backstop).
+//! Loading is two passes: `compat` checks the raw TOML table against
+//! [`KEYS`] first (unknown sections and keys, deprecated keys, values the
+//! existing daemon accepted by falling back: each a warning naming it, or
+//! an error with `daemon.strict_config`); then serde fills the typed
+//! sections (with `deny_unknown_fields` as a backstop).
 
+mod compat;
 mod units;
 
-pub use units::{format_size, parse_duration, parse_size, ByteSize, HumanDuration};
+pub use units::{format_size, parse_duration, parse_size, ByteSize, FileMode, HumanDuration};
 
 use log::warn;
 use serde::{Deserialize, Serialize};
@@ -17,13 +19,13 @@ use std::time::Duration;
 
 /// Every accepted key, by section.
 pub const KEYS: &[(&str, &[&str])] = &[
-    ("daemon", &["listen", "status_listen", "shutdown"]),
+    ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config"]),
     ("srs", &["param_cache", "self_check", "trusted_params"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
     ("synthesis", &["threads", "partition_workers", "pce"]),
-    ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "slot_size"]),
+    ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
     ("logging", &["level", "format", "timeline"]),
 ];
 
@@ -40,9 +42,9 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("config is not valid TOML: {0}")]
     Syntax(String),
-    #[error("unknown config section [{0}] (known sections: daemon, srs, memory, gpus, scheduler, synthesis, pipeline, logging)")]
+    #[error("unknown config section [{0}] (known sections: daemon, srs, memory, gpus, scheduler, synthesis, pipeline, logging; daemon.strict_config is on)")]
     UnknownSection(String),
-    #[error("unknown config key `{key}` in section [{section}] (known keys: {known})")]
+    #[error("unknown config key `{key}` in section [{section}] (known keys: {known}; daemon.strict_config is on)")]
     UnknownKey { section: String, key: String, known: String },
     #[error("config section [{0}] must be a table")]
     NotATable(String),
@@ -75,11 +77,26 @@ pub struct DaemonConfig {
     /// On SIGINT/SIGTERM: "drain" (finish jobs already submitted) or
     /// "cancel" (cancel them). A second signal during a drain cancels.
     pub shutdown: String,
+    /// Unknown sections and keys, and values that do not parse, are errors
+    /// instead of warnings.
+    pub strict_config: bool,
+    /// How long a drain at shutdown may take before the jobs still running
+    /// are cancelled (below systemd's default 90 s stop timeout).
+    pub shutdown_timeout: HumanDuration,
+    /// Permissions of the unix socket file (octal: 0o660 or "0660").
+    pub socket_mode: FileMode,
 }
 
 impl Default for DaemonConfig {
     fn default() -> Self {
-        Self { listen: "unix:///run/cuzk/cuzk.sock".into(), status_listen: String::new(), shutdown: "drain".into() }
+        Self {
+            listen: "unix:///run/curio/cuzk.sock".into(),
+            status_listen: String::new(),
+            shutdown: "drain".into(),
+            strict_config: false,
+            shutdown_timeout: HumanDuration(Duration::from_secs(60)),
+            socket_mode: FileMode(0o660),
+        }
     }
 }
 
@@ -98,7 +115,7 @@ pub struct SrsConfig {
 
 impl Default for SrsConfig {
     fn default() -> Self {
-        Self { param_cache: "/var/tmp/filecoin-proof-parameters".into(), self_check: true, trusted_params: false }
+        Self { param_cache: "/data/zk/params".into(), self_check: true, trusted_params: false }
     }
 }
 
@@ -177,7 +194,7 @@ pub struct SchedulerConfig {
 
 impl Default for SchedulerConfig {
     fn default() -> Self {
-        Self { max_batch_size: 1, max_batch_wait_ms: 10_000, sort_by_type: false }
+        Self { max_batch_size: 1, max_batch_wait_ms: 10_000, sort_by_type: true }
     }
 }
 
@@ -211,11 +228,26 @@ pub struct PipelineConfig {
     pub synthesis_concurrency: usize,
     /// Compatibility key: when non-zero, replaces synthesis_lookahead.
     pub slot_size: usize,
+    /// The existing daemon's cap on partitions synthesized at once: when
+    /// non-zero and synthesis.partition_workers is 0, it is the number of
+    /// partition workers.
+    pub max_parallel_synthesis: usize,
+    /// The existing daemon's target of synthesized partitions waiting for
+    /// the GPU: when non-zero, the waiting queue's capacity (before
+    /// slot_size and synthesis_lookahead).
+    pub max_gpu_queue_depth: usize,
 }
 
 impl Default for PipelineConfig {
     fn default() -> Self {
-        Self { enabled: true, synthesis_lookahead: 1, synthesis_concurrency: 1, slot_size: 0 }
+        Self {
+            enabled: true,
+            synthesis_lookahead: 1,
+            synthesis_concurrency: 1,
+            slot_size: 0,
+            max_parallel_synthesis: 0,
+            max_gpu_queue_depth: 0,
+        }
     }
 }
 
@@ -235,17 +267,35 @@ impl Default for LoggingConfig {
     }
 }
 
+/// A config read from a file or text, and the warnings about it (what was
+/// ignored or replaced, naming the key), to log once logging is set up.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
 impl Config {
-    /// Reads and validates a config file.
+    /// Reads and validates a config file; logs the warnings.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-        Self::from_toml(&text)
+        Ok(log_warnings(Self::read(path)?))
     }
 
-    /// Parses and validates TOML text.
+    /// Parses and validates TOML text; logs the warnings.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        Ok(log_warnings(Self::parse(text)?))
+    }
+
+    /// Reads and validates a config file, returning the warnings.
+    pub fn read(path: &Path) -> Result<Loaded, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        Self::parse(&text)
+    }
+
+    /// Parses and validates TOML text, returning the warnings.
+    pub fn parse(text: &str) -> Result<Loaded, ConfigError> {
         let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax(e.to_string()))?;
-        check_keys(&mut table)?;
+        let warnings = compat::normalize(&mut table)?;
         let mut config = Config::default();
         for (section, value) in table {
             let err = |e: toml::de::Error| ConfigError::Value { section: section.clone(), message: e.message().to_string() };
@@ -262,7 +312,7 @@ impl Config {
             }
         }
         config.validate()?;
-        Ok(config)
+        Ok(Loaded { config, warnings })
     }
 
     /// Checks values that parse but make no sense.
@@ -283,8 +333,11 @@ impl Config {
         if !matches!(self.logging.format.as_str(), "human" | "json") {
             return bad("logging.format", &format!("{:?} is not \"human\" or \"json\"", self.logging.format));
         }
-        if self.logging.level.parse::<log::LevelFilter>().is_err() {
-            return bad("logging.level", &format!("{:?} is not one of off, error, warn, info, debug, trace", self.logging.level));
+        if let Err(e) = valid_log_filter(&self.logging.level) {
+            return bad("logging.level", &format!("{:?}: {e}", self.logging.level));
+        }
+        if self.daemon.socket_mode.0 & 0o600 != 0o600 {
+            return bad("daemon.socket_mode", &format!("{:o} does not let the owner read and write the socket", self.daemon.socket_mode.0));
         }
         if let TotalBudget::Bytes(0) = self.memory.total_budget {
             return bad("memory.total_budget", "must be more than 0 bytes");
@@ -296,35 +349,44 @@ impl Config {
     pub fn partition_workers(&self) -> usize {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = if self.synthesis.threads == 0 { cpus } else { self.synthesis.threads };
-        if self.synthesis.partition_workers == 0 { threads } else { self.synthesis.partition_workers }
+        [self.synthesis.partition_workers, self.pipeline.max_parallel_synthesis, threads].into_iter().find(|&n| n > 0).unwrap_or(1)
     }
 
     /// Capacity of the queue of synthesized partitions waiting for a prover.
     pub fn gpu_queue_capacity(&self) -> usize {
-        let n = if self.pipeline.slot_size > 0 { self.pipeline.slot_size } else { self.pipeline.synthesis_lookahead };
-        n.max(1)
+        let p = &self.pipeline;
+        [p.max_gpu_queue_depth, p.slot_size, p.synthesis_lookahead].into_iter().find(|&n| n > 0).unwrap_or(1)
     }
 }
 
-/// Rejects unknown sections and keys; drops deprecated keys with a warning.
-fn check_keys(table: &mut toml::Table) -> Result<(), ConfigError> {
-    for (section, value) in table.iter_mut() {
-        let known = KEYS
-            .iter()
-            .find(|(s, _)| s == section)
-            .map(|(_, k)| *k)
-            .ok_or_else(|| ConfigError::UnknownSection(section.clone()))?;
-        let keys = value.as_table_mut().ok_or_else(|| ConfigError::NotATable(section.clone()))?;
-        for (s, key, why) in DEPRECATED.iter().filter(|(s, ..)| s == section) {
-            if keys.remove(*key).is_some() {
-                warn!("config key {s}.{key} is deprecated and ignored: {why}");
-            }
+fn log_warnings(loaded: Loaded) -> Config {
+    for w in &loaded.warnings {
+        warn!("{w}");
+    }
+    loaded.config
+}
+
+/// A log filter as `[logging] level` and `--log-level` take it: a level,
+/// or comma-separated directives `level` / `target=level`
+/// ("info,cuzk_core=debug").
+pub fn valid_log_filter(filter: &str) -> Result<(), String> {
+    const LEVELS: &str = "off, error, warn, info, debug, trace";
+    let mut any = false;
+    for d in filter.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        any = true;
+        let (target, level) = d.rsplit_once('=').map_or((None, d), |(t, l)| (Some(t.trim()), l.trim()));
+        if level.parse::<log::LevelFilter>().is_err() {
+            return Err(format!("{level:?} is not a level ({LEVELS})"));
         }
-        if let Some(key) = keys.keys().find(|k| !known.contains(&k.as_str())) {
-            return Err(ConfigError::UnknownKey { section: section.clone(), key: key.clone(), known: known.join(", ") });
+        if target.is_some_and(|t| t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '-')) {
+            return Err(format!("{d:?} is not target=level (a module path such as cuzk_core::engine)"));
         }
     }
-    Ok(())
+    if any {
+        Ok(())
+    } else {
+        Err(format!("empty: give a level ({LEVELS}) or directives such as \"info,cuzk_core=debug\""))
+    }
 }
 
 #[cfg(test)]

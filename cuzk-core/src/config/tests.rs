@@ -26,14 +26,105 @@ fn example_config_parses_and_sets_every_key() {
     Config::from_toml(text).unwrap();
 }
 
+const STRICT: &str = "[daemon]\nstrict_config = true\n";
+
 #[test]
-fn unknown_key_names_section_and_key() {
-    let e = Config::from_toml("[memory]\ntotal_budget = \"auto\"\nmax_ram = 5\n").unwrap_err().to_string();
-    assert!(e.contains("`max_ram`") && e.contains("[memory]"), "{e}");
-    let e = Config::from_toml("[gpu]\ndevices = []\n").unwrap_err().to_string();
+fn unknown_keys_warn_naming_each_or_fail_when_strict() {
+    let text = "[memory]\ntotal_budget = \"auto\"\nmax_ram = 5\nmin_ram = 1\n[gpu]\ndevices = []\n";
+    let loaded = Config::parse(text).unwrap();
+    let w = loaded.warnings.join("\n");
+    assert!(w.contains("memory.max_ram") && w.contains("memory.min_ram") && w.contains("[gpu]"), "{w}");
+    assert_eq!(loaded.warnings.len(), 3, "{w}");
+
+    let e = Config::from_toml(&format!("{STRICT}[memory]\ntotal_budget = \"auto\"\nmax_ram = 5\n")).unwrap_err().to_string();
+    assert!(e.contains("`max_ram`") && e.contains("[memory]") && e.contains("strict_config"), "{e}");
+    let e = Config::from_toml(&format!("{STRICT}[gpu]\ndevices = []\n")).unwrap_err().to_string();
     assert!(e.contains("[gpu]"), "{e}");
-    let e = Config::from_toml("listen = \"x\"\n").unwrap_err().to_string();
+    let e = Config::from_toml(&format!("listen = \"x\"\n{STRICT}")).unwrap_err().to_string();
     assert!(e.contains("[listen]"), "{e}");
+    let e = Config::from_toml("[daemon]\nstrict_config = \"yes\"\n").unwrap_err().to_string();
+    assert!(e.contains("strict_config"), "{e}");
+}
+
+#[test]
+fn upstream_defaults() {
+    let c = Config::default();
+    assert_eq!(c.daemon.listen, "unix:///run/curio/cuzk.sock");
+    assert_eq!(c.srs.param_cache, std::path::PathBuf::from("/data/zk/params"));
+    assert!(!c.daemon.strict_config);
+}
+
+/// The existing daemon's keys and values (see the file's header).
+const UPSTREAM_KEYS: &str = include_str!("../../../tests/data/upstream-cuzk.toml");
+
+#[test]
+fn upstream_config_keeps_its_meaning() {
+    let loaded = Config::parse(UPSTREAM_KEYS).unwrap();
+    let c = &loaded.config;
+    assert_eq!(c.daemon.listen, "0.0.0.0:9820");
+    assert_eq!(c.daemon.status_listen, "0.0.0.0:9821");
+    assert_eq!(c.gpus.gpu_threads, 32);
+    assert!(c.scheduler.sort_by_type);
+    assert_eq!(c.memory.total_budget, TotalBudget::Bytes(4 << 30));
+    assert_eq!((c.logging.format.as_str(), c.logging.level.as_str()), ("human", "info,cuzk_core=debug"));
+    // partition_workers (ours, and the existing daemon's deprecated key)
+    // wins over max_parallel_synthesis; the GPU queue target over slot_size.
+    assert_eq!(c.partition_workers(), 12);
+    assert_eq!(c.gpu_queue_capacity(), 8);
+    let w = loaded.warnings.join("\n");
+    for key in [
+        "srs.preload",
+        "memory.pinned_budget",
+        "memory.working_memory_budget",
+        "max_parallel_synthesis = 18",
+        "daemon.key_from_a_newer_version",
+        "[vast_manager]",
+        "logging.format = \"pretty\"",
+        "memory.total_budget = \"4G\": used 4GiB",
+    ] {
+        assert!(w.contains(key), "no warning about {key}: {w}");
+    }
+    // Without partition_workers, max_parallel_synthesis caps the workers.
+    let c = Config::from_toml("[pipeline]\nmax_parallel_synthesis = 3\nslot_size = 2\n").unwrap();
+    assert_eq!((c.partition_workers(), c.gpu_queue_capacity()), (3, 2));
+}
+
+#[test]
+fn lenient_values_are_used_and_reported() {
+    let text = "[memory]\ntotal_budget = \"400G\"\nsafety_margin = \"lots\"\neviction_min_idle = \"soon\"\n\
+                [gpus]\ngpu_workers_per_device = 0\n[scheduler]\nmax_batch_size = 0\n\
+                [pipeline]\nsynthesis_concurrency = 0\n[logging]\nformat = \"pretty\"\nlevel = \"verbose\"\n";
+    let loaded = Config::parse(text).unwrap();
+    let c = &loaded.config;
+    assert_eq!(c.memory.total_budget, TotalBudget::Bytes(400 << 30));
+    assert_eq!(c.memory.safety_margin, ByteSize(5 << 30));
+    assert_eq!(c.memory.eviction_min_idle, HumanDuration(Duration::from_secs(300)));
+    assert_eq!((c.gpus.gpu_workers_per_device, c.scheduler.max_batch_size, c.pipeline.synthesis_concurrency), (1, 1, 1));
+    assert_eq!((c.logging.format.as_str(), c.logging.level.as_str()), ("human", "info"));
+    let w = loaded.warnings.join("\n");
+    for s in [
+        "memory.total_budget = \"400G\": used 400GiB",
+        "memory.safety_margin = \"lots\" is not a size: used the default \"5GiB\"",
+        "memory.eviction_min_idle = \"soon\"",
+        "gpus.gpu_workers_per_device = 0: used 1",
+        "scheduler.max_batch_size = 0: used 1",
+        "pipeline.synthesis_concurrency = 0: used 1",
+        "logging.format = \"pretty\"",
+        "logging.level = \"verbose\"",
+    ] {
+        assert!(w.contains(s), "no warning {s:?} in:\n{w}");
+    }
+}
+
+#[test]
+fn log_filters_take_directives() {
+    for ok in ["info", "off", "info,cuzk_core=debug", "warn, cuzk_core::engine=trace", "cuzk-bin=info"] {
+        assert!(valid_log_filter(ok).is_ok(), "{ok}");
+        assert_eq!(Config::from_toml(&format!("[logging]\nlevel = {ok:?}\n")).unwrap().logging.level, ok);
+    }
+    for bad in ["loud", "", "info,=debug", "cuzk=loud", "a b=info"] {
+        assert!(valid_log_filter(bad).is_err(), "{bad}");
+    }
 }
 
 #[test]
@@ -46,19 +137,38 @@ fn deprecated_keys_are_accepted() {
 }
 
 #[test]
-fn bad_values_are_explained() {
-    let e = Config::from_toml("[memory]\nsafety_margin = \"5 GB B\"\n").unwrap_err().to_string();
+fn bad_values_are_explained_when_strict() {
+    let strict = |t: &str| Config::from_toml(&format!("{STRICT}{t}")).unwrap_err().to_string();
+    let e = strict("[memory]\nsafety_margin = \"5 GB B\"\n");
     assert!(e.contains("[memory]") && e.contains("unknown unit"), "{e}");
-    let e = Config::from_toml("[memory]\neviction_min_idle = \"5 minutes\"\n").unwrap_err().to_string();
+    let e = strict("[memory]\neviction_min_idle = \"5 minutes\"\n");
     assert!(e.contains("unknown unit"), "{e}");
-    let e = Config::from_toml("[memory]\ntotal_budget = \"lots\"\n").unwrap_err().to_string();
+    let e = strict("[memory]\ntotal_budget = \"lots\"\n");
     assert!(e.contains("total_budget") && e.contains("auto"), "{e}");
-    let e = Config::from_toml("[gpus]\ngpu_workers_per_device = 0\n").unwrap_err().to_string();
-    assert!(e.contains("gpus.gpu_workers_per_device"), "{e}");
-    let e = Config::from_toml("[logging]\nformat = \"xml\"\n").unwrap_err().to_string();
+    let e = strict("[logging]\nformat = \"xml\"\n");
     assert!(e.contains("logging.format"), "{e}");
+    let e = strict("[logging]\nlevel = \"loud\"\n");
+    assert!(e.contains("logging.level"), "{e}");
+    let mut c = Config::default();
+    c.gpus.gpu_workers_per_device = 0;
+    assert!(c.validate().unwrap_err().to_string().contains("gpus.gpu_workers_per_device"));
     let e = Config::from_toml("[scheduler]\nmax_batch_size = \"two\"\n").unwrap_err().to_string();
     assert!(e.contains("[scheduler]"), "{e}");
     let e = Config::from_toml("[memory\n").unwrap_err().to_string();
     assert!(e.contains("TOML"), "{e}");
+}
+
+#[test]
+fn socket_mode_and_shutdown_timeout() {
+    let c = Config::default();
+    assert_eq!((c.daemon.socket_mode, c.daemon.shutdown_timeout), (FileMode(0o660), HumanDuration(Duration::from_secs(60))));
+    for text in ["socket_mode = 0o600", "socket_mode = \"0600\"", "socket_mode = \"600\""] {
+        assert_eq!(Config::from_toml(&format!("[daemon]\n{text}\n")).unwrap().daemon.socket_mode, FileMode(0o600), "{text}");
+    }
+    for (text, want) in [("socket_mode = \"rw\"", "invalid mode"), ("socket_mode = 0o1777", "0o000-0o777"), ("socket_mode = 0o060", "owner")] {
+        let e = Config::from_toml(&format!("[daemon]\n{text}\n")).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+    let c = Config::from_toml("[daemon]\nshutdown_timeout = \"30s\"\n").unwrap();
+    assert_eq!(c.daemon.shutdown_timeout, HumanDuration(Duration::from_secs(30)));
 }

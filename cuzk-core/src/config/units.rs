@@ -1,5 +1,6 @@
-//! Human-friendly sizes ("256GiB", "5GiB", "512MB", or a plain byte count)
-//! and durations ("5m", "30s", "1h30m", "250ms") as config values.
+//! Human-friendly sizes ("256GiB", "5GiB", "512MB", or a plain byte count),
+//! durations ("5m", "30s", "1h30m", "250ms") and file modes (0o660 or
+//! "0660") as config values.
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -13,6 +14,11 @@ pub struct ByteSize(pub u64);
 /// A duration, written in TOML as a string like "5m" or an integer of seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HumanDuration(pub Duration);
+
+/// Unix permission bits, written in TOML as an octal integer (0o660) or
+/// an octal string ("0660", "660").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileMode(pub u32);
 
 const SIZE_UNITS: &[(&str, u64)] = &[
     ("b", 1),
@@ -153,6 +159,43 @@ impl<'de> Deserialize<'de> for HumanDuration {
 impl Serialize for HumanDuration {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format!("{}ms", self.0.as_millis()))
+    }
+}
+
+struct ModeVisitor;
+
+impl Visitor<'_> for ModeVisitor {
+    type Value = FileMode;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("permission bits such as 0o660 or \"0660\"")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<FileMode, E> {
+        match u32::try_from(v) {
+            Ok(m) if m <= 0o777 => Ok(FileMode(m)),
+            _ => Err(E::custom(format!("invalid mode {v:#o}: permission bits are 0o000-0o777"))),
+        }
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<FileMode, E> {
+        self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<FileMode, E> {
+        let t = v.trim().trim_start_matches("0o");
+        match u32::from_str_radix(t, 8) {
+            Ok(m) if m <= 0o777 && !t.is_empty() => Ok(FileMode(m)),
+            _ => Err(E::custom(format!("invalid mode {v:?}: octal permission bits such as \"0660\""))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FileMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ModeVisitor)
+    }
+}
+
+impl Serialize for FileMode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{:04o}", self.0))
     }
 }
 

@@ -22,6 +22,8 @@ pub fn config(partition_workers: usize, gpu_workers: usize) -> Config {
     c.synthesis.partition_workers = partition_workers;
     c.gpus.gpu_workers_per_device = gpu_workers;
     c.scheduler.max_batch_wait_ms = 50;
+    // The scheduling tests check strict FIFO across circuits.
+    c.scheduler.sort_by_type = false;
     c.srs.param_cache = "/nonexistent-cuzk-test-params".into();
     c
 }

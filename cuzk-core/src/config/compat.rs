@@ -1,0 +1,134 @@
+//! The first pass over a config file's TOML table, before serde fills the
+//! typed sections: every file the existing cuzk daemon accepts must start
+//! ours with the same meaning, so what it ignored or silently replaced is
+//! accepted here and reported (key, value given, value used) instead of
+//! refusing to start. `daemon.strict_config = true` turns unknown sections
+//! and keys, and values that do not parse, back into errors.
+
+use super::{parse_duration, parse_size, valid_log_filter, Config, ConfigError, DEPRECATED, KEYS};
+use toml::{Table, Value};
+
+/// Size keys: a value that does not parse is replaced by the default.
+const SIZE_KEYS: &[(&str, &str)] = &[("memory", "total_budget"), ("memory", "safety_margin"), ("gpus", "vram_limit")];
+const DURATION_KEYS: &[(&str, &str)] = &[("memory", "eviction_min_idle")];
+/// Counts the existing daemon raises to 1 when they are 0.
+const AT_LEAST_ONE: &[(&str, &str)] =
+    &[("gpus", "gpu_workers_per_device"), ("scheduler", "max_batch_size"), ("pipeline", "synthesis_concurrency")];
+
+/// Normalises `table` in place; returns the warnings to log.
+pub fn normalize(table: &mut Table) -> Result<Vec<String>, ConfigError> {
+    let strict = match table.get("daemon").and_then(|d| d.get("strict_config")) {
+        None => false,
+        Some(Value::Boolean(b)) => *b,
+        Some(v) => return Err(ConfigError::Value { section: "daemon".into(), message: format!("strict_config = {v} is not true or false") }),
+    };
+    let mut notes = Vec::new();
+    let sections: Vec<String> = table.keys().cloned().collect();
+    for section in sections {
+        let Some(known) = KEYS.iter().find(|(s, _)| *s == section).map(|(_, k)| *k) else {
+            if strict {
+                return Err(ConfigError::UnknownSection(section));
+            }
+            table.remove(&section);
+            notes.push(format!("config: unknown section [{section}] ignored"));
+            continue;
+        };
+        let keys = table.get_mut(&section).and_then(Value::as_table_mut).ok_or_else(|| ConfigError::NotATable(section.clone()))?;
+        for (s, key, why) in DEPRECATED.iter().filter(|(s, ..)| *s == section) {
+            if keys.remove(*key).is_some() {
+                notes.push(format!("config key {s}.{key} is deprecated and ignored: {why}"));
+            }
+        }
+        let unknown: Vec<String> = keys.keys().filter(|k| !known.contains(&k.as_str())).cloned().collect();
+        for key in unknown {
+            if strict {
+                return Err(ConfigError::UnknownKey { section, key, known: known.join(", ") });
+            }
+            keys.remove(&key);
+            notes.push(format!("config: unknown key {section}.{key} ignored (known keys in [{section}]: {})", known.join(", ")));
+        }
+    }
+    lenient_values(table, strict, &mut notes);
+    Ok(notes)
+}
+
+/// Values the existing daemon accepted by falling back: sizes with a
+/// one-letter unit or none it knows, durations it could not read, counts
+/// of 0, log formats and filters it ignored.
+fn lenient_values(table: &mut Table, strict: bool, notes: &mut Vec<String>) {
+    let defaults = Value::try_from(Config::default()).expect("the default config serializes");
+    let default_of = |section: &str, key: &str| defaults.get(section).and_then(|s| s.get(key)).map_or("?".into(), |v| v.to_string());
+    for &(section, key) in SIZE_KEYS {
+        let Some(Value::String(given)) = get(table, section, key) else { continue };
+        if parse_size(&given).is_ok() || (key == "total_budget" && given.trim().eq_ignore_ascii_case("auto")) {
+            continue;
+        }
+        if let Some(read) = one_letter_size(&given) {
+            notes.push(format!("config {section}.{key} = {given:?}: used {read} (a one-letter unit is binary)"));
+            set(table, section, key, Value::String(read));
+        } else if !strict {
+            notes.push(format!("config {section}.{key} = {given:?} is not a size: used the default {}", default_of(section, key)));
+            remove(table, section, key);
+        }
+    }
+    for &(section, key) in DURATION_KEYS {
+        let Some(Value::String(given)) = get(table, section, key) else { continue };
+        if parse_duration(&given).is_err() && !strict {
+            notes.push(format!("config {section}.{key} = {given:?} is not a duration: used the default {}", default_of(section, key)));
+            remove(table, section, key);
+        }
+    }
+    for &(section, key) in AT_LEAST_ONE {
+        if let Some(Value::Integer(0)) = get(table, section, key) {
+            notes.push(format!("config {section}.{key} = 0: used 1 (at least one)"));
+            set(table, section, key, Value::Integer(1));
+        }
+    }
+    if let Some(Value::String(given)) = get(table, "logging", "format") {
+        if !matches!(given.as_str(), "human" | "json") && !strict {
+            notes.push(format!("config logging.format = {given:?} is not \"human\" or \"json\": used \"human\""));
+            remove(table, "logging", "format");
+        }
+    }
+    if let Some(Value::String(given)) = get(table, "logging", "level") {
+        if let Err(e) = valid_log_filter(&given) {
+            if !strict {
+                notes.push(format!("config logging.level = {given:?}: {e}: used \"info\""));
+                remove(table, "logging", "level");
+            }
+        }
+    }
+    let workers = get(table, "synthesis", "partition_workers").and_then(|v| v.as_integer()).unwrap_or(0);
+    let parallel = get(table, "pipeline", "max_parallel_synthesis").and_then(|v| v.as_integer()).unwrap_or(0);
+    if workers > 0 && parallel > 0 && workers != parallel {
+        notes.push(format!(
+            "config pipeline.max_parallel_synthesis = {parallel} and synthesis.partition_workers = {workers}: used partition_workers"
+        ));
+    }
+}
+
+/// "400G" → "400GiB": the existing daemon read sizes it could not parse
+/// as 50 GiB; the operator meant the binary unit.
+fn one_letter_size(s: &str) -> Option<String> {
+    let t = s.trim();
+    let unit = t.chars().last()?.to_ascii_uppercase();
+    let num = t[..t.len() - 1].trim();
+    let ok = matches!(unit, 'K' | 'M' | 'G' | 'T') && !num.is_empty() && num.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0);
+    ok.then(|| format!("{num}{unit}iB"))
+}
+
+fn get(table: &Table, section: &str, key: &str) -> Option<Value> {
+    table.get(section)?.get(key).cloned()
+}
+
+fn set(table: &mut Table, section: &str, key: &str, v: Value) {
+    if let Some(t) = table.get_mut(section).and_then(Value::as_table_mut) {
+        t.insert(key.into(), v);
+    }
+}
+
+fn remove(table: &mut Table, section: &str, key: &str) {
+    if let Some(t) = table.get_mut(section).and_then(Value::as_table_mut) {
+        t.remove(key);
+    }
+}
