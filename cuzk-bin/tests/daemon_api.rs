@@ -157,6 +157,19 @@ fn request_id_is_an_idempotency_key() {
     let a = c.submit_proof(&req).unwrap();
     let b = c.submit_proof(&req).unwrap();
     assert_eq!(a.job_id, b.job_id, "same request id while the first is live");
+    assert_eq!(a.job_id, "porep-1000-7", "the job id is the request id");
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id.clone(), timeout_ms: 0 }).unwrap();
+    assert_eq!((status_of(&r), r.job_id.as_str()), (pb::await_proof_response::Status::Completed, "porep-1000-7"));
+    assert_valid(&pvk, TINY, 24, 40, &r.proof);
+    // Exact matching: a request id with a trailing space is another id.
+    let (code, _) = rpc_error(c.await_proof(&pb::AwaitProofRequest { job_id: "porep-1000-7 ".into(), timeout_ms: 0 }));
+    assert_eq!(code, RpcStatusCode::INVALID_ARGUMENT);
+    let mut queued = builtin("synthetic:2^14:4", 64, 42);
+    queued.request_id = "snap-1000-9".into();
+    assert_eq!(c.submit_proof(&queued).unwrap().job_id, "snap-1000-9");
+    c.cancel_proof(&pb::CancelProofRequest { job_id: "snap-1000-9".into() }).unwrap();
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: "snap-1000-9".into(), timeout_ms: 0 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled);
     let r = c.prove(&pb::ProveRequest { submit: Some(req.clone()) }).unwrap().result.unwrap();
     assert_eq!(r.job_id, a.job_id);
     assert_valid(&pvk, TINY, 24, 40, &r.proof);

@@ -38,6 +38,16 @@ impl ProvingService {
         (0..=max).map(JobId).filter(|&id| self.engine.cancel(id).is_ok_and(|c| c.cancelled)).collect()
     }
 
+    /// A job_id as clients give it: the request_id a job was submitted
+    /// with (matched exactly, as the existing daemon uses it for the job
+    /// id), else our `job-<n>`.
+    fn resolve(&self, job_id: &str) -> RpcResult<JobId> {
+        match self.engine.job_by_request(job_id) {
+            Some(id) if !job_id.is_empty() => Ok(id),
+            _ => wire::parse_job_id(job_id),
+        }
+    }
+
     fn submit(&self, req: &pb::SubmitProofRequest) -> RpcResult<JobId> {
         let request = wire::to_request(req)?;
         let id = self.engine.submit(request).map_err(|e| wire::engine_error(&e))?;
@@ -113,36 +123,38 @@ impl pb::ProvingEngine for ProvingService {
         self.reply_blocking(&ctx, sink, "SubmitProof", move || {
             let id = this.submit(&req)?;
             let queue_position = this.engine.queue_position(id).unwrap_or(0) as u32;
-            Ok(pb::SubmitProofResponse { job_id: id.to_string(), queue_position, assigned_gpu: String::new() })
+            Ok(pb::SubmitProofResponse { job_id: client_job_id(&req, id), queue_position, assigned_gpu: String::new() })
         });
     }
 
     fn await_proof(&mut self, ctx: RpcContext, req: pb::AwaitProofRequest, sink: UnarySink<pb::AwaitProofResponse>) {
-        let id = match wire::parse_job_id(&req.job_id) {
+        let id = match self.resolve(&req.job_id) {
             Ok(id) => id,
             Err(s) => return self.send(&ctx, sink, "AwaitProof", Err(s)),
         };
         let engine = self.engine.clone();
         self.reply_blocking(&ctx, sink, "AwaitProof", move || {
             let outcome = engine.await_job(id, timeout(req.timeout_ms)).map_err(|e| wire::engine_error(&e))?;
-            Ok(wire::await_response(id, &outcome))
+            Ok(pb::AwaitProofResponse { job_id: req.job_id, ..wire::await_response(id, &outcome) })
         });
     }
 
     fn prove(&mut self, ctx: RpcContext, req: pb::ProveRequest, sink: UnarySink<pb::ProveResponse>) {
         let this = self.clone();
         self.reply_blocking(&ctx, sink, "Prove", move || {
-            let id = this.submit(req.submit.as_ref().ok_or_else(|| invalid("ProveRequest.submit is missing"))?)?;
+            let submit = req.submit.as_ref().ok_or_else(|| invalid("ProveRequest.submit is missing"))?;
+            let id = this.submit(submit)?;
             let outcome = this.engine.await_job(id, None).map_err(|e| wire::engine_error(&e))?;
-            Ok(pb::ProveResponse { result: Some(wire::await_response(id, &outcome)) })
+            let result = pb::AwaitProofResponse { job_id: client_job_id(submit, id), ..wire::await_response(id, &outcome) };
+            Ok(pb::ProveResponse { result: Some(result) })
         });
     }
 
     fn cancel_proof(&mut self, ctx: RpcContext, req: pb::CancelProofRequest, sink: UnarySink<pb::CancelProofResponse>) {
-        let engine = self.engine.clone();
+        let this = self.clone();
         self.reply(&ctx, sink, "CancelProof", move || {
-            let id = wire::parse_job_id(&req.job_id)?;
-            let r = engine.cancel(id).map_err(|e| wire::engine_error(&e))?;
+            let id = this.resolve(&req.job_id)?;
+            let r = this.engine.cancel(id).map_err(|e| wire::engine_error(&e))?;
             Ok(pb::CancelProofResponse { was_running: r.was_running })
         });
     }
@@ -177,5 +189,15 @@ impl pb::ProvingEngine for ProvingService {
             let r = engine.evict_srs(req.circuit_id.trim()).map_err(|e| wire::engine_error(&e))?;
             Ok(pb::EvictSrsResponse { was_loaded: r.was_loaded, freed_bytes: r.freed_bytes })
         });
+    }
+}
+
+/// The job id a client sees: its request_id when it gave one (as the
+/// existing daemon answers), else ours.
+fn client_job_id(req: &pb::SubmitProofRequest, id: JobId) -> String {
+    if req.request_id.is_empty() {
+        id.to_string()
+    } else {
+        req.request_id.clone()
     }
 }

@@ -59,6 +59,12 @@ impl JobTable {
         (job, true)
     }
 
+    /// The job last submitted with `request_id`, live or finished and
+    /// still kept.
+    pub fn by_request(&self, request_id: &str) -> Option<JobId> {
+        self.inner.lock().unwrap().by_request.get(request_id).copied()
+    }
+
     /// The live job submitted with `request_id`, if any.
     pub fn live_by_request(&self, request_id: &str) -> Option<JobId> {
         let inner = self.inner.lock().unwrap();
