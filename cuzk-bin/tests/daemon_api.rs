@@ -376,3 +376,27 @@ fn drain_past_shutdown_timeout_cancels() {
     assert!(log.contains("after daemon.shutdown_timeout 1s: cancelled 1 unfinished job(s)") && log.contains(&id), "{log}");
     assert!(log.contains("cuzk-daemon stopped"), "{log}");
 }
+
+/// The existing daemon's short circuit ids name the production circuits
+/// (their parameter files, with the digests in filecoin-proofs' names).
+#[test]
+fn short_circuit_ids_name_the_production_parameters() {
+    let (d, _) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    for (short, digest) in [
+        ("porep-32g", "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820"),
+        ("porep-64g", "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2"),
+        ("wpost-32g", "0377ded656c6f524f1618760bffe4e0a1c51d5a70c4509eedae8a27555733edc"),
+        ("winning-32g", "559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e"),
+        ("snap-32g", "3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18"),
+        ("snap-64g", "102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7"),
+    ] {
+        // No parameter files in the test's cache: the error names the file.
+        let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: short.into() }));
+        assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION, "{short}: {msg}");
+        assert!(msg.contains(digest), "{short}: {msg}");
+        let e = c.evict_srs(&pb::EvictSrsRequest { circuit_id: short.into() }).unwrap();
+        assert!(!e.was_loaded, "{short}");
+    }
+    d.stop();
+}

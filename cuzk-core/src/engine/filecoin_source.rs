@@ -20,12 +20,16 @@ const FILE_PREFIX: &str = "v28-";
 const FAMILIES: [&str; 3] = ["stacked-proof-of-replication-", "proof-of-spacetime-fallback-", "empty-sector-update-"];
 
 /// A circuit id as the SRS manager keys it: a Filecoin id may be given
-/// with its file prefix (`v28-...`, as the file is named); other ids are
-/// returned unchanged.
-pub fn canonical_id(circuit_id: &str) -> &str {
+/// with its file prefix (`v28-...`, as the file is named) or as the
+/// existing daemon's short id (`porep-32g`, `wpost-32g`, ...); other ids
+/// are returned unchanged.
+pub fn canonical_id(circuit_id: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(id) = imp::short_id(circuit_id) {
+        return id.into();
+    }
     match circuit_id.strip_prefix(FILE_PREFIX) {
-        Some(rest) if is_filecoin_id(rest) => rest,
-        _ => circuit_id,
+        Some(rest) if is_filecoin_id(rest) => rest.into(),
+        _ => circuit_id.into(),
     }
 }
 
@@ -71,6 +75,12 @@ mod imp {
         Ok(Arc::new(job.with_settings(settings)))
     }
 
+    /// The circuit id a short id (`porep-32g`, ...) names.
+    pub fn short_id(short: &str) -> Option<String> {
+        let (_, pt) = crate::filecoin::SHORT_IDS.iter().find(|(s, _)| *s == short)?;
+        crate::filecoin::circuit_id(*pt).ok()
+    }
+
     /// The loader of a Filecoin circuit's parameters by id (PreloadSRS);
     /// None if the id is not a Filecoin one.
     pub fn srs_loader(srs: &SrsConfig, circuit_id: &str) -> Option<SrsLoader<'static>> {
@@ -99,6 +109,10 @@ mod imp {
         _resident: &dyn Fn(&str) -> bool,
     ) -> Result<Arc<dyn PartitionedCircuit>, EngineError> {
         Err(EngineError::BadRequest(format!("proof kind {kind} is not supported: {MISSING}")))
+    }
+
+    pub fn short_id(_short: &str) -> Option<String> {
+        None
     }
 
     pub fn srs_loader(_srs: &SrsConfig, circuit_id: &str) -> Option<SrsLoader<'static>> {

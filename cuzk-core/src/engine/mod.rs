@@ -197,17 +197,17 @@ impl Engine {
     /// Filecoin ids can be loaded; others only once a job has loaded them).
     /// A Filecoin id may carry its file prefix (`v28-<id>`).
     pub fn parameters(&self, circuit_id: &str) -> Result<Arc<crate::srs::Parameters>, EngineError> {
-        start::lease(&self.shared, filecoin_source::canonical_id(circuit_id)).map(|(l, _)| l.params.clone())
+        start::lease(&self.shared, &filecoin_source::canonical_id(circuit_id)).map(|(l, _)| l.params.clone())
     }
 
     pub fn preload_srs(&self, circuit_id: &str) -> Result<PreloadResult, EngineError> {
         let t = std::time::Instant::now();
-        let (_, loaded) = start::lease(&self.shared, filecoin_source::canonical_id(circuit_id))?;
+        let (_, loaded) = start::lease(&self.shared, &filecoin_source::canonical_id(circuit_id))?;
         Ok(PreloadResult { already_loaded: !loaded, load_time_ms: if loaded { t.elapsed().as_millis() as u64 } else { 0 } })
     }
 
     pub fn evict_srs(&self, circuit_id: &str) -> Result<EvictResult, EngineError> {
-        let circuit_id = filecoin_source::canonical_id(circuit_id);
+        let circuit_id = &*filecoin_source::canonical_id(circuit_id);
         match self.shared.srs.evict(circuit_id) {
             Ok(freed) => {
                 // The circuit's PCE goes with its SRS (recorded or loaded again at its next proof).

@@ -47,6 +47,17 @@ pub enum ProofType {
     Update(RegisteredUpdateProof),
 }
 
+/// The existing cuzk daemon's short circuit ids (PreloadSRS, EvictSRS,
+/// status) and the registered proofs whose circuits they name.
+pub const SHORT_IDS: [(&str, ProofType); 6] = [
+    ("porep-32g", ProofType::Seal(RegisteredSealProof::StackedDrg32GiBV1_1)),
+    ("porep-64g", ProofType::Seal(RegisteredSealProof::StackedDrg64GiBV1_1)),
+    ("wpost-32g", ProofType::Post(RegisteredPoStProof::StackedDrgWindow32GiBV1_2)),
+    ("winning-32g", ProofType::Post(RegisteredPoStProof::StackedDrgWinning32GiBV1)),
+    ("snap-32g", ProofType::Update(RegisteredUpdateProof::StackedDrg32GiBV1)),
+    ("snap-64g", ProofType::Update(RegisteredUpdateProof::StackedDrg64GiBV1)),
+];
+
 /// Go's `abi.RegisteredSealProof` numbering.
 pub fn seal_proof_from_u64(v: u64) -> Result<RegisteredSealProof> {
     use RegisteredSealProof::*;

@@ -34,7 +34,7 @@ pub use envelope::{decode_c1, decode_envelope, decode_porep_body, encode_envelop
 pub use error::{FilecoinError, Result};
 pub use job::{request_from_engine, FilecoinJob, JobSettings};
 pub use kind::{
-    parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofKind, ProofType, SECTOR_SIZES,
+    parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofKind, ProofType, SECTOR_SIZES, SHORT_IDS,
 };
 pub use params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey};
 pub use prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof};
