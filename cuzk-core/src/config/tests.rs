@@ -26,6 +26,14 @@ fn example_config_parses_and_sets_every_key() {
     Config::from_toml(text).unwrap();
 }
 
+/// Every one of `wants` is in some warning.
+fn assert_warned(loaded: &Loaded, wants: &[&str]) {
+    let w = loaded.warnings.join("\n");
+    for want in wants {
+        assert!(w.contains(want), "no warning {want:?} in:\n{w}");
+    }
+}
+
 const STRICT: &str = "[daemon]\nstrict_config = true\n";
 
 #[test]
@@ -71,8 +79,7 @@ fn upstream_config_keeps_its_meaning() {
     // wins over max_parallel_synthesis; the GPU queue target over slot_size.
     assert_eq!(c.partition_workers(), 12);
     assert_eq!(c.gpu_queue_capacity(), 8);
-    let w = loaded.warnings.join("\n");
-    for key in [
+    assert_warned(&loaded, &[
         "srs.preload",
         "memory.pinned_budget",
         "memory.working_memory_budget",
@@ -81,9 +88,7 @@ fn upstream_config_keeps_its_meaning() {
         "[vast_manager]",
         "logging.format = \"pretty\"",
         "memory.total_budget = \"4G\": used 4GiB",
-    ] {
-        assert!(w.contains(key), "no warning about {key}: {w}");
-    }
+    ]);
     // Without partition_workers, max_parallel_synthesis caps the workers.
     let c = Config::from_toml("[pipeline]\nmax_parallel_synthesis = 3\nslot_size = 2\n").unwrap();
     assert_eq!((c.partition_workers(), c.gpu_queue_capacity()), (3, 2));
@@ -101,8 +106,7 @@ fn lenient_values_are_used_and_reported() {
     assert_eq!(c.memory.eviction_min_idle, HumanDuration(Duration::from_secs(300)));
     assert_eq!((c.gpus.gpu_workers_per_device, c.scheduler.max_batch_size, c.pipeline.synthesis_concurrency), (1, 1, 1));
     assert_eq!((c.logging.format.as_str(), c.logging.level.as_str()), ("human", "info"));
-    let w = loaded.warnings.join("\n");
-    for s in [
+    assert_warned(&loaded, &[
         "memory.total_budget = \"400G\": used 400GiB",
         "memory.safety_margin = \"lots\" is not a size: used the default \"5GiB\"",
         "memory.eviction_min_idle = \"soon\"",
@@ -111,9 +115,7 @@ fn lenient_values_are_used_and_reported() {
         "pipeline.synthesis_concurrency = 0: used 1",
         "logging.format = \"pretty\"",
         "logging.level = \"verbose\"",
-    ] {
-        assert!(w.contains(s), "no warning {s:?} in:\n{w}");
-    }
+    ]);
 }
 
 #[test]
