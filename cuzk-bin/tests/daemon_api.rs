@@ -54,6 +54,14 @@ fn every_rpc_over_a_unix_socket() {
     let m = c.get_metrics(&pb::GetMetricsRequest {}).unwrap().prometheus_text;
     assert!(m.contains("cuzk_jobs_completed_total 2"), "{m}");
     assert!(m.contains("cuzk_rpc_requests_total{method=\"Prove\",code=\"OK\"} 1"), "{m}");
+    // Prometheus text, with the existing daemon's metric names beside ours.
+    for line in m.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let (name, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not name value: {line:?}"));
+        assert!(value.parse::<f64>().is_ok() && name.starts_with("cuzk_"), "{line:?}");
+    }
+    for want in ["cuzk_proofs_completed_total 2", "cuzk_proofs_failed_total 0", "cuzk_queue_depth 0", "cuzk_running_jobs 0", "cuzk_gpu_workers 2"] {
+        assert!(m.lines().any(|l| l == want), "no {want:?} in\n{m}");
+    }
 
     let (code, body) = d.http_get("/status");
     assert_eq!(code, 200);

@@ -102,6 +102,14 @@ impl EngineStatus {
         metric("cuzk_vram_used_bytes", "gauge", "Device memory reserved per device.", vram(|v| v.used_bytes));
         let srs = self.srs.iter().map(|s| (format!("{{circuit_id=\"{}\"}}", s.circuit_id), s.size_bytes as f64)).collect();
         metric("cuzk_srs_resident_bytes", "gauge", "Resident SRS entries and their size.", srs);
+        // The existing daemon's names, for its dashboards (same meanings).
+        let sum = |f: fn(&QueueStatus) -> usize| one(self.queues.iter().map(f).sum::<usize>() as f64);
+        metric("cuzk_proofs_completed_total", "counter", "Total proofs completed.", one(self.jobs_completed as f64));
+        metric("cuzk_proofs_failed_total", "counter", "Total proofs failed.", one(self.jobs_failed as f64));
+        metric("cuzk_queue_depth", "gauge", "Jobs waiting for dispatch.", sum(|q| q.pending));
+        metric("cuzk_running_jobs", "gauge", "Jobs being proved.", sum(|q| q.in_progress));
+        let provers = self.workers.iter().filter(|w| w.role == WorkerRole::Prover).count();
+        metric("cuzk_gpu_workers", "gauge", "Prover workers.", one(provers as f64));
         out
     }
 }
