@@ -49,6 +49,13 @@ impl ProvingService {
     }
 
     fn submit(&self, req: &pb::SubmitProofRequest) -> RpcResult<JobId> {
+        // The line operators grep for a request; a long id is cut in the log.
+        let kind = pb::ProofKind::from_i32(req.proof_kind).map_or("unknown", |k| k.as_str_name());
+        log::info!(
+            "rpc submit request_id=\"{:.128}\" proof_kind={kind} input_bytes={}",
+            req.request_id,
+            prost::Message::encoded_len(req)
+        );
         let request = wire::to_request(req)?;
         let id = self.engine.submit(request).map_err(|e| wire::engine_error(&e))?;
         self.max_job.fetch_max(id.0, Ordering::AcqRel);
