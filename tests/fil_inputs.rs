@@ -188,3 +188,89 @@ fn blank_circuits_exist_for_every_type() {
         }
     }
 }
+
+/// The real C1 output with one byte changed where `at` points (a JSON
+/// pointer into the only partition's proofs), in the envelope.
+fn corrupted(at: &str, edit: impl FnOnce(&mut serde_json::Value)) -> ProofRequest {
+    let mut c1: serde_json::Value = serde_json::from_slice(&c1_json()).unwrap();
+    let proofs = &mut c1["vanilla_proofs"]["StackedDrg2KiBV1"][0];
+    edit(proofs.pointer_mut(at).unwrap_or_else(|| panic!("no {at} in the C1 output")));
+    porep_request(encode_envelope(42, 2048, c1.to_string().as_bytes()))
+}
+
+fn flip(v: &mut serde_json::Value) {
+    *v = serde_json::json!(v.as_u64().unwrap() ^ 1);
+}
+
+/// Each corruption is refused by the check at preparation, in
+/// milliseconds, naming the partition, the challenge and the part.
+#[test]
+fn corrupted_porep_vanilla_proofs_are_refused_and_named() {
+    let path = "/data/Single/path/path";
+    let cases: Vec<(String, Box<dyn FnOnce(&mut serde_json::Value)>, &[&str])> = vec![
+        // filecoin-proofs' verify_all_partitions accepts these two.
+        (format!("/1/comm_r_last_proof{path}/0/hashes/3/5"), Box::new(flip), &["challenge 1", "comm_r_last (tree_r_last) path does not hash"]),
+        (format!("/0/comm_d_proofs{path}/2/hashes/0/7"), Box::new(flip), &["challenge 0", "comm_d (tree_d) path does not hash"]),
+        (format!("/0/replica_column_proofs/drg_parents/2/column/rows/1/4"), Box::new(flip), &["challenge 0", "filecoin-proofs' check fails"]),
+        (format!("/1/labeling_proofs/0/parents/0/3"), Box::new(flip), &["challenge 1", "filecoin-proofs' check fails"]),
+        (format!("/0/replica_column_proofs/exp_parents"), Box::new(|v| { v.as_array_mut().unwrap().pop(); }), &["expansion parent columns"]),
+        (format!("/0/comm_r_last_proof{path}"), Box::new(|v| { v.as_array_mut().unwrap().pop(); }), &["comm_r_last (tree_r_last) path has 1 levels"]),
+        (format!("/1/replica_column_proofs/c_x/column/rows"), Box::new(|v| { v.as_array_mut().unwrap().pop(); }), &["challenged node's column has 1 rows"]),
+    ];
+    for (at, edit, needles) in cases {
+        let req = corrupted(&at, edit);
+        let t = std::time::Instant::now();
+        let e = err(&req);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        eprintln!("{at}: refused in {ms:.1} ms");
+        assert!(matches!(e, FilecoinError::VanillaInvalid(_)), "{at}: {e}");
+        let msg = e.to_string();
+        assert!(msg.contains("partition 0"), "{at}: {msg}");
+        for n in needles {
+            assert!(msg.contains(n), "{at}: {msg:?} does not say {n:?}");
+        }
+    }
+}
+
+/// Through the engine: a C1 output with one byte of a comm_r_last path
+/// changed is a bad request at submission (no parameters needed, nothing
+/// queued); the same C1 output unchanged gets past the check (to the
+/// missing parameters).
+#[test]
+fn the_engine_refuses_a_corrupted_c1_at_submit() {
+    use cuzk_core::engine::{Engine, EngineError, FilecoinInputs, ProofKind as Kind, ProofRequest as Request, ProofWork};
+    use cuzk_tests::fil::{sector_data, seal_2kib};
+    let sealed = seal_2kib(prover_id_from_miner(1000), 7, &sector_data(1));
+    let good = sealed.commit_phase1([9u8; 32]);
+    let mut c1: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    let byte = c1.pointer_mut("/vanilla_proofs/StackedDrg2KiBV1/0/1/comm_r_last_proof/data/Single/path/path/1/hashes/0/9").unwrap();
+    flip(byte);
+    let request = |c1: &[u8]| Request {
+        request_id: None,
+        priority: None,
+        work: ProofWork::Filecoin {
+            kind: Kind::PorepSealCommit,
+            inputs: FilecoinInputs {
+                sector_size: 2048,
+                registered_proof: 5,
+                vanilla_proof: encode_envelope(7, 2048, c1),
+                sector_number: 7,
+                miner_id: 1000,
+                ..Default::default()
+            },
+        },
+    };
+    let mut cfg = cuzk_core::config::Config::default();
+    let dir = tempfile::tempdir().unwrap();
+    cfg.srs.param_cache = dir.path().into();
+    let engine = Engine::start(cfg).unwrap();
+    let t = std::time::Instant::now();
+    let e = engine.submit(request(c1.to_string().as_bytes())).unwrap_err();
+    eprintln!("refused at submit in {:.1} ms: {e}", t.elapsed().as_secs_f64() * 1e3);
+    let EngineError::BadRequest(msg) = e else { panic!("not a bad request: {e}") };
+    assert!(msg.contains("partition 0, challenge 1") && msg.contains("comm_r_last (tree_r_last) path does not hash"), "{msg}");
+    let e = engine.submit(request(&good)).unwrap_err();
+    assert!(matches!(&e, EngineError::Srs { message, .. } if message.contains("missing parameter file")), "{e}");
+    let s = engine.status();
+    assert_eq!((s.jobs_completed, s.jobs_failed, s.jobs_cancelled), (0, 0, 0));
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 fn failed(outcome: JobOutcome) -> String {
     match outcome {
-        JobOutcome::Failed(m) => m,
+        JobOutcome::Failed { message, .. } => message,
         o => panic!("expected a failed job, got {o:?}"),
     }
 }
@@ -172,6 +172,45 @@ fn synthesis_and_srs_failures_fail_only_their_job() {
         assert!(cuzk_core::groth16::verify_proof(&pvk, proof, &inner.public_inputs(i)).unwrap());
     }
     assert_eq!(engine.status().memory.partition_bytes, 0);
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// A circuit whose last partition fails after `delay` of synthesis.
+struct SlowFailure {
+    inner: BuiltinJob,
+    delay: std::time::Duration,
+}
+
+impl PartitionedCircuit for SlowFailure {
+    fn circuit_id(&self) -> String {
+        "slow-failure".into()
+    }
+    fn partitions(&self) -> usize {
+        self.inner.partitions
+    }
+    fn synthesize(&self, p: usize) -> Result<ProvingAssignment, String> {
+        if p + 1 == self.inner.partitions {
+            std::thread::sleep(self.delay);
+            return Err("witness went bad".into());
+        }
+        self.inner.synthesize(p)
+    }
+    fn load_params(&self, cache: &Path) -> Result<Parameters, String> {
+        self.inner.load_params(cache)
+    }
+}
+
+#[test]
+fn a_failed_job_reports_the_time_it_spent() {
+    let engine = Engine::start(config(2, 1)).unwrap();
+    let delay = std::time::Duration::from_millis(150);
+    let job = Arc::new(SlowFailure { inner: builtin("synthetic:64:2", 2, 3), delay });
+    let id = engine.submit(ProofRequest::custom(job)).unwrap();
+    let JobOutcome::Failed { message, timings: t } = engine.await_job(id, WAIT).unwrap() else { panic!("the job did not fail") };
+    assert!(message.contains("partition 1: synthesis failed: witness went bad"), "{message}");
+    eprintln!("{t:?}");
+    assert!(t.synthesis_ms >= 150, "the failed partition's synthesis time is missing: {t:?}");
+    assert!(t.total_ms >= 150 && t.total_ms >= t.queue_wait_ms, "{t:?}");
     engine.shutdown(ShutdownMode::Drain);
 }
 

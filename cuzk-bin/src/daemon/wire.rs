@@ -6,7 +6,8 @@ use super::filecoin_check;
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::engine::{
-    BuiltinJob, EngineError, EngineStatus, FilecoinInputs, JobId, JobOutcome, Priority, ProofKind, ProofRequest, ProofWork, WorkerRole,
+    BuiltinJob, EngineError, EngineStatus, FilecoinInputs, JobId, JobOutcome, JobTimings, Priority, ProofKind, ProofRequest, ProofWork,
+    WorkerRole,
 };
 use grpcio::{RpcStatus, RpcStatusCode};
 
@@ -105,16 +106,12 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
         JobOutcome::Completed(out) => {
             resp.set_status(Status::Completed);
             resp.proof = out.proof.clone();
-            let t = &out.timings;
-            resp.queue_wait_ms = t.queue_wait_ms;
-            resp.srs_load_ms = t.srs_load_ms;
-            resp.synthesis_ms = t.synthesis_ms;
-            resp.gpu_compute_ms = t.gpu_compute_ms;
-            resp.total_ms = t.total_ms;
+            set_timings(&mut resp, &out.timings);
         }
-        JobOutcome::Failed(m) => {
+        JobOutcome::Failed { message, timings } => {
             resp.set_status(Status::Failed);
-            resp.error_message = m.clone();
+            resp.error_message = message.clone();
+            set_timings(&mut resp, timings);
         }
         JobOutcome::Cancelled => {
             resp.set_status(Status::Cancelled);
@@ -126,6 +123,14 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
         }
     }
     resp
+}
+
+fn set_timings(resp: &mut pb::AwaitProofResponse, t: &JobTimings) {
+    resp.queue_wait_ms = t.queue_wait_ms;
+    resp.srs_load_ms = t.srs_load_ms;
+    resp.synthesis_ms = t.synthesis_ms;
+    resp.gpu_compute_ms = t.gpu_compute_ms;
+    resp.total_ms = t.total_ms;
 }
 
 pub fn engine_error(e: &EngineError) -> RpcStatus {

@@ -115,18 +115,29 @@ impl Job {
         self.state.lock().unwrap().timings.srs_load_ms += ms(d);
     }
 
+    /// Time one partition spent in synthesis, whether it succeeded or not
+    /// (so a failed job still says where its time went).
+    pub fn add_synthesis(&self, d: Duration) {
+        self.state.lock().unwrap().timings.synthesis_ms += ms(d);
+    }
+
+    /// Time one partition spent on the prover, whether it succeeded or not.
+    pub fn add_gpu(&self, d: Duration) {
+        self.state.lock().unwrap().timings.gpu_compute_ms += ms(d);
+    }
+
     /// Records one partition's proof; completes the job with the last one,
     /// after the circuit's [`PartitionedCircuit::finish`] (assembly and,
-    /// for Filecoin, the self-check) accepts the proofs.
-    pub fn record_partition(&self, partition: usize, proof: Vec<u8>, synth: Duration, gpu: Duration) {
+    /// for Filecoin, the self-check) accepts the proofs. Its synthesis and
+    /// prover times are recorded apart ([`Self::add_synthesis`],
+    /// [`Self::add_gpu`]).
+    pub fn record_partition(&self, partition: usize, proof: Vec<u8>) {
         let mut st = self.state.lock().unwrap();
         if st.phase == Phase::Finished || st.remaining == 0 || st.proofs[partition].is_some() {
             return;
         }
         st.proofs[partition] = Some(proof);
         st.remaining -= 1;
-        st.timings.synthesis_ms += ms(synth);
-        st.timings.gpu_compute_ms += ms(gpu);
         self.counters.partitions_proved.fetch_add(1, Ordering::Relaxed);
         if st.remaining > 0 {
             return;
@@ -146,9 +157,7 @@ impl Job {
         let proof = match finished {
             Ok(proof) => proof,
             Err(message) => {
-                let message = format!("proof rejected before reply: {message}");
-                log::warn!("job failed job={} kind={} error={message:?}", self.id, self.kind);
-                return self.finish(&mut st, JobOutcome::Failed(message), &self.counters.failed);
+                return self.fail_locked(&mut st, format!("proof rejected before reply: {message}"));
             }
         };
         st.timings.total_ms = ms(self.submitted.elapsed());
@@ -167,9 +176,23 @@ impl Job {
         if st.phase == Phase::Finished {
             return;
         }
-        let message = message.into();
-        log::warn!("job failed job={} kind={} error={message:?}", self.id, self.kind);
-        self.finish(&mut st, JobOutcome::Failed(message), &self.counters.failed);
+        self.fail_locked(&mut st, message.into());
+    }
+
+    /// Fails a live job: its timings are those spent until now (a job that
+    /// never left the queue waited all of it there).
+    fn fail_locked(&self, st: &mut State, message: String) {
+        let total = ms(self.submitted.elapsed());
+        st.timings.total_ms = total;
+        if st.phase == Phase::Queued {
+            st.timings.queue_wait_ms = total;
+        }
+        let t = st.timings;
+        log::warn!(
+            "job failed job={} kind={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={} error={message:?}",
+            self.id, self.kind, t.queue_wait_ms, t.srs_load_ms, t.synthesis_ms, t.gpu_compute_ms, t.total_ms
+        );
+        self.finish(st, JobOutcome::Failed { message, timings: t }, &self.counters.failed);
     }
 
     /// Cancels the job unless it already ended. Returns the phase it was in

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 /// Where a job's time went, in milliseconds. Synthesis and prover times
 /// are summed over its partitions (with several workers they overlap, so
-/// they can exceed `total_ms`).
+/// they can exceed `total_ms`). A failed job reports the time it spent up
+/// to the failure, its failed partition included.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct JobTimings {
     /// Submission until its first partition was dispatched.
@@ -14,7 +15,7 @@ pub struct JobTimings {
     pub srs_load_ms: u64,
     pub synthesis_ms: u64,
     pub gpu_compute_ms: u64,
-    /// Submission until the last partition was proved.
+    /// Submission until the last partition was proved (or the job failed).
     pub total_ms: u64,
 }
 
@@ -30,7 +31,8 @@ pub struct ProofOutput {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobOutcome {
     Completed(ProofOutput),
-    Failed(String),
+    /// Why it failed, and where its time went until then.
+    Failed { message: String, timings: JobTimings },
     Cancelled,
     /// The wait ran out; the job goes on.
     Timeout,
@@ -45,7 +47,7 @@ impl JobOutcome {
     pub fn into_proof(self) -> Result<ProofOutput, String> {
         match self {
             JobOutcome::Completed(p) => Ok(p),
-            JobOutcome::Failed(m) => Err(format!("job failed: {m}")),
+            JobOutcome::Failed { message, .. } => Err(format!("job failed: {message}")),
             JobOutcome::Cancelled => Err("job was cancelled".into()),
             JobOutcome::Timeout => Err("timed out waiting for the job".into()),
         }

@@ -83,7 +83,9 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             None => e,
         });
     };
+    let t = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| sh.backend.prove_interlocked(&w.device, &input, &gpu_event)));
+    let wall = t.elapsed();
     if let Ok(Err(ProverError::Device(why))) = &result {
         if take_out_of_service(&sh.devices, &w.device) {
             log::error!("gpu={} taken out of service: {why}; its work goes to the other devices", w.device.ordinal);
@@ -108,17 +110,21 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
                     trace.prestage.as_millis(), trace.compute_wait.as_millis(), trace.kernel.as_millis(),
                     trace.epilogue.as_millis(), synth.as_millis(), gpu_time.as_millis()
                 );
-                m.job.record_partition(m.partition, proof.to_bytes().to_vec(), *synth, gpu_time);
+                m.job.add_gpu(gpu_time);
+                m.job.record_partition(m.partition, proof.to_bytes().to_vec());
             }
         }
-        Ok(Ok((proofs, _))) => {
-            let msg = format!("prover returned {} proofs for {} circuits", proofs.len(), members.len());
-            members.iter().for_each(|m| m.job.fail(format!("partition {}: {msg}", m.partition)));
-        }
-        Ok(Err(e)) => members.iter().for_each(|m| m.job.fail(format!("partition {}: prover error: {e}", m.partition))),
-        Err(p) => {
-            let msg = panic_message(&*p);
-            members.iter().for_each(|m| m.job.fail(format!("partition {}: prover panicked: {msg}", m.partition)));
+        failed => {
+            let msg = match failed {
+                Ok(Ok((proofs, _))) => format!("prover returned {} proofs for {} circuits", proofs.len(), members.len()),
+                Ok(Err(e)) => format!("prover error: {e}"),
+                Err(p) => format!("prover panicked: {}", panic_message(&*p)),
+            };
+            // A failed prove is charged its whole wall time (no trace came back).
+            for m in &members {
+                m.job.add_gpu(wall);
+                m.job.fail(format!("partition {}: {msg}", m.partition));
+            }
         }
     }
 }

@@ -68,6 +68,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             None => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
         }));
         let took = t.elapsed();
+        m.job.add_synthesis(took);
         sh.timeline.record(Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id));
         sh.set_worker(worker_id, |w| w.done += 1);
         match result {

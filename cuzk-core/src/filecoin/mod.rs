@@ -21,6 +21,7 @@ mod job;
 mod kind;
 mod params;
 mod porep;
+mod porep_check;
 mod post;
 mod prepare;
 mod prove;

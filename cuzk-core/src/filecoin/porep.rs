@@ -8,6 +8,7 @@ use super::circuit::IntoFilecoinCircuit;
 use super::envelope::decode_porep_body;
 use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
+use super::porep_check::check_partitions;
 use super::request::ProofRequest;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::parameters::setup_params;
@@ -16,7 +17,6 @@ use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
 use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg, Tau};
 
 type Partitions<Tree> = Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>;
@@ -122,10 +122,8 @@ where
             _,
         >>::setup(&setup)?;
         // Cheap next to proving, and names the fault instead of a failed
-        // self-check after minutes of GPU time.
-        if !StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(&pp.vanilla_params, &pub_inputs, &proofs)? {
-            return Err(VanillaFailure("the vanilla proofs do not verify".into()).into());
-        }
+        // self-check after minutes of synthesis and GPU time.
+        check_partitions(&pp.vanilla_params, &pub_inputs, &proofs).map_err(VanillaFailure)?;
         let mut circuits = Vec::with_capacity(partitions);
         let mut inputs = Vec::with_capacity(partitions);
         for (k, proof) in proofs.iter().enumerate() {
