@@ -188,12 +188,12 @@ impl PartitionedCircuit for SlowFailure {
     fn partitions(&self) -> usize {
         self.inner.partitions
     }
-    fn synthesize(&self, p: usize) -> Result<ProvingAssignment, String> {
+    fn circuit(&self, p: usize) -> Result<Box<dyn AnyCircuit>, String> {
         if p + 1 == self.inner.partitions {
             std::thread::sleep(self.delay);
             return Err("witness went bad".into());
         }
-        self.inner.synthesize(p)
+        self.inner.circuit(p)
     }
     fn load_params(&self, cache: &Path) -> Result<Parameters, String> {
         self.inner.load_params(cache)
