@@ -69,7 +69,7 @@ pub enum Priority {
 }
 
 /// The inputs of a Filecoin proof, as the gRPC SubmitProofRequest carries
-/// them (see ARCHITECTURE.md). They are decoded into the Filecoin circuits
+/// them. They are decoded into the Filecoin circuits
 /// at submission (feature `filecoin`; without it the request is refused).
 #[derive(Clone, Debug, Default)]
 pub struct FilecoinInputs {
