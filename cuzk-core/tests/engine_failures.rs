@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
+use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, EngineStatus, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
 use cuzk_core::srs::Parameters;
 use std::path::Path;
 use std::sync::Arc;
@@ -17,6 +17,17 @@ fn failed(outcome: JobOutcome) -> String {
         JobOutcome::Failed { message, .. } => message,
         o => panic!("expected a failed job, got {o:?}"),
     }
+}
+
+/// After the faults: a fresh job (`seed`) still proves, the engine counts
+/// `(failed, completed)` jobs, and no VRAM reservation is left behind.
+fn still_serving(engine: &Engine, seed: u64, counts: (u64, u64)) -> EngineStatus {
+    let later = builtin("synthetic:64:2", 1, seed);
+    verify(engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
+    let st = engine.status();
+    assert_eq!((st.jobs_failed, st.jobs_completed), counts);
+    assert!(st.devices.iter().all(|d| d.vram.used_bytes == 0), "VRAM reservations released");
+    st
 }
 
 #[test]
@@ -39,12 +50,7 @@ fn prover_error_and_panic_fail_only_their_job() {
     for (j, id) in good.iter().zip(ids) {
         verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
     }
-    // Still serving after the panic.
-    let later = builtin("synthetic:64:2", 1, 5);
-    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
-    let st = engine.status();
-    assert_eq!((st.jobs_failed, st.jobs_completed), (2, 5));
-    assert_eq!(st.devices[0].vram.used_bytes, 0, "VRAM reservations released after a panic");
+    still_serving(&engine, 5, (2, 5));
     engine.shutdown(ShutdownMode::Drain);
 }
 
@@ -67,11 +73,7 @@ fn out_of_memory_is_computed_again_once_within_what_is_free() {
     assert_eq!(retried, 2, "the partition that ran out of memory was computed again once");
     let m = failed(engine.await_job(a, WAIT).unwrap());
     assert!(m.contains("out of device memory") && m.contains("injected out of memory"), "{m}");
-    let later = builtin("synthetic:64:2", 1, 6);
-    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
-    let st = engine.status();
-    assert_eq!((st.jobs_failed, st.jobs_completed), (1, 2));
-    assert_eq!(st.devices[0].vram.used_bytes, 0, "VRAM reservations released after the retries");
+    still_serving(&engine, 6, (1, 2));
     engine.shutdown(ShutdownMode::Drain);
 }
 
@@ -91,13 +93,9 @@ fn a_failed_device_leaves_service_and_its_work_goes_to_the_other() {
     for (j, id) in jobs.iter().zip(ids) {
         verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
     }
-    let later = builtin("synthetic:64:2", 1, 7);
-    verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
-    let st = engine.status();
+    let st = still_serving(&engine, 7, (0, 3));
     let in_service: Vec<bool> = st.devices.iter().map(|d| d.in_service).collect();
     assert_eq!(in_service, vec![false, true]);
-    assert_eq!((st.jobs_failed, st.jobs_completed), (0, 3));
-    assert!(st.devices.iter().all(|d| d.vram.used_bytes == 0), "VRAM reservations released");
     engine.shutdown(ShutdownMode::Drain);
 }
 

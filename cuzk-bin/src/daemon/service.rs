@@ -31,8 +31,8 @@ impl ProvingService {
         Self { engine, metrics, max_job: Arc::default() }
     }
 
-    /// Cancels every job this service submitted that has not ended.
-    /// Cancels every unfinished job; returns the ones cancelled.
+    /// Cancels every job this service submitted that has not ended;
+    /// returns the ones cancelled.
     pub fn cancel_all(&self) -> Vec<JobId> {
         let max = self.max_job.load(Ordering::Acquire);
         (0..=max).map(JobId).filter(|&id| self.engine.cancel(id).is_ok_and(|c| c.cancelled)).collect()

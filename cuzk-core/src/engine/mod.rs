@@ -146,14 +146,14 @@ impl Engine {
         Ok((id, self.await_job(id, timeout)?))
     }
 
-    /// Cancels a queued job at once, or a running one: it reports
-    /// Cancelled now and its work stops at the next partition boundary.
     /// The job last submitted with `request_id` (matched exactly), live or
     /// finished and still kept.
     pub fn job_by_request(&self, request_id: &str) -> Option<JobId> {
         self.shared.jobs.by_request(request_id)
     }
 
+    /// Cancels a queued job at once, or a running one: it reports
+    /// Cancelled now and its work stops at the next partition boundary.
     pub fn cancel(&self, id: JobId) -> Result<CancelResult, EngineError> {
         let job = self.shared.jobs.get(id).ok_or(EngineError::UnknownJob(id))?;
         let queued = self.shared.scheduler.remove(&job);
