@@ -49,6 +49,9 @@ enum Command {
     /// Test parameters for a Filecoin circuit under its production file names.
     #[cfg(feature = "filecoin")]
     FilecoinSetup(cmd::filecoin_setup::Args),
+    /// Production-shape Filecoin inputs (valid, deterministic in a seed) without a sealed sector.
+    #[cfg(feature = "filecoin")]
+    FilecoinWorkload(cmd::filecoin_workload::Args),
     /// Daemon client: one proof through a running cuzk-daemon.
     Single(cmd::single::Args),
     /// Daemon client: N proofs, J at a time; throughput and latency.
@@ -90,6 +93,8 @@ fn main() {
         Command::Timeline(a) => cmd::timeline::run(a),
         #[cfg(feature = "filecoin")]
         Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
+        #[cfg(feature = "filecoin")]
+        Command::FilecoinWorkload(a) => cmd::filecoin_workload::run(a),
         Command::Single(a) => cmd::single::run(a),
         Command::Batch(a) => cmd::batch::run(a),
         Command::Status(a) => cmd::daemon_info::status(a),

@@ -1,5 +1,6 @@
 //! Filecoin proofs through the real `cuzk-daemon` and its gRPC API, with
-//! the requests Curio sends: a 2 KiB PoRep C1 output in Curio's envelope,
+//! the requests Curio sends: 2 KiB PoRep C1 outputs in Curio's envelope
+//! (one sealed, one from `cuzk filecoin-workload`),
 //! WinningPoSt, WindowPoSt and SnapDeals vanilla proofs from
 //! filecoin-proofs-api. filecoin-proofs' own verifiers must accept every
 //! proof. Bad requests get errors that name what is wrong, a proof that
@@ -140,6 +141,23 @@ fn every_filecoin_kind_through_the_daemon() {
     bad[10] ^= 1;
     assert!(!verify_porep(&sealed, seed, &bad), "verify_seal accepts a tampered proof");
 
+    // PoRep C2 of a generated workload (`cuzk filecoin-workload`), as
+    // Curio would send it.
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().display().to_string();
+    let args = ["filecoin-workload", "--kind", "porep", "--sector-size", "2KiB", "--seed", "11", "--out", &dir, "--sector-num", "12"];
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cuzk")).args(args).output().unwrap();
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let c1 = std::fs::read(out.path().join("c1.json")).unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(out.path().join("meta.json")).unwrap()).unwrap();
+    let proof = proof_of(prove(&c, "PoRep C2 (generated)", porep_request(12, c1)));
+    let h = |k: &str| -> [u8; 32] {
+        let s = meta[k].as_str().unwrap();
+        (0..32).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect::<Vec<_>>().try_into().unwrap()
+    };
+    let ok = verify_seal(SEAL, h("comm_r"), h("comm_d"), prover, 12.into(), h("ticket"), h("seed_randomness"), &proof).unwrap();
+    assert!(ok, "verify_seal rejects the daemon's proof of the generated workload");
+
     // WinningPoSt over the same sector.
     let rand = post_randomness(5);
     let vanilla = post_vanilla(WINNING, prover, &rand, &[&sealed]);
@@ -174,7 +192,7 @@ fn every_filecoin_kind_through_the_daemon() {
     assert!(ok, "verify_empty_sector_update_proof rejects the daemon's proof");
 
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
-    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (4, 0));
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (5, 0));
     stop_and_report(d, t);
 }
 

@@ -4,6 +4,8 @@ pub mod daemon_info;
 pub mod demo;
 #[cfg(feature = "filecoin")]
 pub mod filecoin_setup;
+#[cfg(feature = "filecoin")]
+pub mod filecoin_workload;
 pub mod pce;
 pub mod proof_request;
 pub mod prove;

@@ -49,6 +49,8 @@ pub enum FilecoinError {
     SelfCheckFailed { partition: usize, vk: PathBuf },
     #[error("self-check could not run: {0}")]
     SelfCheck(String),
+    #[error("workload generation failed: {0}")]
+    Workload(String),
 }
 
 pub type Result<T> = std::result::Result<T, FilecoinError>;

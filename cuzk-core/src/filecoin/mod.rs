@@ -28,6 +28,7 @@ mod prove;
 mod request;
 pub mod setup;
 mod snap;
+pub mod workload;
 
 pub use assemble::{assemble, check_public_inputs, self_check};
 pub use circuit::FilecoinCircuit;
@@ -43,4 +44,4 @@ pub use prove::{load_self_check, prove_partitions, prove_request, ProveOptions};
 pub use request::{prover_id_from_miner, ProofRequest};
 
 /// The Filecoin crates, for callers that need their types (tests, tools).
-pub use {filecoin_proofs, filecoin_proofs_api, storage_proofs_core};
+pub use {filecoin_hashers, filecoin_proofs, filecoin_proofs_api, storage_proofs_core};

@@ -1,0 +1,13 @@
+//! Production-shape Filecoin inputs without sealed sectors: what Curio
+//! sends for each proof kind, at every sector size, valid against
+//! filecoin-proofs' own verifiers and deterministic in a seed. A real
+//! input needs a sealed sector (hours of work, hundreds of GiB of disk);
+//! these need only the parts a proof opens.
+//!
+//! `sparse_tree`: Merkle trees materialized along the opened paths;
+//! `porep`: the PoRep C1 output.
+
+mod porep;
+mod sparse_tree;
+
+pub use porep::{porep, PorepSpec, PorepWorkload};
