@@ -3,16 +3,23 @@
 //! Curio sends it, through the envelope) and the daemon's submit check, at
 //! 2 KiB, 8 MiB and 512 MiB (32 GiB and 64 GiB: ignored, run by hand), are
 //! deterministic in the seed, and at 2 KiB prove on the CPU to a proof
-//! filecoin-proofs' `verify_seal` accepts.
+//! filecoin-proofs' `verify_seal` accepts. Its WindowPoSt and WinningPoSt
+//! sector proofs pass the submit check (filecoin-proofs' vanilla PoSt
+//! verification) and at 2 KiB prove to proofs `verify_window_post` and
+//! `verify_winning_post` accept (32 GiB: ignored).
 
 use cuzk_core::filecoin::filecoin_proofs::parameters::public_params;
 use cuzk_core::filecoin::filecoin_proofs::{constants::*, DefaultPieceDomain, DefaultPieceHasher};
 use cuzk_core::filecoin::filecoin_proofs_api::seal::{verify_seal, SealCommitPhase1Output, VanillaSealProof};
-use cuzk_core::filecoin::filecoin_proofs_api::SectorId;
+use cuzk_core::filecoin::filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use cuzk_core::filecoin::filecoin_proofs_api::{PublicReplicaInfo, SectorId};
 use cuzk_core::filecoin::storage_proofs_core::merkle::MerkleTreeTrait;
 use cuzk_core::filecoin::storage_proofs_core::proof::ProofScheme;
-use cuzk_core::filecoin::workload::{porep, PorepSpec, PorepWorkload};
-use cuzk_core::filecoin::{decode_envelope, encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest};
+use cuzk_core::filecoin::workload::{porep, post, PorepSpec, PorepWorkload, PostSpec, PostWorkload};
+use cuzk_core::filecoin::{
+    decode_envelope, encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest, ProofType,
+};
+use std::collections::BTreeMap;
 use cuzk_core::srs::{Parameters, ReadOptions};
 use cuzk_tests::fil::{ensure_params, param_cache};
 use std::time::Instant;
@@ -79,9 +86,23 @@ fn check_valid(w: &PorepWorkload) -> ProofRequest {
     req
 }
 
+/// Proves `req` on the CPU with the test parameters, self-checked.
+fn prove_on_cpu(req: &ProofRequest) -> Vec<u8> {
+    let cache = param_cache();
+    let prepared = prepare(req).unwrap();
+    let files = ensure_params(prepared.meta.proof_type);
+    let params = Parameters::read_file(&files.params, ReadOptions::trusted()).unwrap();
+    let key = cache.load_vk(&files.circuit_id).unwrap();
+    let t = Instant::now();
+    let synthesized = prepared.synthesize().unwrap();
+    let proofs = prove_partitions(&synthesized, &params, None).unwrap();
+    let bytes = synthesized.meta.finish(&proofs, Some(&key)).expect("self-check");
+    eprintln!("synthesis and CPU prove: {:.1} s", t.elapsed().as_secs_f64());
+    bytes
+}
+
 #[test]
 fn porep_2kib_workload_proves_to_a_proof_verify_seal_accepts() {
-    let cache = param_cache();
     let w = generate(SECTOR_SIZE_2_KIB, 1);
     let req = check_valid(&w);
 
@@ -105,15 +126,7 @@ fn porep_2kib_workload_proves_to_a_proof_verify_seal_accepts() {
     }
 
     // Proved on the CPU, self-checked, and accepted by verify_seal.
-    let prepared = prepare(&req).unwrap();
-    let files = ensure_params(prepared.meta.proof_type);
-    let params = Parameters::read_file(&files.params, ReadOptions::trusted()).unwrap();
-    let key = cache.load_vk(&files.circuit_id).unwrap();
-    let t = Instant::now();
-    let synthesized = prepared.synthesize().unwrap();
-    let proofs = prove_partitions(&synthesized, &params, None).unwrap();
-    let bytes = synthesized.meta.finish(&proofs, Some(&key)).expect("self-check");
-    eprintln!("synthesis and CPU prove: {:.1} s", t.elapsed().as_secs_f64());
+    let bytes = prove_on_cpu(&req);
     let c1 = &w.c1;
     let verify = |proof: &[u8]| {
         verify_seal(c1.registered_proof, c1.comm_r, c1.comm_d, w.prover_id, SectorId::from(w.sector_num), c1.ticket, c1.seed, proof)
@@ -140,4 +153,56 @@ fn porep_32gib_and_64gib_workloads_pass_the_vanilla_checks() {
     for size in [SECTOR_SIZE_32_GIB, SECTOR_SIZE_64_GIB] {
         check_valid(&generate(size, 4));
     }
+}
+
+fn post_workload(kind: ProofKind, sector_size: u64, sectors: usize) -> (PostWorkload, ProofRequest) {
+    let t = Instant::now();
+    let spec = PostSpec { kind, sector_size, seed: 5, miner_id: 1000, first_sector: 20, sectors };
+    let w = post(spec).expect("generator");
+    eprintln!("{kind:?} {sector_size}-byte workload ({} sectors) generated in {:.2} s", w.sectors.len(), t.elapsed().as_secs_f64());
+    let mut req = ProofRequest::new(kind, 1000);
+    assert_eq!(req.prover_id, w.prover_id);
+    req.registered_proof = ProofType::current_number(kind, sector_size).unwrap();
+    req.sector_size = sector_size;
+    req.randomness = w.randomness.to_vec();
+    req.vanilla_proofs = w.vanilla_proofs.clone();
+    // The submit check runs filecoin-proofs' vanilla PoSt verification.
+    let t = Instant::now();
+    prepare(&req).expect("the submit check refuses the workload");
+    eprintln!("submit check and circuit: {:.2} s", t.elapsed().as_secs_f64());
+    (w, req)
+}
+
+fn replicas(w: &PostWorkload) -> BTreeMap<SectorId, PublicReplicaInfo> {
+    w.sectors.iter().map(|&(n, comm_r)| (SectorId::from(n), PublicReplicaInfo::new(w.registered_proof, comm_r))).collect()
+}
+
+#[test]
+fn post_2kib_workloads_prove_to_proofs_the_post_verifiers_accept() {
+    let (w, req) = post_workload(ProofKind::WindowPostPartition, SECTOR_SIZE_2_KIB, 0);
+    assert_eq!(w.sectors.len(), w.registered_proof.sector_count());
+    let proof = prove_on_cpu(&req);
+    let ok = verify_window_post(&w.randomness, &[(w.registered_proof, &proof)], &replicas(&w), w.prover_id).unwrap();
+    assert!(ok, "verify_window_post rejects the proof of the generated workload");
+    let mut other = w.randomness;
+    other[0] ^= 1;
+    assert!(!verify_window_post(&other, &[(w.registered_proof, &proof)], &replicas(&w), w.prover_id).unwrap_or(false));
+
+    let (w, req) = post_workload(ProofKind::WinningPost, SECTOR_SIZE_2_KIB, 0);
+    let proof = prove_on_cpu(&req);
+    assert!(verify_winning_post(&w.randomness, &proof, &replicas(&w), w.prover_id).unwrap(), "verify_winning_post rejects it");
+
+    // Deterministic in the seed.
+    let (again, _) = post_workload(ProofKind::WinningPost, SECTOR_SIZE_2_KIB, 0);
+    assert_eq!(again.vanilla_proofs, w.vanilla_proofs);
+}
+
+/// A full 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB
+/// WinningPoSt: run with `--ignored`.
+#[test]
+#[ignore]
+fn post_32gib_workloads_pass_the_vanilla_checks() {
+    let (w, _) = post_workload(ProofKind::WindowPostPartition, SECTOR_SIZE_32_GIB, 0);
+    assert_eq!(w.sectors.len(), 2349);
+    post_workload(ProofKind::WinningPost, SECTOR_SIZE_32_GIB, 0);
 }

@@ -193,15 +193,25 @@ impl ProofType {
     /// network uses today; the circuit, and so the parameters, are shared
     /// with the older and synthetic variants.
     pub fn current(kind: ProofKind, sector_size: u64) -> Result<Self> {
+        let v = Self::current_number(kind, sector_size)?;
+        Ok(match kind {
+            ProofKind::PorepSealCommit => Self::Seal(seal_proof_from_u64(v)?),
+            ProofKind::SnapDealsUpdate => Self::Update(update_proof_from_u64(v)?),
+            ProofKind::WindowPostPartition => Self::Post(post_proof_from_u64(v)?),
+            ProofKind::WinningPost => Self::Post(post_proof_from_u64(v)?),
+        })
+    }
+
+    /// The Go abi number of [`Self::current`] (a request's `registered_proof`).
+    pub fn current_number(kind: ProofKind, sector_size: u64) -> Result<u64> {
         let i = SECTOR_SIZES.iter().position(|&s| s == sector_size).ok_or_else(|| FilecoinError::Unsupported {
             what: format!("sector size {sector_size}"),
             why: "Filecoin supports 2 KiB, 8 MiB, 512 MiB, 32 GiB and 64 GiB",
         })? as u64;
         Ok(match kind {
-            ProofKind::PorepSealCommit => Self::Seal(seal_proof_from_u64(5 + i)?),
-            ProofKind::SnapDealsUpdate => Self::Update(update_proof_from_u64(i)?),
-            ProofKind::WindowPostPartition => Self::Post(post_proof_from_u64(10 + i)?),
-            ProofKind::WinningPost => Self::Post(post_proof_from_u64(i)?),
+            ProofKind::PorepSealCommit => 5 + i,
+            ProofKind::SnapDealsUpdate | ProofKind::WinningPost => i,
+            ProofKind::WindowPostPartition => 10 + i,
         })
     }
 }

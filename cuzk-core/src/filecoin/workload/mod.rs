@@ -5,9 +5,12 @@
 //! these need only the parts a proof opens.
 //!
 //! `sparse_tree`: Merkle trees materialized along the opened paths;
-//! `porep`: the PoRep C1 output.
+//! `porep`: the PoRep C1 output; `post`: WindowPoSt and WinningPoSt
+//! sector proofs.
 
 mod porep;
+mod post;
 mod sparse_tree;
 
 pub use porep::{porep, PorepSpec, PorepWorkload};
+pub use post::{post, PostSpec, PostWorkload};
