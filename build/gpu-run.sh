@@ -51,7 +51,7 @@ if [ "$TESTS" = 1 ]; then
         skipped="$(grep -c '^SKIPPED' "$OUT/test-$name.log")"
         summary+=("| test $name | rc=$rc | ${secs}s | $result | skipped lines: $skipped |")
         echo "== $name: rc=$rc ${secs}s $result"
-        grep -E '^(NTT|H term|MSM|Fr|Fp|Fp2|SKIPPED|partition|\| (resident|batch|[0-9.]+ GiB limit)|density)|panicked|FAILED|differs' "$OUT/test-$name.log" | head -40
+        grep -E '^(NTT|H term|MSM|Fr|Fp|Fp2|SKIPPED|partition|baseline|out of memory at|invalid configuration at|illegal address|\| (resident|batch|[0-9.]+ GiB limit)|density)|panicked|FAILED|differs' "$OUT/test-$name.log" | head -40
     done
 fi
 if [ "$BENCH" = 1 ]; then

@@ -100,7 +100,7 @@ fn cuda_sources(dir: &Path, found: &mut Vec<PathBuf>) {
 
 // Entry points for tests and benches only (cuzk.h's "tests only"
 // section), compiled with the `testing` feature.
-const TESTING_ONLY: &[&str] = &["ff/field_test.cu", "msm/test_inputs.cu"];
+const TESTING_ONLY: &[&str] = &["ff/field_test.cu", "msm/test_inputs.cu", "device/fault_hook.cu"];
 
 // CUDA sources built alone (see compile_cuda): CUB's onesweep radix sort
 // gets 95 registers as relocatable device code and 80 as a whole program,
@@ -110,7 +110,8 @@ const STANDALONE: &[&str] = &["msm/sort.cu"];
 fn compile_cuda(native: &Path, nvcc: &Path) {
     let mut sources = Vec::new();
     cuda_sources(native, &mut sources);
-    if env::var_os("CARGO_FEATURE_TESTING").is_none() {
+    let testing = env::var_os("CARGO_FEATURE_TESTING").is_some();
+    if !testing {
         sources.retain(|p| !TESTING_ONLY.iter().any(|s| p.ends_with(s)));
     }
 
@@ -136,6 +137,10 @@ fn compile_cuda(native: &Path, nvcc: &Path) {
             .flag("-Xptxas=-O3")
             .flag("-Xcompiler=-fPIC")
             .warnings(false);
+        // The fault hook and pinned count of native/test_hooks.cuh.
+        if testing {
+            build.define("CUZK_TESTING", None);
+        }
         for a in &archs {
             build.flag(format!("-gencode=arch=compute_{a},code=sm_{a}"));
         }

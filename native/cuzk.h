@@ -21,11 +21,16 @@ extern "C" {
 
 typedef enum cuzk_code {
     CUZK_OK = 0,
-    CUZK_ERR_CUDA = 1,             /* a CUDA runtime call failed */
+    CUZK_ERR_CUDA = 1,             /* a CUDA call failed; the device is still usable
+                                      (invalid value, launch configuration, ...) */
     CUZK_ERR_INVALID_ARGUMENT = 2, /* bad size, null pointer, unknown enum */
     CUZK_ERR_OUT_OF_MEMORY = 3,    /* host or device allocation failed */
     CUZK_ERR_NO_CUDA = 4,          /* cuzk-sys was built without nvcc */
-    CUZK_ERR_INTERNAL = 5          /* an unexpected C++ exception */
+    CUZK_ERR_INTERNAL = 5,         /* an unexpected C++ exception */
+    CUZK_ERR_DEVICE_LOST = 6       /* a CUDA error that leaves the device's context
+                                      unusable (illegal address, launch failure,
+                                      uncorrectable ECC, no device or driver):
+                                      every later call on it fails too */
 } cuzk_code;
 
 typedef struct cuzk_error {
@@ -276,6 +281,28 @@ int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *e
  * affine point of G1 (g2 = 0) or G2 (g2 = 1). Synchronizes the device. */
 int32_t cuzk_test_msm_inputs(int32_t ordinal, int32_t g2, const void *generator, uint64_t seed, uint64_t n,
                              uint64_t distinct, void *d_points, void *d_scalars, cuzk_error *err);
+
+/* ---- tests only: fault injection (native/device/fault_hook.cu) ----------- */
+
+/* In the library only with cuzk-sys's `testing` feature (the CPU-only build
+ * answers NO_CUDA). Faults that tests inject to see how the callers react:
+ * the nth (0 = the next) event at `site` from now, on any device and
+ * thread, fails once with `cuda_error` (a cudaError_t value, e.g. 2 =
+ * cudaErrorMemoryAllocation, 9 = cudaErrorInvalidConfiguration, 700 =
+ * cudaErrorIllegalAddress) as if CUDA had returned it, and is classed as
+ * a real one would be. An allocation fault skips the allocation; a launch
+ * fault waits for the device first, as a kernel that failed would have
+ * finished. cuda_error = 0 disarms the site. */
+typedef enum cuzk_test_fault_site {
+    CUZK_TEST_FAULT_DEVICE_ALLOC = 0, /* every device allocation of native/ */
+    CUZK_TEST_FAULT_LAUNCH = 1        /* every check after a kernel launch */
+} cuzk_test_fault_site;
+int32_t cuzk_test_inject_fault(cuzk_test_fault_site site, uint64_t nth, int32_t cuda_error, cuzk_error *err);
+/* How many faults `site` has injected since the process started. */
+int32_t cuzk_test_faults_injected(cuzk_test_fault_site site, uint64_t *count, cuzk_error *err);
+/* Host bytes page-locked through native/ now (cuzk_pinned_alloc,
+ * cuzk_host_register, the upload slots), for leak checks. */
+int32_t cuzk_test_pinned_bytes(uint64_t *bytes, cuzk_error *err);
 
 /* ---- tests only (native/ff/field_test.cu) -------------------------------- */
 

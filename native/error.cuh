@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "cuzk.h"
+#include "test_hooks.cuh"
 
 namespace cuzk {
 
@@ -26,8 +27,42 @@ inline int32_t set_error(cuzk_error *err, int32_t code, const char *fmt, ...) {
     return code;
 }
 
+// Errors after which the device's context is unusable (CUDA's sticky
+// errors: the context must be torn down) or the device or driver is gone:
+// every later call on that device fails too. Any other error fails the
+// call alone (a bad launch configuration or argument is our bug, not the
+// card's).
+inline bool device_lost(cudaError_t e) {
+    switch (e) {
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchFailure:
+        case cudaErrorHardwareStackError:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorAssert:
+        case cudaErrorLaunchTimeout:
+        case cudaErrorECCUncorrectable:
+        case cudaErrorNvlinkUncorrectable:
+        case cudaErrorContextIsDestroyed:
+        case cudaErrorNoDevice:
+        case cudaErrorDevicesUnavailable:
+        case cudaErrorInitializationError:
+        case cudaErrorInsufficientDriver:
+        case cudaErrorCudartUnloading:
+        case cudaErrorSystemNotReady:
+        case cudaErrorUnknown:
+            return true;
+        default:
+            return false;
+    }
+}
+
 inline int32_t cuda_error(cuzk_error *err, cudaError_t e, const char *what, const char *file, int line) {
-    int32_t code = (e == cudaErrorMemoryAllocation) ? CUZK_ERR_OUT_OF_MEMORY : CUZK_ERR_CUDA;
+    int32_t code = e == cudaErrorMemoryAllocation ? CUZK_ERR_OUT_OF_MEMORY
+                   : device_lost(e)              ? CUZK_ERR_DEVICE_LOST
+                                                 : CUZK_ERR_CUDA;
     return set_error(err, code, "%s failed: %s (%s, cudaError %d) at %s:%d", what, cudaGetErrorString(e),
                      cudaGetErrorName(e), (int)e, file, line);
 }
@@ -50,8 +85,13 @@ inline int32_t ok(cuzk_error *err) {
         if (e_ != cudaSuccess) return cuzk::cuda_error(err, e_, #call, __FILE__, __LINE__); \
     } while (0)
 
-// Same for a kernel launch just made.
-#define CUZK_LAUNCHED() CUZK_CUDA(cudaGetLastError())
+// Same for a kernel launch just made (where a test may inject a fault).
+#define CUZK_LAUNCHED()                                                                       \
+    do {                                                                                      \
+        cudaError_t f_ = cuzk::injected_fault(cuzk::FAULT_LAUNCH);                            \
+        if (f_ != cudaSuccess) return cuzk::cuda_error(err, f_, "kernel launch", __FILE__, __LINE__); \
+        CUZK_CUDA(cudaGetLastError());                                                        \
+    } while (0)
 
 // Propagate a cuzk_code from a helper.
 #define CUZK_TRY(expr)                   \

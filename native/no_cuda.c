@@ -161,3 +161,10 @@ int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *e
     (void)n, (void)bytes;
     return no_cuda(err);
 }
+
+int32_t cuzk_test_inject_fault(cuzk_test_fault_site s, uint64_t n, int32_t e, cuzk_error *err) {
+    (void)s, (void)n, (void)e;
+    return no_cuda(err);
+}
+int32_t cuzk_test_faults_injected(cuzk_test_fault_site s, uint64_t *c, cuzk_error *err) { (void)s, (void)c; return no_cuda(err); }
+int32_t cuzk_test_pinned_bytes(uint64_t *b, cuzk_error *err) { (void)b; return no_cuda(err); }

@@ -108,7 +108,7 @@ fn the_last_device_stays_in_service() {
     let engine = Engine::start_with_backend(config(2, 1), backend.clone()).unwrap();
     let lost = builtin("mimc:1", 1, 600);
     let m = failed(engine.prove(ProofRequest::builtin(lost), WAIT).unwrap().1);
-    assert!(m.contains("device failure") && m.contains("injected device failure"), "{m}");
+    assert!(m.contains("device lost") && m.contains("injected device failure"), "{m}");
     let later = builtin("mimc:1", 1, 610);
     verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
     assert!(engine.status().devices[0].in_service);

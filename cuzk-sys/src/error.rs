@@ -6,7 +6,11 @@ use crate::ffi;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
+    /// A CUDA call failed; the device is still usable.
     Cuda,
+    /// A CUDA error that leaves the device unusable (a sticky error such as
+    /// an illegal address, or no device or driver).
+    DeviceLost,
     InvalidArgument,
     OutOfMemory,
     NoCuda,
@@ -19,6 +23,7 @@ impl ErrorCode {
         use ffi::cuzk_code as C;
         match code {
             c if c == C::CUZK_ERR_CUDA as i32 => Self::Cuda,
+            c if c == C::CUZK_ERR_DEVICE_LOST as i32 => Self::DeviceLost,
             c if c == C::CUZK_ERR_INVALID_ARGUMENT as i32 => Self::InvalidArgument,
             c if c == C::CUZK_ERR_OUT_OF_MEMORY as i32 => Self::OutOfMemory,
             c if c == C::CUZK_ERR_NO_CUDA as i32 => Self::NoCuda,

@@ -9,9 +9,10 @@
 //!
 //! Feature `testing` adds what only tests and benches use: [`field_test`]
 //! (device field arithmetic on host arrays), `msm::test_inputs` (MSM inputs
-//! made on the device) and `test_device`, with their native entry points
-//! (native/ff/field_test.cu, native/msm/test_inputs.cu), which the library
-//! leaves out otherwise.
+//! made on the device), `test_device` and [`test_faults`] (faults injected
+//! into the CUDA layer, the pinned-memory count), with their native entry
+//! points (native/ff/field_test.cu, native/msm/test_inputs.cu,
+//! native/device/fault_hook.cu), which the library leaves out otherwise.
 
 pub mod density;
 pub mod device;
@@ -21,6 +22,8 @@ pub mod field_test;
 pub mod gpu_locks;
 pub mod msm;
 pub mod ntt;
+#[cfg(feature = "testing")]
+pub mod test_faults;
 
 /// The raw bindgen output for `native/cuzk.h`.
 #[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]

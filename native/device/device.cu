@@ -64,7 +64,7 @@ extern "C" int32_t cuzk_device_alloc(int32_t ordinal, size_t bytes, void **out, 
     CUZK_REQUIRE(out, "out is null");
     *out = nullptr;
     CUZK_CUDA(cudaSetDevice(ordinal));
-    CUZK_CUDA(cudaMalloc(out, bytes ? bytes : 1));
+    CUZK_CUDA(cuzk::device_malloc(out, bytes ? bytes : 1));
     return ok(err);
     CUZK_ENTRY_END
 }
@@ -83,6 +83,7 @@ extern "C" int32_t cuzk_pinned_alloc(size_t bytes, void **out, cuzk_error *err) 
     CUZK_REQUIRE(out, "out is null");
     *out = nullptr;
     CUZK_CUDA(cudaHostAlloc(out, bytes ? bytes : 1, cudaHostAllocPortable));
+    cuzk::note_pinned(*out, bytes);
     return ok(err);
     CUZK_ENTRY_END
 }
@@ -91,6 +92,7 @@ extern "C" int32_t cuzk_host_register(void *ptr, size_t bytes, cuzk_error *err) 
     CUZK_ENTRY_BEGIN
     CUZK_REQUIRE(ptr && bytes, "null or empty host range");
     CUZK_CUDA(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+    cuzk::note_pinned(ptr, bytes);
     return ok(err);
     CUZK_ENTRY_END
 }
@@ -99,6 +101,7 @@ extern "C" int32_t cuzk_host_unregister(void *ptr, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
     CUZK_REQUIRE(ptr, "null host pointer");
     CUZK_CUDA(cudaHostUnregister(ptr));
+    cuzk::note_unpinned(ptr);
     return ok(err);
     CUZK_ENTRY_END
 }
@@ -107,6 +110,7 @@ extern "C" int32_t cuzk_pinned_free(void *ptr, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
     if (!ptr) return ok(err);
     CUZK_CUDA(cudaFreeHost(ptr));
+    cuzk::note_unpinned(ptr);
     return ok(err);
     CUZK_ENTRY_END
 }

@@ -55,9 +55,12 @@ bool make_ready(pool *p) {
     if (p->ready) return true;
     for (auto &per_thread : p->slots)
         for (slot &sl : per_thread) {
-            if (!sl.host && cudaHostAlloc(&sl.host, SLOT, cudaHostAllocPortable) != cudaSuccess) {
-                sl.host = nullptr;
-                return false;
+            if (!sl.host) {
+                if (cudaHostAlloc(&sl.host, SLOT, cudaHostAllocPortable) != cudaSuccess) {
+                    sl.host = nullptr;
+                    return false;
+                }
+                note_pinned(sl.host, SLOT);
             }
             if (!sl.done && cudaEventCreateWithFlags(&sl.done, cudaEventDisableTiming) != cudaSuccess) {
                 sl.done = nullptr;

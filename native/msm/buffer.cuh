@@ -45,7 +45,7 @@ class msm_buffer {
             owned_ = false;
             return arena->take(bytes, ptr_, err);
         }
-        CUZK_CUDA(cudaMalloc(&ptr_, bytes ? bytes : 1));
+        CUZK_CUDA(device_malloc(&ptr_, bytes ? bytes : 1));
         return CUZK_OK;
     }
     template <class T>

@@ -87,7 +87,7 @@ extern "C" int32_t cuzk_ntt_context_create(int32_t ordinal, cuzk_ntt_context **o
     *out = nullptr;
     CUZK_CUDA(cudaSetDevice(ordinal));
     fr_t *mem = nullptr;
-    CUZK_CUDA(cudaMalloc(&mem, TOTAL_ELEMENTS * sizeof(fr_t)));
+    CUZK_CUDA(device_malloc(&mem, TOTAL_ELEMENTS * sizeof(fr_t)));
     auto build = [&]() -> int32_t {
         setup_scalars_kernel<<<1, 1>>>(mem);
         CUZK_LAUNCHED();

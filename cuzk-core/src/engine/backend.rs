@@ -58,8 +58,8 @@ pub trait ProverBackend: Send + Sync {
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError>;
     fn compute(&self, device: u32, staged: Self::Staged, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
     /// `vram_granted` (maybe less than needed) is what the fallback may use.
-    /// The worker also takes this path, once, where `compute` ran out of
-    /// device memory.
+    /// The worker also takes this path, once, where `prestage` or `compute`
+    /// ran out of device memory.
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
     fn epilogue(&self, device: u32, computed: Self::Computed) -> Result<Vec<Proof>, ProverError>;
 }
@@ -68,7 +68,7 @@ pub trait ProverBackend: Send + Sync {
 #[derive(Clone, Copy, Debug)]
 pub struct InterlockTrace {
     /// "prestaged", "fallback", or "prestaged_then_fallback" (out of device
-    /// memory in `compute`).
+    /// memory in `prestage` or `compute`).
     pub path: &'static str,
     pub mem_wait: Duration,
     pub prestage: Duration,

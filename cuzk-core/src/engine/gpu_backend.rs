@@ -85,7 +85,8 @@ impl From<cuzk_sys::Error> for ProverError {
         let message = e.to_string();
         match e.code {
             C::OutOfMemory => ProverError::OutOfMemory(message),
-            C::Cuda | C::NoCuda => ProverError::Device(message),
+            C::DeviceLost | C::NoCuda => ProverError::DeviceLost(message),
+            C::Cuda => ProverError::Device(message),
             // Our own calls' arguments are checked before they reach the
             // native code: one it refuses is our bug, not the request's.
             C::InvalidArgument | C::Internal | C::Unknown(_) => ProverError::Internal(message),
@@ -98,7 +99,7 @@ impl From<GpuProveError> for ProverError {
         match e {
             GpuProveError::Prove(e) => e.into(),
             GpuProveError::Gpu(e) => e.into(),
-            GpuProveError::NoDevice(m) => ProverError::Device(m),
+            GpuProveError::NoDevice(m) => ProverError::DeviceLost(m),
             GpuProveError::CpuH(e) => ProverError::BadInput(e.to_string()),
             e @ GpuProveError::Plan(_) => ProverError::Internal(e.to_string()),
         }

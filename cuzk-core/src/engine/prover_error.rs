@@ -9,9 +9,14 @@ pub enum ProverError {
     /// of the card, or a plan that misjudged its sizes).
     #[error("out of device memory: {0}")]
     OutOfMemory(String),
-    /// The device failed (a CUDA error other than memory, no device): it
-    /// may be unusable for later calls too.
-    #[error("device failure: {0}")]
+    /// The device is unusable for later calls too (a CUDA error that
+    /// poisons its context, such as an illegal address or an uncorrectable
+    /// ECC error; no device or driver): it leaves service.
+    #[error("device lost: {0}")]
+    DeviceLost(String),
+    /// A device call failed and the device is still usable (a bad launch
+    /// configuration or argument): the call's job fails, nothing else.
+    #[error("device call failed: {0}")]
     Device(String),
     /// The request is wrong (shapes, parameters): no retry can help.
     #[error("bad input: {0}")]

@@ -7,9 +7,9 @@
 //!   reserve what is free and compute within it;
 //! - epilogue with no lock; proofs go to their jobs by partition.
 //!
-//! A compute that runs out of device memory (the card had less free than
-//! the budget said) is computed again, once, on the fallback path within
-//! what is free. A device failure takes the device out of service where
+//! A pre-stage or compute that runs out of device memory (the card had
+//! less free than the budget said) is computed again, once, on the
+//! fallback path within what is free. A lost device leaves service where
 //! another remains (its workers stop, the unit goes back to the queue for
 //! the others). Other errors and panics fail the unit's jobs, never the
 //! worker.
@@ -86,7 +86,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     let t = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| sh.backend.prove_interlocked(&w.device, &input, &gpu_event)));
     let wall = t.elapsed();
-    if let Ok(Err(ProverError::Device(why))) = &result {
+    if let Ok(Err(ProverError::DeviceLost(why))) = &result {
         if take_out_of_service(&sh.devices, &w.device) {
             log::error!("gpu={} taken out of service: {why}; its work goes to the other devices", w.device.ordinal);
             requeue(sh, ProveUnit { order, members, assignments, synth_times, memory, prove_ticket });
@@ -147,13 +147,30 @@ pub(super) fn through_interlock<B: ProverBackend>(
     let t = Instant::now();
     let mem_guard = dev.lock_mem();
     let mem_wait = t.elapsed();
-    let (computed, trace) = match dev.vram.try_reserve(need) {
+    // Pre-staged where the reservation fits and the card has the memory;
+    // an out-of-memory there leaves the unit to the fallback.
+    let prestaged = match dev.vram.try_reserve(need) {
         Some(vram) => {
             let t = Instant::now();
             let staged = backend.prestage(dev.ordinal, input);
             let prestage = t.elapsed();
             drop(mem_guard);
-            let staged = staged?;
+            match staged {
+                Ok(staged) => Ok((vram, staged, prestage)),
+                Err(ProverError::OutOfMemory(why)) => {
+                    log::warn!("gpu={} out of device memory in prestage ({why}); computing within what is free", dev.ordinal);
+                    Err("prestaged_then_fallback")
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        None => {
+            drop(mem_guard);
+            Err("fallback")
+        }
+    };
+    let (computed, trace) = match prestaged {
+        Ok((vram, staged, prestage)) => {
             let t = Instant::now();
             let compute_guard = dev.lock_compute();
             let compute_wait = t.elapsed();
@@ -175,8 +192,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
             drop(compute_guard);
             (computed?, InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
         }
-        None => {
-            drop(mem_guard);
+        Err(path) => {
             let t = Instant::now();
             let compute_guard = dev.lock_compute();
             let compute_wait = t.elapsed();
@@ -184,9 +200,9 @@ pub(super) fn through_interlock<B: ProverBackend>(
             let t = Instant::now();
             let computed = fallback();
             let kernel = t.elapsed();
-            gpu_event("gpu_end", Some("fallback"));
+            gpu_event("gpu_end", Some(path));
             drop(compute_guard);
-            let trace = InterlockTrace { path: "fallback", mem_wait, prestage: Duration::ZERO, compute_wait, kernel, epilogue: Duration::ZERO };
+            let trace = InterlockTrace { path, mem_wait, prestage: Duration::ZERO, compute_wait, kernel, epilogue: Duration::ZERO };
             (computed?, trace)
         }
     };

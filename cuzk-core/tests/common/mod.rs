@@ -160,7 +160,7 @@ impl TestBackend {
             if lost[at].1 {
                 lost.remove(at);
             }
-            return Err(ProverError::Device("injected device failure".into()));
+            return Err(ProverError::DeviceLost("injected device failure".into()));
         }
         drop(lost);
         self.batch_sizes.lock().unwrap().push(input.assignments.len());
