@@ -1,6 +1,7 @@
 //! Faults stay inside their job: prover errors and panics, out of device
-//! memory (computed again once, then failed), a failed device (out of
-//! service, its work to another; the last stays), synthesis
+//! memory (computed again once, then failed), a lost device (out of
+//! service, its work to another; the last stays, or its work goes to the
+//! CPU with `gpus.cpu_fallback`), synthesis
 //! errors and panics, SRS load failures, and partitions too large for the
 //! memory budget. The engine keeps serving afterwards.
 
@@ -99,8 +100,8 @@ fn a_failed_device_leaves_service_and_its_work_goes_to_the_other() {
     engine.shutdown(ShutdownMode::Drain);
 }
 
-/// The last device in service stays in it: a device failure there fails
-/// its job, saying so, and the next job is proved.
+/// The last device in service stays in it (no `gpus.cpu_fallback`): a
+/// device lost there fails its job, saying so, and the next job is proved.
 #[test]
 fn the_last_device_stays_in_service() {
     let backend = TestBackend::new(true);
@@ -108,10 +109,31 @@ fn the_last_device_stays_in_service() {
     let engine = Engine::start_with_backend(config(2, 1), backend.clone()).unwrap();
     let lost = builtin("mimc:1", 1, 600);
     let m = failed(engine.prove(ProofRequest::builtin(lost), WAIT).unwrap().1);
-    assert!(m.contains("device lost") && m.contains("injected device failure"), "{m}");
+    assert!(m.contains("device lost") && m.contains("injected device failure") && m.contains("gpus.cpu_fallback"), "{m}");
     let later = builtin("mimc:1", 1, 610);
     verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
     assert!(engine.status().devices[0].in_service);
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// With `gpus.cpu_fallback`, the last device lost moves to the CPU: its
+/// unit and every later one are proved there, nothing fails, and the
+/// status says so.
+#[test]
+fn the_last_device_lost_proves_on_the_cpu_when_configured() {
+    let backend = TestBackend::new(true);
+    backend.lose_device(0, false);
+    let mut c = config(2, 2);
+    c.gpus.cpu_fallback = true;
+    let engine = Engine::start_with_backend(c, backend.clone()).unwrap();
+    let jobs: Vec<_> = (0..3).map(|i| builtin("mimc:1", 2, 700 + 10 * i)).collect();
+    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
+    for (j, id) in jobs.iter().zip(ids) {
+        verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    }
+    let st = still_serving(&engine, 8, (0, 4));
+    assert!(!st.devices[0].in_service && st.devices[0].on_cpu, "{:?}", st.devices);
+    assert!(backend.proved.lock().unwrap().is_empty(), "the lost device proved nothing");
     engine.shutdown(ShutdownMode::Drain);
 }
 

@@ -27,6 +27,7 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
             "vram_used_bytes": d.vram.used_bytes,
             "vram_peak_bytes": d.vram.peak_bytes,
             "in_service": d.in_service,
+            "on_cpu": d.on_cpu,
         })).collect::<Vec<_>>(),
         "memory": s.memory,
         "srs": s.srs,

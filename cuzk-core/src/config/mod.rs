@@ -22,7 +22,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config"]),
     ("srs", &["param_cache", "self_check", "trusted_params"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
-    ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit"]),
+    ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit", "cpu_fallback"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
     ("synthesis", &["threads", "partition_workers", "pce"]),
     ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
@@ -173,11 +173,14 @@ pub struct GpuConfig {
     /// Caps the VRAM budget the process tracks per device (e.g. "16GiB" to
     /// act like a small card); 0 = the device's own memory.
     pub vram_limit: ByteSize,
+    /// When the last GPU in service is lost, prove its work and what
+    /// follows on the CPU instead of failing it.
+    pub cpu_fallback: bool,
 }
 
 impl Default for GpuConfig {
     fn default() -> Self {
-        Self { devices: Vec::new(), gpu_threads: 0, gpu_workers_per_device: 2, vram_limit: ByteSize(0) }
+        Self { devices: Vec::new(), gpu_threads: 0, gpu_workers_per_device: 2, vram_limit: ByteSize(0), cpu_fallback: false }
     }
 }
 

@@ -7,7 +7,7 @@
 //! would wait for the other worker's kernels and serialize everything.
 
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Default)]
@@ -84,8 +84,18 @@ impl VramBudget {
     }
 }
 
-/// The two locks and the VRAM budget of one device, and whether it is in
-/// service (a device that failed is taken out while another remains).
+/// Whether a device proves: in service; out of it (lost while another
+/// remained); or lost as the last one, its workers proving on the CPU
+/// (`gpus.cpu_fallback`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Service {
+    InService = 0,
+    OutOfService = 1,
+    OnCpu = 2,
+}
+
+/// The two locks and the VRAM budget of one device, and its [`Service`].
 #[derive(Debug)]
 pub struct DeviceLocks {
     pub ordinal: u32,
@@ -93,7 +103,7 @@ pub struct DeviceLocks {
     mem_mtx: Mutex<()>,
     compute_mtx: Mutex<()>,
     pub vram: Arc<VramBudget>,
-    out_of_service: AtomicBool,
+    service: AtomicU8,
 }
 
 /// A poisoned lock only means a worker panicked while holding it; the
@@ -110,12 +120,26 @@ impl DeviceLocks {
             mem_mtx: Mutex::new(()),
             compute_mtx: Mutex::new(()),
             vram: VramBudget::new(vram_total),
-            out_of_service: AtomicBool::new(false),
+            service: AtomicU8::new(Service::InService as u8),
         })
     }
 
+    pub fn service(&self) -> Service {
+        match self.service.load(Ordering::SeqCst) {
+            0 => Service::InService,
+            1 => Service::OutOfService,
+            _ => Service::OnCpu,
+        }
+    }
+
+    /// Its GPU proves.
     pub fn in_service(&self) -> bool {
-        !self.out_of_service.load(Ordering::SeqCst)
+        self.service() == Service::InService
+    }
+
+    /// Its workers take work (on the GPU, or on the CPU after losing it).
+    pub fn serving(&self) -> bool {
+        self.service() != Service::OutOfService
     }
 
     pub fn lock_mem(&self) -> MutexGuard<'_, ()> {
@@ -127,20 +151,37 @@ impl DeviceLocks {
     }
 }
 
-/// Takes `failed` out of service where another of `devices` stays in it
-/// (then its workers stop and their units go to the others); returns
-/// whether it did. The last device in service stays: its errors fail
-/// their jobs, and the engine keeps taking work.
-pub fn take_out_of_service(devices: &[Arc<DeviceLocks>], failed: &DeviceLocks) -> bool {
-    // One decision at a time, so two devices failing together cannot both
+/// What became of a lost device ([`after_loss`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterLoss {
+    /// Out of service; its workers stop and the others take its work.
+    ToOthers,
+    /// It was the last in service: its workers prove on the CPU.
+    ToCpu,
+    /// It was the last in service and there is no CPU fallback: it stays,
+    /// its errors fail their jobs, and the engine keeps taking work.
+    Stays,
+}
+
+/// Takes `lost` out of service where another of `devices` stays in it,
+/// else moves it to the CPU where `cpu_fallback`, else leaves it.
+pub fn after_loss(devices: &[Arc<DeviceLocks>], lost: &DeviceLocks, cpu_fallback: bool) -> AfterLoss {
+    // One decision at a time, so two devices lost together cannot both
     // leave, each counting the other as in service.
     static DECIDING: Mutex<()> = Mutex::new(());
     let _one = lock(&DECIDING);
-    let others = devices.iter().any(|d| d.ordinal != failed.ordinal && d.in_service());
-    if others && failed.in_service() {
-        failed.out_of_service.store(true, Ordering::SeqCst);
+    if lost.service() != Service::InService {
+        // Decided already (another of its workers, the same loss).
+        return if lost.serving() { AfterLoss::ToCpu } else { AfterLoss::ToOthers };
     }
-    !failed.in_service()
+    let others = devices.iter().any(|d| d.ordinal != lost.ordinal && d.in_service());
+    let (service, after) = match (others, cpu_fallback) {
+        (true, _) => (Service::OutOfService, AfterLoss::ToOthers),
+        (false, true) => (Service::OnCpu, AfterLoss::ToCpu),
+        (false, false) => return AfterLoss::Stays,
+    };
+    lost.service.store(service as u8, Ordering::SeqCst);
+    after
 }
 
 #[cfg(test)]

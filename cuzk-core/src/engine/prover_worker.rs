@@ -11,11 +11,12 @@
 //! less free than the budget said) is computed again, once, on the
 //! fallback path within what is free. A lost device leaves service where
 //! another remains (its workers stop, the unit goes back to the queue for
-//! the others). Other errors and panics fail the unit's jobs, never the
-//! worker.
+//! the others); the last one's workers prove on the CPU from then on where
+//! `gpus.cpu_fallback` is on, else its units fail. Other errors and panics
+//! fail the unit's jobs, never the worker.
 
-use super::backend::{InterlockTrace, ProveInput, ProverBackend, ProverError};
-use super::interlock::{take_out_of_service, DeviceLocks};
+use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError};
+use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service};
 use super::pipeline::ProveUnit;
 use super::shared::{panic_message, Shared};
 use super::timeline::Event;
@@ -34,7 +35,7 @@ pub struct ProverWorker {
 pub fn run(sh: Arc<Shared>, w: ProverWorker) {
     log::info!("pipeline GPU worker started worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
     while let Some(unit) = sh.gpu_queue.pop() {
-        if !w.device.in_service() {
+        if !w.device.serving() {
             // Taken out while this worker waited: the unit is another's.
             requeue(&sh, unit);
             break;
@@ -46,7 +47,7 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
             s.partition = None;
             s.kind = None;
         });
-        if !w.device.in_service() {
+        if !w.device.serving() {
             break;
         }
     }
@@ -83,12 +84,22 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             None => e,
         });
     };
+    let backend: &dyn Backend = match w.device.service() {
+        Service::OnCpu => &CpuBackend,
+        _ => sh.backend.as_ref(),
+    };
     let t = Instant::now();
-    let result = catch_unwind(AssertUnwindSafe(|| sh.backend.prove_interlocked(&w.device, &input, &gpu_event)));
+    let result = catch_unwind(AssertUnwindSafe(|| backend.prove_interlocked(&w.device, &input, &gpu_event)));
     let wall = t.elapsed();
+    let mut lost_last = false;
     if let Ok(Err(ProverError::DeviceLost(why))) = &result {
-        if take_out_of_service(&sh.devices, &w.device) {
-            log::error!("gpu={} taken out of service: {why}; its work goes to the other devices", w.device.ordinal);
+        let gpu = w.device.ordinal;
+        match after_loss(&sh.devices, &w.device, sh.config.gpus.cpu_fallback) {
+            AfterLoss::ToOthers => log::error!("gpu={gpu} taken out of service: {why}; its work goes to the other devices"),
+            AfterLoss::ToCpu => log::error!("gpu={gpu} lost: {why}; the last GPU in service: its work goes to the CPU (gpus.cpu_fallback)"),
+            AfterLoss::Stays => lost_last = true,
+        }
+        if !lost_last {
             requeue(sh, ProveUnit { order, members, assignments, synth_times, memory, prove_ticket });
             return;
         }
@@ -117,6 +128,9 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         failed => {
             let msg = match failed {
                 Ok(Ok((proofs, _))) => format!("prover returned {} proofs for {} circuits", proofs.len(), members.len()),
+                Ok(Err(e)) if lost_last => {
+                    format!("prover error: {e} (the last GPU in service; gpus.cpu_fallback = true proves on the CPU then)")
+                }
                 Ok(Err(e)) => format!("prover error: {e}"),
                 Err(p) => format!("prover panicked: {}", panic_message(&*p)),
             };

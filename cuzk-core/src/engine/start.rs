@@ -4,7 +4,7 @@
 use super::backend::Backend;
 use super::batch::BatchRules;
 use super::circuit_source::BuiltinJob;
-use super::interlock::DeviceLocks;
+use super::interlock::{DeviceLocks, Service};
 use super::job::Phase;
 use super::job_table::JobTable;
 use super::memory::{resolve_budget, MemoryBudget};
@@ -149,7 +149,7 @@ pub fn status(sh: &Shared) -> EngineStatus {
         devices: sh
             .devices
             .iter()
-            .map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage(), in_service: d.in_service() })
+            .map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage(), in_service: d.in_service(), on_cpu: d.service() == Service::OnCpu })
             .collect(),
         srs: sh.srs.entries(),
         memory: sh.memory.usage(),

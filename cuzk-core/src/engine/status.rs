@@ -45,8 +45,13 @@ pub struct DeviceStatus {
     pub ordinal: u32,
     pub name: String,
     pub vram: VramUsage,
-    /// False once a device failure took it out of service.
+    /// False once the device was lost (a CUDA error that leaves it
+    /// unusable) while another remained, or as the last with
+    /// `gpus.cpu_fallback` on.
     pub in_service: bool,
+    /// Its workers prove on the CPU: it was the last GPU in service when
+    /// it was lost, and `gpus.cpu_fallback` is on.
+    pub on_cpu: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
