@@ -340,6 +340,21 @@ int32_t cuzk_test_fr_from_mont_emulated(const void *a, void *out, uint64_t n, cu
 int32_t cuzk_test_fp_mul_sub(int32_t ordinal, const void *a, const void *b, const void *c, const void *d, void *out,
                              uint64_t n, cuzk_error *err);
 
+/* ---- fixed-base multiplication over G1 and G2 (native/fixed_base/) ------- */
+
+/* out[i] = k_i * g for n scalars k (Fr, Montgomery form, on the host) and
+ * one base point g given as its window table (on the host): `windows`
+ * windows of c bits (1 <= c <= 24, windows * c >= 255 > (windows - 1) * c),
+ * table[w * 2^c + d] = d * 2^(c w) * g as affine points (blst_p1_affine /
+ * blst_p2_affine; entry d = 0 is not read), as cuzk-core's
+ * arith/fixed_base.rs builds it. `out` (host) receives n Jacobian points
+ * (blst_p1 / blst_p2). Synchronous; allocates and frees its device memory
+ * (the table, the scalars and the results) on every path. */
+int32_t cuzk_fixed_base_g1(int32_t ordinal, const void *table, uint32_t c, uint32_t windows, const void *scalars,
+                           uint64_t n, void *out, cuzk_error *err);
+int32_t cuzk_fixed_base_g2(int32_t ordinal, const void *table, uint32_t c, uint32_t windows, const void *scalars,
+                           uint64_t n, void *out, cuzk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -168,3 +168,5 @@ int32_t cuzk_test_inject_fault(cuzk_test_fault_site s, uint64_t n, int32_t e, cu
 }
 int32_t cuzk_test_faults_injected(cuzk_test_fault_site s, uint64_t *c, cuzk_error *err) { (void)s, (void)c; return no_cuda(err); }
 int32_t cuzk_test_pinned_bytes(uint64_t *b, cuzk_error *err) { (void)b; return no_cuda(err); }
+int32_t cuzk_fixed_base_g1(int32_t o, const void *t, uint32_t c, uint32_t w, const void *k, uint64_t n, void *out, cuzk_error *err) { (void)o, (void)t, (void)c, (void)w, (void)k, (void)n, (void)out; return no_cuda(err); }
+int32_t cuzk_fixed_base_g2(int32_t o, const void *t, uint32_t c, uint32_t w, const void *k, uint64_t n, void *out, cuzk_error *err) { (void)o, (void)t, (void)c, (void)w, (void)k, (void)n, (void)out; return no_cuda(err); }

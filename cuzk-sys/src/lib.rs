@@ -1,7 +1,7 @@
 //! Bindings to cuzk's CUDA code in `native/` (the C ABI of `native/cuzk.h`),
 //! plus thin safe wrappers: devices, streams, events, device and pinned
 //! memory, VRAM accounting, the per-GPU locks, the NTT and the H term, and
-//! the G1/G2 MSMs.
+//! the G1/G2 MSMs, and fixed-base multiplication (parameter generation).
 //!
 //! Built without nvcc, the crate is its CPU-only configuration: [`AVAILABLE`]
 //! is false, [`device::device_count`] is 0 and every other call returns an
@@ -15,6 +15,7 @@
 //! native/device/fault_hook.cu), which the library leaves out otherwise.
 
 pub mod density;
+pub mod fixed_base;
 pub mod device;
 mod error;
 #[cfg(feature = "testing")]

@@ -6,10 +6,71 @@
 //! (⌈255/c⌉ additions, against ~255 doublings for a wNAF per point). The
 //! window c is chosen from the number of scalars to balance table size
 //! against per-scalar work.
+//!
+//! The same table drives the GPU kernel (native/fixed_base/, feature
+//! `cuda`): [`FixedBase::mul_many_on`] with [`Device::Gpu`]. Group elements
+//! are unique, so both give the same points, byte for byte.
 
 use super::MsmAffine;
-use blstrs::Scalar as Fr;
+use blstrs::{G1Affine, G2Affine, Scalar as Fr};
 use group::Group;
+
+/// Where fixed-base multiplications run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    /// The CUDA device of this ordinal.
+    #[cfg(feature = "cuda")]
+    Gpu(i32),
+}
+
+impl Device {
+    /// The first GPU when this build has CUDA and the host has a device,
+    /// else the CPU.
+    pub fn detect() -> Self {
+        #[cfg(feature = "cuda")]
+        if cuzk_sys::device_count().unwrap_or(0) > 0 {
+            return Device::Gpu(0);
+        }
+        Device::Cpu
+    }
+}
+
+/// A group whose fixed-base multiplications the GPU runs.
+pub trait FixedBaseAffine: MsmAffine {
+    /// out[i] = scalars[i]·base on `device`, for base's window table.
+    #[cfg(feature = "cuda")]
+    fn gpu_mul(device: i32, table: &FixedBase<Self>, scalars: &[Fr], out: &mut [Self::Proj]) -> cuzk_sys::Result<()>;
+}
+
+/// blstrs' point and scalar types are #[repr(transparent)] over blst's,
+/// which is what cuzk-sys speaks.
+#[cfg(feature = "cuda")]
+fn repr<T, R>(v: &[T]) -> &[R] {
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<R>(), "blst layout");
+    // SAFETY: same size, and R (u64 arrays) has no invalid bit patterns.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len()) }
+}
+
+#[cfg(feature = "cuda")]
+fn repr_mut<T, R>(v: &mut [T]) -> &mut [R] {
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<R>(), "blst layout");
+    // SAFETY: same size; the device writes valid blst points.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len()) }
+}
+
+macro_rules! impl_fixed_base_affine {
+    ($affine:ty, $entry:ident) => {
+        impl FixedBaseAffine for $affine {
+            #[cfg(feature = "cuda")]
+            fn gpu_mul(device: i32, t: &FixedBase<Self>, scalars: &[Fr], out: &mut [Self::Proj]) -> cuzk_sys::Result<()> {
+                cuzk_sys::fixed_base::$entry(device, repr(&t.table), t.c as u32, t.windows as u32, repr(scalars), repr_mut(out))
+            }
+        }
+    };
+}
+impl_fixed_base_affine!(G1Affine, fixed_base_g1);
+impl_fixed_base_affine!(G2Affine, fixed_base_g2);
 
 /// A precomputed window table for one base point.
 pub struct FixedBase<A: MsmAffine> {
@@ -86,6 +147,40 @@ impl<A: MsmAffine> FixedBase<A> {
         });
         out
     }
+}
+
+impl<A: FixedBaseAffine> FixedBase<A> {
+    /// k·base for every k on `device`, normalized to affine.
+    pub fn mul_many_on(&self, device: Device, scalars: &[Fr]) -> Result<Vec<A>, FixedBaseError> {
+        match device {
+            Device::Cpu => Ok(self.mul_many(scalars)),
+            #[cfg(feature = "cuda")]
+            Device::Gpu(d) => self.mul_many_gpu(d, scalars).map_err(|source| FixedBaseError { device: d, source }),
+        }
+    }
+
+    /// k·base for every k on GPU `device` (Jacobian results normalized
+    /// here, one inversion per batch).
+    #[cfg(feature = "cuda")]
+    pub fn mul_many_gpu(&self, device: i32, scalars: &[Fr]) -> cuzk_sys::Result<Vec<A>> {
+        let mut proj = vec![A::Proj::identity(); scalars.len()];
+        A::gpu_mul(device, self, scalars, &mut proj)?;
+        let mut out = vec![A::identity(); scalars.len()];
+        crate::par::for_each_chunk_mut(&mut out, 1 << 12, |off, chunk| {
+            A::batch_normalize(&proj[off..off + chunk.len()], chunk);
+        });
+        Ok(out)
+    }
+}
+
+/// A GPU's fixed-base multiplication failed.
+#[derive(Debug, thiserror::Error)]
+#[cfg_attr(feature = "cuda", error("fixed-base multiplication on GPU {device}: {source}"))]
+#[cfg_attr(not(feature = "cuda"), error("fixed-base multiplication on GPU {device}"))]
+pub struct FixedBaseError {
+    pub device: i32,
+    #[cfg(feature = "cuda")]
+    pub source: cuzk_sys::Error,
 }
 
 /// The canonical scalar as little-endian 64-bit limbs, plus a zero limb so

@@ -12,7 +12,9 @@ use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
 use super::error::{no_panic, FilecoinError, Result};
 use super::kind::ProofType;
 use super::params::{circuit_id, ParamCache, ParamFiles};
-use crate::groth16::{generate_parameters, setup::Progress, ToxicWaste};
+use crate::groth16::setup::{write_parameters, Progress, SetupError, ToxicWaste};
+use crate::arith::fixed_base::Device;
+use crate::pce::{Pce, PceError};
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::parameters::{public_params, window_post_public_params, winning_post_public_params};
 use filecoin_proofs::types::PoStType;
@@ -59,19 +61,44 @@ where
     })
 }
 
-/// Generates parameters for `pt` with `tw` and writes them into `cache`.
+/// Generates parameters for `pt` with `tw` and writes them into `cache`
+/// (the circuit recorded from its blank form, then [`generate_params_from_pce`]).
 pub fn generate_params(pt: ProofType, cache: &ParamCache, tw: &ToxicWaste, progress: Option<Progress>) -> Result<ParamFiles> {
+    let pce = crate::pce::record(&circuit_id(pt)?, blank_circuit(pt)?).map_err(SetupError::from)?;
+    generate_params_from_pce(pt, cache, pce, tw, progress)
+}
+
+/// Generates parameters for `pt` from its recorded R1CS (`cuzk pce build`
+/// or the engine's `<circuit-id>.pce`) with `tw`, streamed into `cache`:
+/// no query is ever held whole, so production sizes fit in host memory;
+/// on the GPU when there is one.
+pub fn generate_params_from_pce(
+    pt: ProofType,
+    cache: &ParamCache,
+    pce: Pce,
+    tw: &ToxicWaste,
+    progress: Option<Progress>,
+) -> Result<ParamFiles> {
     let files = cache.files(&circuit_id(pt)?);
-    let params = generate_parameters(blank_circuit(pt)?, tw, progress)?;
+    if pce.circuit_id != files.circuit_id {
+        return Err(FilecoinError::Setup(SetupError::Pce(PceError::CircuitId {
+            expected: files.circuit_id.clone(),
+            found: pce.circuit_id.clone(),
+        })));
+    }
     std::fs::create_dir_all(&cache.dir).map_err(|source| FilecoinError::Io { path: cache.dir.clone(), source })?;
+    // Temporary names unique to this call, renamed `.params` before `.vk`.
     let tmp_params = temp_name(&files.params);
     let tmp_vk = temp_name(&files.vk);
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| FilecoinError::Io { path, source }
     };
-    params.write_file(&tmp_params).map_err(io(&tmp_params))?;
-    params.vk.write_file(&tmp_vk).map_err(io(&tmp_vk))?;
+    let written = write_parameters(pce, tw, progress, Device::detect(), &tmp_params, &tmp_vk);
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp_params);
+    }
+    written?;
     std::fs::rename(&tmp_params, &files.params).map_err(io(&files.params))?;
     std::fs::rename(&tmp_vk, &files.vk).map_err(io(&files.vk))?;
     Ok(files)

@@ -19,5 +19,7 @@ pub use prover::{
     prove, prove_batch, prove_batch_deterministic, prove_deterministic, prove_synthesized,
     prove_synthesized_deterministic, assemble, MsmResults, ProveError,
 };
-pub use setup::{generate_parameters, generate_random_parameters, SetupError, ToxicWaste};
+pub use setup::{
+    generate_parameters, generate_parameters_from_pce, generate_random_parameters, write_parameters, SetupError, ToxicWaste,
+};
 pub use verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

@@ -1,36 +1,17 @@
-//! R1CS → QAP at a point: records the constraint matrices of a circuit and
-//! evaluates each variable's A, B, C polynomials at τ through the Lagrange
-//! basis of the NTT domain (one inverse NTT of the powers of τ).
+//! R1CS → QAP at a point: each variable's A, B, C polynomials evaluated at
+//! τ from a circuit's recorded R1CS ([`crate::pce::Pce`]), through the
+//! Lagrange basis of the NTT domain (one inverse NTT of the powers of τ).
+//!
+//! Variable i's value is u_i(τ) = Σ_rows L_row(τ)·M[row][i]: the transposed
+//! sparse product Mᵀ·L. It runs in parallel over column ranges, each thread
+//! scanning the CSR entries and keeping those of its range, so no dense
+//! matrix, no transposed copy and no per-thread accumulator is ever held:
+//! memory is the Lagrange vector plus the outputs.
 
 use crate::ntt::{Domain, NttError};
-use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use crate::pce::{Pce, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
 use blstrs::Scalar as Fr;
 use ff::Field;
-
-/// One non-zero matrix entry: row (constraint), column (variable), value.
-#[derive(Clone, Copy)]
-struct Entry {
-    row: u32,
-    col: Col,
-    coeff: Fr,
-}
-
-#[derive(Clone, Copy)]
-enum Col {
-    Input(u32),
-    Aux(u32),
-}
-
-/// A constraint system that records the sparse A, B, C matrices.
-#[derive(Default)]
-pub struct QapAssembly {
-    pub num_inputs: usize,
-    pub num_aux: usize,
-    pub num_constraints: usize,
-    a: Vec<Entry>,
-    b: Vec<Entry>,
-    c: Vec<Entry>,
-}
 
 /// Each variable's A, B, C polynomials evaluated at τ.
 pub struct QapAtTau {
@@ -44,112 +25,57 @@ pub struct QapAtTau {
     pub domain: Domain,
 }
 
-impl QapAssembly {
-    /// Synthesizes `circuit` as the prover will: constant-one input first,
-    /// the `input_i × 0 = 0` constraints last.
-    pub fn synthesize<C: Circuit<Fr>>(circuit: C) -> Result<Self, SynthesisError> {
-        let mut cs = Self::default();
-        cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
-        circuit.synthesize(&mut cs)?;
-        for i in 0..cs.num_inputs {
-            cs.enforce(|| "", |lc| lc + crate::cs::input_var(i), |lc| lc, |lc| lc);
-        }
-        Ok(cs)
-    }
+/// Columns per thread at least: below this, threads cost more than they save.
+const MIN_COLUMNS_PER_THREAD: usize = 1 << 12;
 
-    /// Evaluates the QAP at τ.
-    pub fn evaluate_at(&self, tau: Fr) -> Result<QapAtTau, NttError> {
-        let domain = Domain::for_len(self.num_constraints)?;
-        // L_j(τ) for every row j: the inverse NTT of (1, τ, τ², …).
-        let mut lagrange = vec![Fr::ZERO; domain.size()];
-        crate::par::for_each_chunk_mut(&mut lagrange, 1 << 14, |off, chunk| {
-            let mut p = tau.pow_vartime([off as u64]);
-            for x in chunk {
-                *x = p;
-                p *= tau;
-            }
-        });
-        domain.ifft(&mut lagrange);
-        let accumulate = |entries: &[Entry]| {
-            let mut inputs = vec![Fr::ZERO; self.num_inputs];
-            let mut aux = vec![Fr::ZERO; self.num_aux];
-            for e in entries {
-                let v = lagrange[e.row as usize] * e.coeff;
-                match e.col {
-                    Col::Input(i) => inputs[i as usize] += v,
-                    Col::Aux(i) => aux[i as usize] += v,
-                }
-            }
-            (inputs, aux)
-        };
-        let ((at_inputs, at_aux), ((bt_inputs, bt_aux), (ct_inputs, ct_aux))) = std::thread::scope(|s| {
-            let a = s.spawn(|| accumulate(&self.a));
-            let b = s.spawn(|| accumulate(&self.b));
-            let c = accumulate(&self.c);
-            (a.join().unwrap(), (b.join().unwrap(), c))
-        });
-        Ok(QapAtTau { at_inputs, bt_inputs, ct_inputs, at_aux, bt_aux, ct_aux, domain })
-    }
-
-    fn record(entries: &mut Vec<Entry>, row: usize, lc: &LinearCombination<Fr>) {
-        for (&i, &coeff) in lc.iter_inputs() {
-            entries.push(Entry { row: row as u32, col: Col::Input(i as u32), coeff });
+/// Evaluates the QAP of `pce` at τ. The PCE already holds the rows the
+/// prover adds (constant-one input first, one `input_i × 0 = 0` row per
+/// input last), so this is exactly the QAP the prover's H term assumes.
+pub fn evaluate_at(pce: &Pce, tau: Fr) -> Result<QapAtTau, NttError> {
+    let domain = Domain::for_len(pce.num_constraints())?;
+    // L_j(τ) for every row j: the inverse NTT of (1, τ, τ², …).
+    let mut lagrange = vec![Fr::ZERO; domain.size()];
+    crate::par::for_each_chunk_mut(&mut lagrange, 1 << 14, |off, chunk| {
+        let mut p = tau.pow_vartime([off as u64]);
+        for x in chunk {
+            *x = p;
+            p *= tau;
         }
-        for (&i, &coeff) in lc.iter_aux() {
-            entries.push(Entry { row: row as u32, col: Col::Aux(i as u32), coeff });
-        }
-    }
+    });
+    domain.ifft(&mut lagrange);
+    let ni = pce.shape.num_inputs;
+    let vars = ni + pce.shape.num_aux;
+    // Inputs are few: copy them out and shift the aux part in place, so no
+    // second aux-sized vector is ever allocated.
+    let split = |mut all: Vec<Fr>| {
+        let inputs = all.drain(..ni).collect::<Vec<_>>();
+        (inputs, all)
+    };
+    let (at_inputs, at_aux) = split(column_sums(&pce.a, &pce.coeffs, &lagrange, vars));
+    let (bt_inputs, bt_aux) = split(column_sums(&pce.b, &pce.coeffs, &lagrange, vars));
+    let (ct_inputs, ct_aux) = split(column_sums(&pce.c, &pce.coeffs, &lagrange, vars));
+    Ok(QapAtTau { at_inputs, bt_inputs, ct_inputs, at_aux, bt_aux, ct_aux, domain })
 }
 
-impl ConstraintSystem<Fr> for QapAssembly {
-    type Root = Self;
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Fr, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        // Setup needs no values: the closures are not run.
-        self.num_aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Fr, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
-        LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
-        LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
-    {
-        let row = self.num_constraints;
-        Self::record(&mut self.a, row, &a(LinearCombination::zero()));
-        Self::record(&mut self.b, row, &b(LinearCombination::zero()));
-        Self::record(&mut self.c, row, &c(LinearCombination::zero()));
-        self.num_constraints += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+/// Mᵀ·L: for every column, Σ over its entries of L[row]·coefficient.
+fn column_sums(m: &SparseMatrix, coeffs: &[Fr], lagrange: &[Fr], num_vars: usize) -> Vec<Fr> {
+    let mut out = vec![Fr::ZERO; num_vars];
+    crate::par::for_each_chunk_mut(&mut out, MIN_COLUMNS_PER_THREAD, |first, cols| {
+        let range = first as u64..(first + cols.len()) as u64;
+        for row in 0..m.num_rows() {
+            let (start, end) = (m.row_ptr[row] as usize, m.row_ptr[row + 1] as usize);
+            for (&col, &ci) in m.cols[start..end].iter().zip(&m.coeff_idx[start..end]) {
+                if !range.contains(&(col as u64)) {
+                    continue;
+                }
+                let o = &mut cols[col as usize - first];
+                match ci {
+                    COEFF_ONE => *o += lagrange[row],
+                    COEFF_MINUS_ONE => *o -= lagrange[row],
+                    _ => *o += lagrange[row] * coeffs[ci as usize],
+                }
+            }
+        }
+    });
+    out
 }

@@ -3,7 +3,7 @@
 use super::{Parameters, VerifyingKey};
 use blstrs::{G1Affine, G2Affine};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 trait Encode: Sync {
     const SIZE: usize;
@@ -25,21 +25,31 @@ impl Encode for G2Affine {
 }
 
 fn write_points<P: Encode, W: Write>(w: &mut W, points: &[P]) -> io::Result<()> {
-    let count = u32::try_from(points.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32-1 points in one section"))?;
-    w.write_all(&count.to_be_bytes())?;
+    write_count(w, points.len())?;
     // Encode in slabs so a multi-GB section never doubles memory.
     for slab in points.chunks(1 << 20) {
-        let mut buf = vec![0u8; slab.len() * P::SIZE];
-        crate::par::for_each_chunk_mut(&mut buf, 1024 * P::SIZE, |off, chunk| {
-            let first = off / P::SIZE;
-            for (k, out) in chunk.chunks_mut(P::SIZE).enumerate() {
-                slab[first + k].encode_into(out);
-            }
-        });
-        w.write_all(&buf)?;
+        write_slab(w, slab)?;
     }
     Ok(())
+}
+
+/// A section's u32 big-endian point count.
+fn write_count<W: Write>(w: &mut W, n: usize) -> io::Result<()> {
+    let count = u32::try_from(n)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32-1 points in one section"))?;
+    w.write_all(&count.to_be_bytes())
+}
+
+/// Points, encoded in parallel.
+fn write_slab<P: Encode, W: Write>(w: &mut W, slab: &[P]) -> io::Result<()> {
+    let mut buf = vec![0u8; slab.len() * P::SIZE];
+    crate::par::for_each_chunk_mut(&mut buf, 1024 * P::SIZE, |off, chunk| {
+        let first = off / P::SIZE;
+        for (k, out) in chunk.chunks_mut(P::SIZE).enumerate() {
+            slab[first + k].encode_into(out);
+        }
+    });
+    w.write_all(&buf)
 }
 
 impl VerifyingKey {
@@ -79,12 +89,75 @@ impl Parameters {
     }
 }
 
+/// A `.params` file written as its points are computed, for setups too
+/// large to hold: the verifying key, then each section's count and its
+/// points in slabs, in file order. Written to `path.tmp` and renamed into
+/// place by [`ParamsStream::finish`]; dropped unfinished, the temporary
+/// file is removed.
+pub struct ParamsStream {
+    w: Option<io::BufWriter<std::fs::File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl ParamsStream {
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let tmp = tmp_path(path);
+        let w = io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&tmp)?);
+        Ok(Self { w: Some(w), tmp, path: path.to_path_buf() })
+    }
+
+    fn writer(&mut self) -> &mut io::BufWriter<std::fs::File> {
+        self.w.as_mut().expect("a ParamsStream is written until finished")
+    }
+
+    pub fn vk(&mut self, vk: &VerifyingKey) -> io::Result<()> {
+        vk.write(self.writer())
+    }
+
+    /// Starts the next section (H, L, A, B_G1, B_G2) of `len` points.
+    pub fn section(&mut self, len: usize) -> io::Result<()> {
+        write_count(self.writer(), len)
+    }
+
+    pub fn g1(&mut self, points: &[G1Affine]) -> io::Result<()> {
+        write_slab(self.writer(), points)
+    }
+
+    pub fn g2(&mut self, points: &[G2Affine]) -> io::Result<()> {
+        write_slab(self.writer(), points)
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub fn finish(mut self) -> io::Result<()> {
+        let w = self.w.take().expect("finished once");
+        let done = w.into_inner().map_err(|e| e.into_error()).and_then(|f| f.sync_all());
+        let done = done.and_then(|()| std::fs::rename(&self.tmp, &self.path));
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        done
+    }
+}
+
+impl Drop for ParamsStream {
+    fn drop(&mut self) {
+        if self.w.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    PathBuf::from(tmp)
+}
+
 /// Writes to `path.tmp` and renames, so a crash never leaves a truncated
 /// file under the final name.
 fn write_atomically(path: &Path, f: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
+    let tmp = tmp_path(path);
     let mut w = io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&tmp)?);
     f(&mut w)?;
     w.into_inner().map_err(|e| e.into_error())?.sync_all()?;

@@ -11,6 +11,7 @@ mod encode;
 mod error;
 
 pub use decode::ReadOptions;
+pub use encode::ParamsStream;
 pub use error::{ParamsError, PointFault};
 
 use blstrs::{G1Affine, G2Affine};
