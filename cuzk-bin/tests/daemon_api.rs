@@ -63,11 +63,32 @@ fn every_rpc_over_a_unix_socket() {
         assert!(m.lines().any(|l| l == want), "no {want:?} in\n{m}");
     }
 
-    let (code, body) = d.http_get("/status");
+    for (kind, n) in [("builtin", 2), ("porep_c2", 0)] {
+        for want in [format!("cuzk_proofs_completed{{proof_kind=\"{kind}\"}} {n}"), format!("cuzk_proof_duration_seconds_count{{proof_kind=\"{kind}\"}} {n}")] {
+            assert!(m.lines().any(|l| l == want), "no {want:?} in\n{m}");
+        }
+    }
+    assert!(m.contains("# TYPE cuzk_proof_duration_seconds summary\n"), "{m}");
+    assert!(m.contains("cuzk_proofs_failed{proof_kind=\"winning_post\"} 0\n"), "{m}");
+
+    let (code, head, body) = http_get_with_headers(d.status_addr.as_deref().unwrap(), "/status");
     assert_eq!(code, 200);
+    assert!(head.lines().any(|h| h.eq_ignore_ascii_case("Access-Control-Allow-Origin: *")), "{head}");
     let j: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert!(j["pipelines"]["synthesis"]["workers"].as_array().is_some_and(|w| !w.is_empty()), "{j}");
-    assert!(j["pipelines"]["gpu"]["workers"].as_array().is_some_and(|w| !w.is_empty()), "{j}");
+    assert_upstream_status_schema(&j);
+    assert_eq!(j["counters"]["total_completed"], 2);
+    assert_eq!(j["counters"]["completed_by_kind"]["builtin"], 2);
+    let recent = j["pipelines"].as_array().unwrap();
+    assert_eq!(recent.len(), 2, "both jobs finished within the last 30 s: {j}");
+    let first = recent.iter().find(|p| p["job_id"] == sub.job_id.as_str()).unwrap_or_else(|| panic!("{j}"));
+    assert_eq!((first["total_partitions"].as_u64(), first["partitions_done"].as_u64()), (Some(2), Some(2)), "{first}");
+    assert!(first["partitions"].as_array().unwrap().iter().all(|p| p["state"] == "done" && p["synth_ms"].is_u64() && p["gpu_ms"].is_u64()), "{first}");
+    assert_eq!(j["gpu_workers"].as_array().unwrap().len(), 2);
+    assert!(j["allocations"]["srs"].as_array().unwrap().iter().any(|e| e["circuit_id"] == id && e["bytes"].as_u64() > Some(0)), "{j}");
+    assert!(j["memory"]["total_bytes"].as_u64().unwrap() > 0);
+    // Ours alongside.
+    assert!(j["stages"]["synthesis"]["workers"].as_array().is_some_and(|w| !w.is_empty()), "{j}");
+    assert!(j["stages"]["gpu"]["workers"].as_array().is_some_and(|w| !w.is_empty()), "{j}");
     assert_eq!(j["counters"]["jobs_completed"], 2);
     assert!(j["memory"]["budget_bytes"].as_u64().unwrap() > 0);
     assert!(j["srs"].as_array().unwrap().iter().any(|e| e["circuit_id"] == id));
@@ -85,6 +106,57 @@ fn every_rpc_over_a_unix_socket() {
 
     d.stop();
     assert!(!sock.exists());
+}
+
+/// Every field of the existing daemon's `GET /status`, with its JSON type
+/// (its StatusSnapshot; null where it is an Option).
+fn assert_upstream_status_schema(j: &serde_json::Value) {
+    use serde_json::Value;
+    let num = |v: &Value| v.is_number();
+    let opt_num = |v: &Value| v.is_number() || v.is_null();
+    let check = |obj: &Value, fields: &[(&str, &dyn Fn(&Value) -> bool)], what: &str| {
+        for (f, ok) in fields {
+            assert!(ok(&obj[f]), "{what}.{f} = {} in {obj}", obj[f]);
+        }
+    };
+    check(j, &[("uptime_secs", &num), ("memory", &Value::is_object), ("synthesis", &Value::is_object), ("pipelines", &Value::is_array), ("gpu_workers", &Value::is_array), ("allocations", &Value::is_object), ("counters", &Value::is_object), ("buffers", &Value::is_object)], "status");
+    check(&j["memory"], &[("total_bytes", &num), ("used_bytes", &num), ("available_bytes", &num)], "memory");
+    check(&j["synthesis"], &[("max_concurrent", &num), ("active", &num)], "synthesis");
+    for p in j["pipelines"].as_array().unwrap() {
+        check(p, &[("job_id", &Value::is_string), ("proof_kind", &Value::is_string), ("started_secs_ago", &num), ("total_partitions", &num), ("partitions_done", &num), ("partitions", &Value::is_array)], "pipelines[]");
+        for q in p["partitions"].as_array().unwrap() {
+            check(q, &[("index", &num), ("state", &Value::is_string), ("synth_ms", &opt_num), ("gpu_ms", &opt_num)], "partitions[]");
+            assert!(["pending", "synthesizing", "synth_done", "gpu", "done", "failed"].contains(&q["state"].as_str().unwrap()), "{q}");
+        }
+    }
+    for w in j["gpu_workers"].as_array().unwrap() {
+        let opt_str = |v: &Value| v.is_string() || v.is_null();
+        check(w, &[("worker_id", &num), ("gpu_ordinal", &num), ("state", &Value::is_string), ("current_job", &opt_str), ("current_partition", &opt_num), ("busy_secs", &opt_num)], "gpu_workers[]");
+        assert!(["idle", "proving"].contains(&w["state"].as_str().unwrap()), "{w}");
+    }
+    for kind in ["srs", "pce"] {
+        for e in j["allocations"][kind].as_array().unwrap_or_else(|| panic!("allocations.{kind} in {j}")) {
+            check(e, &[("circuit_id", &Value::is_string), ("bytes", &num), ("last_used_secs_ago", &num), ("evictable", &Value::is_boolean)], kind);
+        }
+    }
+    check(&j["counters"], &[("total_completed", &num), ("total_failed", &num), ("completed_by_kind", &Value::is_object), ("failed_by_kind", &Value::is_object), ("queue_depth", &num)], "counters");
+    check(&j["buffers"], &[("synth_in_flight", &num), ("provers_in_flight", &num), ("aux_in_flight", &num), ("shells_in_flight", &num), ("pending_handles", &num)], "buffers");
+}
+
+#[test]
+fn a_status_port_in_use_leaves_grpc_serving() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let pvk = write_params(dir.path(), TINY);
+    let path = dir.path().to_path_buf();
+    let d = DaemonProc::start_with(dir, Listen::Tcp, |l| config_text(&path, l, "").replace("status_listen = \"127.0.0.1:0\"", &format!("status_listen = \"127.0.0.1:{port}\"")));
+    assert!(d.status_addr.is_none());
+    let r = d.client().prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 7)) }).unwrap().result.unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 1, 7, &r.proof);
+    let log = d.stop();
+    assert!(log.contains(&format!("cannot serve HTTP status on \"127.0.0.1:{port}\"")) && log.contains("ERROR"), "{log}");
 }
 
 #[test]

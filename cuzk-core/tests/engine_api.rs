@@ -6,9 +6,10 @@ mod common;
 
 use common::*;
 use cuzk_core::engine::{
-    BuiltinJob, Engine, EngineError, FilecoinInputs, JobOutcome, PartitionedCircuit, Priority, ProofKind, ProofRequest,
-    ProofWork, ShutdownMode,
+    BuiltinJob, Engine, EngineError, FilecoinInputs, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind,
+    ProofRequest, ProofWork, ShutdownMode,
 };
+use cuzk_core::engine::job::Phase;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +42,8 @@ fn mixed_concurrent_jobs_all_complete_with_valid_proofs() {
     let st = engine.status();
     assert_eq!(st.jobs_completed, 16);
     assert_eq!((st.jobs_failed, st.jobs_cancelled), (0, 0));
+    let builtin_kind = st.by_kind.iter().find(|k| k.kind == ProofKind::Builtin).unwrap();
+    assert_eq!((builtin_kind.completed, builtin_kind.failed), (16, 0));
     assert_eq!(st.partitions_proved, jobs.iter().map(|(j, _)| j.partitions as u64).sum::<u64>());
     assert_eq!(st.memory.partition_bytes, 0, "every partition reservation is released");
     assert!(st.memory.peak_bytes <= st.memory.budget_bytes);
@@ -115,9 +118,24 @@ fn await_times_out_and_the_job_goes_on() {
     let st = engine.status();
     let q = st.queues.iter().find(|q| q.kind == ProofKind::Builtin).unwrap();
     assert_eq!(q.in_progress, 1);
-    assert!(st.workers.iter().any(|w| w.busy && w.job == Some(id)));
+    assert!(st.workers.iter().any(|w| w.busy && w.job == Some(id) && w.since.is_some()));
+    // Status follows each partition: one on the prover (its time so far),
+    // none done yet.
+    let view = st.jobs.iter().find(|j| j.id == id).unwrap();
+    assert_eq!((view.kind, view.phase, view.finished_ms_ago, view.partitions.len()), (ProofKind::Builtin, Phase::Running, None, 2));
+    let proving: Vec<_> = view.partitions.iter().filter(|p| p.phase == PartitionPhase::Proving).collect();
+    assert_eq!(proving.len(), 1, "{view:?}");
+    assert!(proving[0].synth_ms.is_some() && proving[0].gpu_ms.is_some(), "{view:?}");
+    assert!(view.partitions.iter().all(|p| p.phase != PartitionPhase::Done), "{view:?}");
     backend.open();
     verify(&engine, &job, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    let st = engine.status();
+    let view = st.jobs.iter().find(|j| j.id == id).expect("a finished job stays in status for a while");
+    assert!(view.phase == Phase::Finished && view.finished_ms_ago.is_some(), "{view:?}");
+    assert!(view.partitions.iter().all(|p| p.phase == PartitionPhase::Done && p.gpu_ms.is_some()), "{view:?}");
+    let k = st.by_kind.iter().find(|k| k.kind == ProofKind::Builtin).unwrap();
+    assert_eq!((k.completed, k.failed), (1, 0));
+    assert!(k.completed_ms >= 200, "the job waited at least 200 ms: {k:?}");
 }
 
 #[test]

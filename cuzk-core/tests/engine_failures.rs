@@ -8,7 +8,9 @@
 mod common;
 
 use common::*;
-use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, EngineStatus, JobOutcome, PartitionedCircuit, ProofRequest, ShutdownMode};
+use cuzk_core::engine::{
+    AnyCircuit, BuiltinJob, Engine, EngineStatus, JobOutcome, PartitionPhase, PartitionedCircuit, ProofKind, ProofRequest, ShutdownMode,
+};
 use cuzk_core::srs::Parameters;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,7 +53,11 @@ fn prover_error_and_panic_fail_only_their_job() {
     for (j, id) in good.iter().zip(ids) {
         verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
     }
-    still_serving(&engine, 5, (2, 5));
+    let st = still_serving(&engine, 5, (2, 5));
+    let k = st.by_kind.iter().find(|k| k.kind == ProofKind::Builtin).unwrap();
+    assert_eq!((k.completed, k.failed), (5, 2));
+    let view = st.jobs.iter().find(|j| j.id == e).expect("failed just now: still in status");
+    assert_eq!(view.partitions[1].phase, PartitionPhase::Failed, "{view:?}");
     engine.shutdown(ShutdownMode::Drain);
 }
 

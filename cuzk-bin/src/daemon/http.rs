@@ -53,8 +53,14 @@ fn serve(server: &Server, pages: &Pages) {
             (Method::Get, _) => (404, format!("no page {path}; try /status or /metrics\n"), "text/plain"),
             (m, _) => (405, format!("method {m} not allowed; only GET\n"), "text/plain"),
         };
-        let header = Header::from_bytes("Content-Type", ctype).expect("static header");
-        if let Err(e) = req.respond(Response::from_string(body).with_status_code(code).with_header(header)) {
+        let header = |k: &str, v: &str| Header::from_bytes(k, v).expect("static header");
+        // Any origin may read the pages: browser dashboards fetch them
+        // from pages served elsewhere (as with the existing daemon).
+        let response = Response::from_string(body)
+            .with_status_code(code)
+            .with_header(header("Content-Type", ctype))
+            .with_header(header("Access-Control-Allow-Origin", "*"));
+        if let Err(e) = req.respond(response) {
             log::debug!("status HTTP reply failed: {e}");
         }
     }

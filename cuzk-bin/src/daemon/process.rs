@@ -59,9 +59,11 @@ pub fn run(args: DaemonArgs) -> Result<(), String> {
     // Best effort: nobody may be reading stdout (a closed pipe is no error).
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "cuzk-daemon listening on {}", daemon.address());
-    if let Some(a) = daemon.status_addr() {
-        let _ = writeln!(out, "cuzk-daemon status on http://{a}");
+    match daemon.status_addr() {
+        Some(a) => writeln!(out, "cuzk-daemon status on http://{a}"),
+        None => writeln!(out, "cuzk-daemon status off"),
     }
+    .ok();
     let _ = out.flush();
     drop(out);
 

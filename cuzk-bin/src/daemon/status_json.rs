@@ -1,21 +1,82 @@
-//! The `GET /status` document: the engine's status arranged for people and
-//! dashboards: pipeline stages with what each worker is doing (job and
-//! partition), GPUs, memory, SRS entries, queues and counters.
+//! The `GET /status` document. Its top level is the existing cuzk daemon's
+//! schema (`uptime_secs`, `memory`, `synthesis`, `pipelines`,
+//! `gpu_workers`, `allocations`, `counters`, `buffers`: every field, same
+//! meaning, so its dashboards work unchanged); ours sits alongside:
+//! `daemon`, `stages` (each worker: job and partition), `queues`, `gpus`,
+//! `srs`, `jobs`, and extra fields in `memory` and `counters`.
 
-use cuzk_core::engine::{EngineStatus, WorkerRole, WorkerStatus};
-use serde_json::{json, Value};
+use cuzk_core::engine::{EngineStatus, JobView, PartitionPhase, WorkerRole, WorkerStatus};
+use serde_json::{json, Map, Value};
 
 pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
-    let stage = |role: WorkerRole| -> Vec<Value> { s.workers.iter().filter(|w| w.role == role).map(worker).collect() };
+    let stage = |role: WorkerRole| -> Vec<Value> { s.workers.iter().filter(|w| w.role == role).map(|w| worker(s, w)).collect() };
     let busy = |role: WorkerRole| s.workers.iter().filter(|w| w.role == role && w.busy).count();
+    let synthesizers = s.workers.iter().filter(|w| w.role == WorkerRole::Synthesis).count();
+    let partitions = |phases: &[PartitionPhase]| -> usize {
+        s.jobs.iter().filter(|j| j.finished_ms_ago.is_none()).flat_map(|j| &j.partitions).filter(|p| phases.contains(&p.phase)).count()
+    };
+    // Synthesized partitions keep their assignment (a, b, c and aux) until proved.
+    let held = partitions(&[PartitionPhase::SynthDone, PartitionPhase::Proving]);
+    let m = &s.memory;
+    let srs_idle = |id: &str| s.srs.iter().find(|e| e.circuit_id == id);
     json!({
+        "uptime_secs": s.uptime_seconds as f64,
+        "memory": {
+            "total_bytes": m.budget_bytes,
+            "used_bytes": m.used_bytes,
+            "available_bytes": m.budget_bytes.saturating_sub(m.used_bytes),
+            "budget_bytes": m.budget_bytes,
+            "peak_bytes": m.peak_bytes,
+            "srs_bytes": m.srs_bytes,
+            "partition_bytes": m.partition_bytes,
+            "pce_bytes": m.pce_bytes,
+        },
+        "synthesis": { "max_concurrent": synthesizers, "active": busy(WorkerRole::Synthesis) },
+        "pipelines": s.jobs.iter().map(pipeline).collect::<Vec<_>>(),
+        "gpu_workers": s.workers.iter().filter(|w| w.role == WorkerRole::Prover).map(|w| gpu_worker(s, w)).collect::<Vec<_>>(),
+        "allocations": {
+            "srs": s.srs.iter().map(|e| json!({
+                "circuit_id": e.circuit_id,
+                "bytes": e.size_bytes,
+                "last_used_secs_ago": e.idle_ms as f64 / 1000.0,
+                "evictable": e.ref_count == 0,
+            })).collect::<Vec<_>>(),
+            // A PCE is evicted with its circuit's SRS.
+            "pce": s.pce.iter().map(|p| json!({
+                "circuit_id": p.circuit_id,
+                "bytes": p.size_bytes,
+                "last_used_secs_ago": srs_idle(&p.circuit_id).map_or(0.0, |e| e.idle_ms as f64 / 1000.0),
+                "evictable": srs_idle(&p.circuit_id).is_none_or(|e| e.ref_count == 0),
+            })).collect::<Vec<_>>(),
+        },
+        "counters": {
+            "total_completed": s.jobs_completed,
+            "total_failed": s.jobs_failed,
+            "completed_by_kind": by_kind(s, |k| k.completed),
+            "failed_by_kind": by_kind(s, |k| k.failed),
+            "queue_depth": s.queues.iter().map(|q| q.pending).sum::<usize>(),
+            "jobs_completed": s.jobs_completed,
+            "jobs_failed": s.jobs_failed,
+            "jobs_cancelled": s.jobs_cancelled,
+            "partitions_proved": s.partitions_proved,
+        },
+        // The existing daemon's buffer counts; this engine frees a
+        // partition's assignment whole after proving (no a/b/c-freed
+        // shells, no pending split-prove handles: those stay 0).
+        "buffers": {
+            "synth_in_flight": partitions(&[PartitionPhase::Synthesizing]),
+            "provers_in_flight": held,
+            "aux_in_flight": held,
+            "shells_in_flight": 0,
+            "pending_handles": 0,
+        },
         "daemon": {
             "version": env!("CARGO_PKG_VERSION"),
             "listen": listen,
             "backend": s.backend,
             "uptime_seconds": s.uptime_seconds,
         },
-        "pipelines": {
+        "stages": {
             "synthesis": { "workers": stage(WorkerRole::Synthesis), "busy": busy(WorkerRole::Synthesis) },
             "gpu": { "workers": stage(WorkerRole::Prover), "busy": busy(WorkerRole::Prover) },
         },
@@ -29,25 +90,73 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
             "in_service": d.in_service,
             "on_cpu": d.on_cpu,
         })).collect::<Vec<_>>(),
-        "memory": s.memory,
         "srs": s.srs,
-        "counters": {
-            "jobs_completed": s.jobs_completed,
-            "jobs_failed": s.jobs_failed,
-            "jobs_cancelled": s.jobs_cancelled,
-            "partitions_proved": s.partitions_proved,
-        },
+        "jobs": s.jobs,
     })
 }
 
+/// A job id as clients know it: the request_id it was submitted with, or
+/// the engine's id.
+fn client_id(j: &JobView) -> String {
+    j.request_id.clone().unwrap_or_else(|| j.id.to_string())
+}
+
+/// The client's id of the job a worker is on.
+fn worker_job(s: &EngineStatus, w: &WorkerStatus) -> Option<String> {
+    let id = w.job?;
+    Some(s.jobs.iter().find(|j| j.id == id).map_or_else(|| id.to_string(), client_id))
+}
+
+/// One job in the existing daemon's `pipelines` form.
+fn pipeline(j: &JobView) -> Value {
+    let state = |p: PartitionPhase| match p {
+        PartitionPhase::Pending => "pending",
+        PartitionPhase::Synthesizing => "synthesizing",
+        PartitionPhase::SynthDone => "synth_done",
+        PartitionPhase::Proving => "gpu",
+        PartitionPhase::Done => "done",
+        PartitionPhase::Failed => "failed",
+    };
+    json!({
+        "job_id": client_id(j),
+        "proof_kind": j.kind.compat_name(),
+        "started_secs_ago": j.age_ms as f64 / 1000.0,
+        "total_partitions": j.partitions.len(),
+        "partitions_done": j.partitions.iter().filter(|p| p.phase == PartitionPhase::Done).count(),
+        "partitions": j.partitions.iter().enumerate().map(|(i, p)| json!({
+            "index": i,
+            "state": state(p.phase),
+            "synth_ms": p.synth_ms,
+            "gpu_ms": p.gpu_ms,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// One prover worker in the existing daemon's `gpu_workers` form.
+fn gpu_worker(s: &EngineStatus, w: &WorkerStatus) -> Value {
+    json!({
+        "worker_id": w.worker_id,
+        "gpu_ordinal": w.gpu,
+        "state": if w.busy { "proving" } else { "idle" },
+        "current_job": worker_job(s, w),
+        "current_partition": w.partition,
+        "busy_secs": w.since.map(|t| t.elapsed().as_secs_f64()),
+    })
+}
+
+/// Kind name → count, for every kind with a non-zero count.
+fn by_kind(s: &EngineStatus, f: fn(&cuzk_core::engine::KindStatus) -> u64) -> Map<String, Value> {
+    s.by_kind.iter().filter(|k| f(k) > 0).map(|k| (k.kind.compat_name().to_string(), json!(f(k)))).collect()
+}
+
 /// One worker: idle, or the job and partition it is on.
-fn worker(w: &WorkerStatus) -> Value {
+fn worker(s: &EngineStatus, w: &WorkerStatus) -> Value {
     json!({
         "worker_id": w.worker_id,
         "gpu": w.gpu,
         "sub_id": w.sub_id,
         "state": if w.busy { "busy" } else { "idle" },
-        "job_id": w.job.map(|j| j.to_string()),
+        "job_id": worker_job(s, w),
         "partition": w.partition,
         "proof_kind": w.kind.map(|k| k.name()),
         "partitions_done": w.done,

@@ -100,9 +100,9 @@ impl DaemonProc {
                 let _ = tx.send(line);
             }
         });
-        let (mut addr, mut status_addr) = (None, None);
+        let (mut addr, mut status_addr, mut status_off) = (None, None, false);
         let deadline = Instant::now() + Duration::from_secs(60);
-        while addr.is_none() || status_addr.is_none() {
+        while addr.is_none() || (status_addr.is_none() && !status_off) {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => {
@@ -110,6 +110,8 @@ impl DaemonProc {
                         addr = Some(a.to_string());
                     } else if let Some(a) = line.strip_prefix("cuzk-daemon status on http://") {
                         status_addr = Some(a.to_string());
+                    } else if line == "cuzk-daemon status off" {
+                        status_off = true;
                     }
                 }
                 Err(_) => panic!("daemon did not start: {}", std::fs::read_to_string(&stderr_log).unwrap_or_default()),
@@ -179,14 +181,20 @@ impl Drop for DaemonProc {
 
 /// A minimal HTTP/1.0 GET for the status server.
 pub fn http_get(addr: &str, path: &str) -> (u16, String) {
+    let (code, _, body) = http_get_with_headers(addr, path);
+    (code, body)
+}
+
+/// Status code, header block and body of a GET.
+pub fn http_get_with_headers(addr: &str, path: &str) -> (u16, String, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     let code = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    (code, body)
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (code, head.to_string(), body.to_string())
 }
 
 /// A request for `partitions` partitions of a built-in circuit.

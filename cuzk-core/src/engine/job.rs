@@ -8,6 +8,7 @@
 use super::circuit_source::PartitionedCircuit;
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
 use super::request::{JobId, Priority, ProofKind};
+use super::status::{JobView, PartitionPhase, PartitionView};
 use crossbeam::channel::Sender;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,9 +22,21 @@ pub struct JobCounters {
     pub failed: AtomicU64,
     pub cancelled: AtomicU64,
     pub partitions_proved: AtomicU64,
+    /// By [`ProofKind::index`].
+    pub by_kind: [KindCounters; ProofKind::ALL.len()],
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One proof kind's finished jobs.
+#[derive(Debug, Default)]
+pub struct KindCounters {
+    pub completed: AtomicU64,
+    pub failed: AtomicU64,
+    /// The completed jobs' times from submission to proof, summed.
+    pub completed_ms: AtomicU64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Phase {
     Queued,
     Running,
@@ -36,6 +49,18 @@ struct State {
     proofs: Vec<Option<Vec<u8>>>,
     remaining: usize,
     timings: JobTimings,
+    parts: Vec<PartState>,
+    finished_at: Option<Instant>,
+}
+
+/// Where one partition is, for status.
+#[derive(Clone, Copy, Default)]
+struct PartState {
+    phase: PartitionPhase,
+    /// When its current stage began.
+    since: Option<Instant>,
+    synth: Option<Duration>,
+    gpu: Option<Duration>,
 }
 
 /// What a job is, fixed at submission.
@@ -86,6 +111,8 @@ impl Job {
                 proofs: vec![None; partitions],
                 remaining: partitions,
                 timings: JobTimings::default(),
+                parts: vec![PartState::default(); partitions],
+                finished_at: None,
             }),
             done: Condvar::new(),
             counters,
@@ -115,15 +142,71 @@ impl Job {
         self.state.lock().unwrap().timings.srs_load_ms += ms(d);
     }
 
+    /// A stage starts on `partition` (status only).
+    pub fn partition_enters(&self, partition: usize, phase: PartitionPhase) {
+        if let Some(p) = self.state.lock().unwrap().parts.get_mut(partition) {
+            p.phase = phase;
+            p.since = Some(Instant::now());
+        }
+    }
+
     /// Time one partition spent in synthesis, whether it succeeded or not
     /// (so a failed job still says where its time went).
-    pub fn add_synthesis(&self, d: Duration) {
-        self.state.lock().unwrap().timings.synthesis_ms += ms(d);
+    pub fn add_synthesis(&self, partition: usize, d: Duration) {
+        let mut st = self.state.lock().unwrap();
+        st.timings.synthesis_ms += ms(d);
+        if let Some(p) = st.parts.get_mut(partition) {
+            (p.phase, p.synth, p.since) = (PartitionPhase::SynthDone, Some(d), None);
+        }
     }
 
     /// Time one partition spent on the prover, whether it succeeded or not.
-    pub fn add_gpu(&self, d: Duration) {
-        self.state.lock().unwrap().timings.gpu_compute_ms += ms(d);
+    pub fn add_gpu(&self, partition: usize, d: Duration) {
+        let mut st = self.state.lock().unwrap();
+        st.timings.gpu_compute_ms += ms(d);
+        if let Some(p) = st.parts.get_mut(partition) {
+            (p.gpu, p.since) = (Some(d), None);
+        }
+    }
+
+    /// Fails the job for what went wrong with one of its partitions.
+    pub fn fail_partition(&self, partition: usize, message: impl Into<String>) {
+        let mut st = self.state.lock().unwrap();
+        if st.phase == Phase::Finished {
+            return;
+        }
+        if let Some(p) = st.parts.get_mut(partition) {
+            (p.phase, p.since) = (PartitionPhase::Failed, None);
+        }
+        self.fail_locked(&mut st, message.into());
+    }
+
+    /// The job as status shows it; a running stage counts its time so far.
+    pub fn view(&self, now: Instant) -> JobView {
+        let st = self.state.lock().unwrap();
+        let running = |p: &PartState, stage: PartitionPhase| p.since.filter(|_| p.phase == stage).map(|t| now - t);
+        JobView {
+            id: self.id,
+            request_id: self.request_id.clone(),
+            kind: self.kind,
+            phase: st.phase,
+            age_ms: ms(now.saturating_duration_since(self.submitted)),
+            finished_ms_ago: st.finished_at.map(|t| ms(now.saturating_duration_since(t))),
+            partitions: st
+                .parts
+                .iter()
+                .map(|p| PartitionView {
+                    phase: p.phase,
+                    synth_ms: p.synth.or_else(|| running(p, PartitionPhase::Synthesizing)).map(ms),
+                    gpu_ms: p.gpu.or_else(|| running(p, PartitionPhase::Proving)).map(ms),
+                })
+                .collect(),
+        }
+    }
+
+    /// When the job ended, if it has.
+    pub fn finished_at(&self) -> Option<Instant> {
+        self.state.lock().unwrap().finished_at
     }
 
     /// Records one partition's proof; completes the job with the last one,
@@ -138,6 +221,7 @@ impl Job {
         }
         st.proofs[partition] = Some(proof);
         st.remaining -= 1;
+        st.parts[partition].phase = PartitionPhase::Done;
         self.counters.partitions_proved.fetch_add(1, Ordering::Relaxed);
         if st.remaining > 0 {
             return;
@@ -167,7 +251,7 @@ impl Job {
             self.id, self.kind, self.partitions, out.timings.queue_wait_ms, out.timings.srs_load_ms,
             out.timings.synthesis_ms, out.timings.gpu_compute_ms, out.timings.total_ms
         );
-        self.finish(&mut st, JobOutcome::Completed(out), &self.counters.completed);
+        self.finish(&mut st, JobOutcome::Completed(out));
     }
 
     /// Fails the job unless it already ended.
@@ -192,7 +276,7 @@ impl Job {
             "job failed job={} kind={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={} error={message:?}",
             self.id, self.kind, t.queue_wait_ms, t.srs_load_ms, t.synthesis_ms, t.gpu_compute_ms, t.total_ms
         );
-        self.finish(st, JobOutcome::Failed { message, timings: t }, &self.counters.failed);
+        self.finish(st, JobOutcome::Failed { message, timings: t });
     }
 
     /// Cancels the job unless it already ended. Returns the phase it was in
@@ -204,15 +288,30 @@ impl Job {
             return None;
         }
         log::info!("job cancelled job={} kind={} was_running={}", self.id, self.kind, was == Phase::Running);
-        self.finish(&mut st, JobOutcome::Cancelled, &self.counters.cancelled);
+        self.finish(&mut st, JobOutcome::Cancelled);
         Some(was)
     }
 
-    fn finish(&self, st: &mut State, outcome: JobOutcome, counter: &AtomicU64) {
+    fn finish(&self, st: &mut State, outcome: JobOutcome) {
+        let (c, k) = (&self.counters, &self.counters.by_kind[self.kind.index()]);
+        match &outcome {
+            JobOutcome::Completed(out) => {
+                c.completed.fetch_add(1, Ordering::Relaxed);
+                k.completed.fetch_add(1, Ordering::Relaxed);
+                k.completed_ms.fetch_add(out.timings.total_ms, Ordering::Relaxed);
+            }
+            JobOutcome::Failed { .. } => {
+                c.failed.fetch_add(1, Ordering::Relaxed);
+                k.failed.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                c.cancelled.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         st.phase = Phase::Finished;
+        st.finished_at = Some(Instant::now());
         st.outcome = Some(outcome);
         st.proofs.clear();
-        counter.fetch_add(1, Ordering::Relaxed);
         self.finished.store(true, Ordering::Release);
         self.done.notify_all();
         let _ = self.on_finish.send(self.id);

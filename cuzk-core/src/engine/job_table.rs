@@ -6,6 +6,7 @@ use super::request::JobId;
 use crossbeam::channel::{unbounded, Receiver, Sender};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Finished jobs kept for late awaits; older ones are forgotten.
 pub const RETAIN_FINISHED: usize = 10_000;
@@ -79,6 +80,23 @@ impl JobTable {
     /// Jobs not yet finished.
     pub fn live(&self) -> Vec<Arc<Job>> {
         self.inner.lock().unwrap().jobs.values().filter(|j| !j.is_finished()).cloned().collect()
+    }
+
+    /// Live jobs and those finished within `within`, by submission order.
+    pub fn recent(&self, within: Duration) -> Vec<Arc<Job>> {
+        let mut inner = self.inner.lock().unwrap();
+        self.prune(&mut inner);
+        let mut jobs: Vec<Arc<Job>> = inner.jobs.values().filter(|j| !j.is_finished()).cloned().collect();
+        // `finished` is in the order jobs ended: walk back from the newest.
+        for id in inner.finished.iter().rev() {
+            let Some(job) = inner.jobs.get(id) else { continue };
+            if job.finished_at().is_some_and(|t| t.elapsed() > within) {
+                break;
+            }
+            jobs.push(job.clone());
+        }
+        jobs.sort_by_key(|j| j.seq);
+        jobs
     }
 
     fn prune(&self, inner: &mut Inner) {

@@ -41,7 +41,7 @@ pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTra
 pub use circuit_source::{AnyCircuit, BuiltinJob, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};
-pub use status::{EngineStatus, QueueStatus, WorkerRole, WorkerStatus};
+pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionView, PceStatus, QueueStatus, WorkerRole, WorkerStatus};
 
 use job::{Job, JobSpec, Phase};
 use shared::Shared;

@@ -11,6 +11,7 @@
 
 use super::circuit_source::PartitionedCircuit;
 use super::memory::{MemoryBudget, Purpose, Reservation};
+use super::status::PceStatus;
 use crate::cs::ProvingAssignment;
 use crate::pce::{file, Pce, PceError};
 use std::collections::HashMap;
@@ -83,6 +84,20 @@ impl PceStore {
 
     fn set(&self, id: &str, e: Entry) {
         self.entries.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), e);
+    }
+
+    /// The PCEs held in memory.
+    pub fn resident(&self) -> Vec<PceStatus> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<PceStatus> = entries
+            .iter()
+            .filter_map(|(id, e)| match e {
+                Entry::Ready { memory, .. } => Some(PceStatus { circuit_id: id.clone(), size_bytes: memory.bytes() }),
+                _ => None,
+            })
+            .collect();
+        out.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
+        out
     }
 
     /// Drops a circuit's PCE (with its SRS); returns the bytes freed.

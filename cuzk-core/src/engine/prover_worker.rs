@@ -19,6 +19,7 @@ use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBack
 use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service};
 use super::pipeline::ProveUnit;
 use super::shared::{panic_message, Shared};
+use super::status::PartitionPhase;
 use super::timeline::Event;
 use crate::groth16::Proof;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -43,6 +44,7 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
         process(&sh, &w, unit);
         sh.set_worker(w.slot, |s| {
             s.busy = false;
+            s.since = None;
             s.job = None;
             s.partition = None;
             s.kind = None;
@@ -57,6 +59,9 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
 /// `unit` back in the queue for the devices in service (a closed queue,
 /// at shutdown: its jobs fail).
 fn requeue(sh: &Shared, unit: ProveUnit) {
+    for m in &unit.members {
+        m.job.partition_enters(m.partition, PartitionPhase::SynthDone);
+    }
     if let Err(unit) = sh.gpu_queue.push(unit) {
         unit.members.iter().for_each(|m| m.job.fail(format!("partition {}: engine shutting down", m.partition)));
     }
@@ -70,10 +75,14 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     let (first_job, partition) = (members[0].job.clone(), members[0].partition);
     sh.set_worker(w.slot, |s| {
         s.busy = true;
+        s.since = Some(Instant::now());
         s.job = Some(first_job.id);
         s.partition = Some(partition);
         s.kind = Some(first_job.kind);
     });
+    for m in &members {
+        m.job.partition_enters(m.partition, PartitionPhase::Proving);
+    }
     let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
     sh.timeline.record(event("gpu_picked"));
     let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram };
@@ -121,7 +130,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
                     trace.prestage.as_millis(), trace.compute_wait.as_millis(), trace.kernel.as_millis(),
                     trace.epilogue.as_millis(), synth.as_millis(), gpu_time.as_millis()
                 );
-                m.job.add_gpu(gpu_time);
+                m.job.add_gpu(m.partition, gpu_time);
                 m.job.record_partition(m.partition, proof.to_bytes().to_vec());
             }
         }
@@ -136,8 +145,8 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             };
             // A failed prove is charged its whole wall time (no trace came back).
             for m in &members {
-                m.job.add_gpu(wall);
-                m.job.fail(format!("partition {}: {msg}", m.partition));
+                m.job.add_gpu(m.partition, wall);
+                m.job.fail_partition(m.partition, format!("partition {}: {msg}", m.partition));
             }
         }
     }

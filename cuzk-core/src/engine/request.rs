@@ -43,6 +43,36 @@ impl ProofKind {
         }
     }
 
+    /// The name the existing cuzk daemon gives the kind in GetStatus and
+    /// `GET /status` (its dashboards and scripts match on these).
+    pub fn compat_name(self) -> &'static str {
+        match self {
+            ProofKind::PorepSealCommit => "porep-c2",
+            ProofKind::SnapDealsUpdate => "snap-update",
+            ProofKind::WindowPostPartition => "window-post",
+            ProofKind::WinningPost => "winning-post",
+            ProofKind::Builtin => "builtin",
+            ProofKind::Custom => "custom",
+        }
+    }
+
+    /// The existing daemon's `proof_kind` label value in its metrics.
+    pub fn compat_label(self) -> &'static str {
+        match self {
+            ProofKind::PorepSealCommit => "porep_c2",
+            ProofKind::SnapDealsUpdate => "snap_update",
+            ProofKind::WindowPostPartition => "window_post",
+            ProofKind::WinningPost => "winning_post",
+            ProofKind::Builtin => "builtin",
+            ProofKind::Custom => "custom",
+        }
+    }
+
+    /// Position in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        ProofKind::ALL.iter().position(|&k| k == self).expect("ALL lists every kind")
+    }
+
     /// The priority of a request that leaves it unspecified.
     pub fn default_priority(self) -> Priority {
         match self {

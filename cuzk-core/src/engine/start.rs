@@ -15,7 +15,7 @@ use super::request::ProofKind;
 use super::scheduler::Scheduler;
 use super::shared::Shared;
 use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
-use super::status::{DeviceStatus, EngineStatus, QueueStatus, WorkerRole, WorkerStatus};
+use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerRole, WorkerStatus, RECENT_JOBS};
 use super::timeline::Timeline;
 use super::work_queue::WorkQueue;
 use super::{dispatcher, synthesis, Engine, EngineError, Threads};
@@ -100,7 +100,7 @@ impl Engine {
 }
 
 fn worker(role: WorkerRole, worker_id: usize, gpu: Option<u32>, sub_id: Option<usize>) -> WorkerStatus {
-    WorkerStatus { role, worker_id, gpu, sub_id, busy: false, job: None, partition: None, kind: None, done: 0 }
+    WorkerStatus { role, worker_id, gpu, sub_id, busy: false, since: None, job: None, partition: None, kind: None, done: 0 }
 }
 
 /// The backend's devices narrowed to `gpus.devices`, with VRAM capped by
@@ -152,7 +152,20 @@ pub fn status(sh: &Shared) -> EngineStatus {
             .map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage(), in_service: d.in_service(), on_cpu: d.service() == Service::OnCpu })
             .collect(),
         srs: sh.srs.entries(),
+        pce: sh.pce.as_ref().map_or_else(Vec::new, |p| p.resident()),
         memory: sh.memory.usage(),
+        jobs: {
+            let now = Instant::now();
+            sh.jobs.recent(RECENT_JOBS).iter().map(|j| j.view(now)).collect()
+        },
+        by_kind: ProofKind::ALL
+            .iter()
+            .map(|&kind| {
+                let k = &c.by_kind[kind.index()];
+                let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+                KindStatus { kind, completed: n(&k.completed), failed: n(&k.failed), completed_ms: n(&k.completed_ms) }
+            })
+            .collect(),
         jobs_completed: c.completed.load(Ordering::Relaxed),
         jobs_failed: c.failed.load(Ordering::Relaxed),
         jobs_cancelled: c.cancelled.load(Ordering::Relaxed),

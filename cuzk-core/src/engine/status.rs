@@ -2,6 +2,7 @@
 //! and its Prometheus text rendering (GetMetrics, `GET /metrics`).
 
 use super::interlock::VramUsage;
+use super::job::Phase;
 use super::memory::MemoryUsage;
 use super::request::{JobId, ProofKind};
 use super::srs_manager::SrsEntryStatus;
@@ -33,6 +34,9 @@ pub struct WorkerStatus {
     /// Index among the device's workers (prover workers).
     pub sub_id: Option<usize>,
     pub busy: bool,
+    /// When it took up its current partition.
+    #[serde(skip)]
+    pub since: Option<std::time::Instant>,
     pub job: Option<JobId>,
     pub partition: Option<usize>,
     pub kind: Option<ProofKind>,
@@ -54,6 +58,63 @@ pub struct DeviceStatus {
     pub on_cpu: bool,
 }
 
+/// Where one partition of a job is.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitionPhase {
+    #[default]
+    Pending,
+    Synthesizing,
+    /// Synthesized, waiting for a prover.
+    SynthDone,
+    Proving,
+    Done,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PartitionView {
+    pub phase: PartitionPhase,
+    /// Its synthesis time (so far, while synthesizing).
+    pub synth_ms: Option<u64>,
+    /// Its prover time (so far, while proving).
+    pub gpu_ms: Option<u64>,
+}
+
+/// A live job, or one that ended within [`RECENT_JOBS`].
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct JobView {
+    pub id: JobId,
+    pub request_id: Option<String>,
+    pub kind: ProofKind,
+    pub phase: Phase,
+    /// Since submission.
+    pub age_ms: u64,
+    pub finished_ms_ago: Option<u64>,
+    pub partitions: Vec<PartitionView>,
+}
+
+/// How long status keeps showing a finished job (dashboards polling every
+/// few seconds see it end).
+pub const RECENT_JOBS: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Finished jobs of one proof kind.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct KindStatus {
+    pub kind: ProofKind,
+    pub completed: u64,
+    pub failed: u64,
+    /// The completed jobs' times from submission to proof, summed.
+    pub completed_ms: u64,
+}
+
+/// A circuit's pre-compiled constraint system held in memory.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PceStatus {
+    pub circuit_id: String,
+    pub size_bytes: u64,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct EngineStatus {
     pub backend: String,
@@ -62,7 +123,11 @@ pub struct EngineStatus {
     pub workers: Vec<WorkerStatus>,
     pub devices: Vec<DeviceStatus>,
     pub srs: Vec<SrsEntryStatus>,
+    pub pce: Vec<PceStatus>,
     pub memory: MemoryUsage,
+    /// Live jobs and those finished within [`RECENT_JOBS`], oldest first.
+    pub jobs: Vec<JobView>,
+    pub by_kind: Vec<KindStatus>,
     pub jobs_completed: u64,
     pub jobs_failed: u64,
     pub jobs_cancelled: u64,
@@ -115,6 +180,19 @@ impl EngineStatus {
         metric("cuzk_running_jobs", "gauge", "Jobs being proved.", sum(|q| q.in_progress));
         let provers = self.workers.iter().filter(|w| w.role == WorkerRole::Prover).count();
         metric("cuzk_gpu_workers", "gauge", "Prover workers.", one(provers as f64));
+        let by_kind = |f: fn(&KindStatus) -> f64| {
+            self.by_kind.iter().map(|k| (format!("{{proof_kind=\"{}\"}}", k.kind.compat_label()), f(k))).collect()
+        };
+        metric("cuzk_proofs_completed", "counter", "Per proof-kind completions.", by_kind(|k| k.completed as f64));
+        metric("cuzk_proofs_failed", "counter", "Per proof-kind failures.", by_kind(|k| k.failed as f64));
+        // A summary without quantiles: count and sum of the completed jobs'
+        // times from submission to proof, per kind, since start.
+        let _ = writeln!(out, "# HELP cuzk_proof_duration_seconds Proof duration.\n# TYPE cuzk_proof_duration_seconds summary");
+        for k in &self.by_kind {
+            let label = k.kind.compat_label();
+            let _ = writeln!(out, "cuzk_proof_duration_seconds_count{{proof_kind=\"{label}\"}} {}", k.completed);
+            let _ = writeln!(out, "cuzk_proof_duration_seconds_sum{{proof_kind=\"{label}\"}} {:.3}", k.completed_ms as f64 / 1000.0);
+        }
         out
     }
 }

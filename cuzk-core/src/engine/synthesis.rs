@@ -12,6 +12,7 @@ use super::memory::{Purpose, ReserveError};
 use super::pce_store::SynthPath;
 use super::pipeline::{Member, ProveUnit, SynthUnit};
 use super::shared::{panic_message, Shared};
+use super::status::PartitionPhase;
 use super::timeline::Event;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -23,6 +24,7 @@ pub fn run(sh: Arc<Shared>, worker_id: usize) {
         process(&sh, worker_id, unit);
         sh.set_worker(worker_id, |w| {
             w.busy = false;
+            w.since = None;
             w.job = None;
             w.partition = None;
             w.kind = None;
@@ -57,10 +59,12 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         }
         sh.set_worker(worker_id, |w| {
             w.busy = true;
+            w.since = Some(Instant::now());
             w.job = Some(m.job.id);
             w.partition = Some(m.partition);
             w.kind = Some(m.job.kind);
         });
+        m.job.partition_enters(m.partition, PartitionPhase::Synthesizing);
         sh.timeline.record(Event::new("synth_start", m.job.id).partition(m.partition).worker(worker_id));
         let t = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| match &sh.pce {
@@ -68,7 +72,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             None => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
         }));
         let took = t.elapsed();
-        m.job.add_synthesis(took);
+        m.job.add_synthesis(m.partition, took);
         sh.timeline.record(Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id));
         sh.set_worker(worker_id, |w| w.done += 1);
         match result {
@@ -85,8 +89,8 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
                 synth_times.push(took);
                 kept.push(m);
             }
-            Ok(Err(e)) => m.job.fail(format!("partition {}: synthesis failed: {e}", m.partition)),
-            Err(p) => m.job.fail(format!("partition {}: synthesis panicked: {}", m.partition, panic_message(&*p))),
+            Ok(Err(e)) => m.job.fail_partition(m.partition, format!("partition {}: synthesis failed: {e}", m.partition)),
+            Err(p) => m.job.fail_partition(m.partition, format!("partition {}: synthesis panicked: {}", m.partition, panic_message(&*p))),
         }
     }
     drop(synth_ticket);
