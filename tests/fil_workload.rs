@@ -6,7 +6,8 @@
 //! filecoin-proofs' `verify_seal` accepts. Its WindowPoSt and WinningPoSt
 //! sector proofs pass the submit check (filecoin-proofs' vanilla PoSt
 //! verification) and at 2 KiB prove to proofs `verify_window_post` and
-//! `verify_winning_post` accept (32 GiB: ignored).
+//! `verify_winning_post` accept (32 GiB: ignored). Its SnapDeals partition
+//! proofs likewise, with `verify_empty_sector_update_proof`.
 
 use cuzk_core::filecoin::filecoin_proofs::parameters::public_params;
 use cuzk_core::filecoin::filecoin_proofs::{constants::*, DefaultPieceDomain, DefaultPieceHasher};
@@ -15,7 +16,8 @@ use cuzk_core::filecoin::filecoin_proofs_api::post::{verify_window_post, verify_
 use cuzk_core::filecoin::filecoin_proofs_api::{PublicReplicaInfo, SectorId};
 use cuzk_core::filecoin::storage_proofs_core::merkle::MerkleTreeTrait;
 use cuzk_core::filecoin::storage_proofs_core::proof::ProofScheme;
-use cuzk_core::filecoin::workload::{porep, post, PorepSpec, PorepWorkload, PostSpec, PostWorkload};
+use cuzk_core::filecoin::filecoin_proofs_api::update::verify_empty_sector_update_proof;
+use cuzk_core::filecoin::workload::{porep, post, snap, PorepSpec, PorepWorkload, PostSpec, PostWorkload, SnapSpec, SnapWorkload};
 use cuzk_core::filecoin::{
     decode_envelope, encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest, ProofType,
 };
@@ -205,4 +207,48 @@ fn post_32gib_workloads_pass_the_vanilla_checks() {
     let (w, _) = post_workload(ProofKind::WindowPostPartition, SECTOR_SIZE_32_GIB, 0);
     assert_eq!(w.sectors.len(), 2349);
     post_workload(ProofKind::WinningPost, SECTOR_SIZE_32_GIB, 0);
+}
+
+fn snap_workload(sector_size: u64) -> (SnapWorkload, ProofRequest) {
+    let t = Instant::now();
+    let w = snap(SnapSpec { sector_size, seed: 6 }).expect("generator");
+    eprintln!("SnapDeals {sector_size}-byte workload generated in {:.2} s", t.elapsed().as_secs_f64());
+    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, 1000);
+    req.registered_proof = ProofType::current_number(ProofKind::SnapDealsUpdate, sector_size).unwrap();
+    req.sector_size = sector_size;
+    req.vanilla_proofs = w.vanilla_proofs.clone();
+    req.comm_r_old = w.comm_r_old.to_vec();
+    req.comm_r_new = w.comm_r_new.to_vec();
+    req.comm_d_new = w.comm_d_new.to_vec();
+    // The submit check runs filecoin-proofs' update verifier.
+    let t = Instant::now();
+    prepare(&req).expect("the submit check refuses the workload");
+    eprintln!("submit check and circuits: {:.2} s", t.elapsed().as_secs_f64());
+    (w, req)
+}
+
+#[test]
+fn snap_2kib_workload_proves_to_a_proof_the_update_verifier_accepts() {
+    let (w, req) = snap_workload(SECTOR_SIZE_2_KIB);
+    let proof = prove_on_cpu(&req);
+    let verify = |comm_d_new| verify_empty_sector_update_proof(w.registered_proof, &proof, w.comm_r_old, w.comm_r_new, comm_d_new);
+    assert!(verify(w.comm_d_new).unwrap(), "verify_empty_sector_update_proof rejects the proof of the generated workload");
+    let mut other = w.comm_d_new;
+    other[0] ^= 1;
+    assert!(!verify(other).unwrap_or(false));
+    assert_eq!(snap_workload(SECTOR_SIZE_2_KIB).0.vanilla_proofs, w.vanilla_proofs, "same seed, different output");
+}
+
+#[test]
+fn snap_8mib_and_512mib_workloads_pass_the_vanilla_checks() {
+    snap_workload(SECTOR_SIZE_8_MIB);
+    snap_workload(SECTOR_SIZE_512_MIB);
+}
+
+/// 32 GiB and 64 GiB (16 partitions): run with `--ignored`.
+#[test]
+#[ignore]
+fn snap_32gib_and_64gib_workloads_pass_the_vanilla_checks() {
+    snap_workload(SECTOR_SIZE_32_GIB);
+    snap_workload(SECTOR_SIZE_64_GIB);
 }

@@ -4,19 +4,20 @@
 //! - PoRep: `c1.json`, the request's `vanilla_proof`: the C1 output in
 //!   Curio's `{"SectorNum","Phase1Out","SectorSize"}` envelope (what
 //!   `cuzk single -t porep --c1` sends);
-//! - WindowPoSt (one partition) and WinningPoSt: `vanilla.json`, the
-//!   request's `vanilla_proofs` (bincode sector proofs) as a JSON array of
-//!   base64 strings (what `cuzk single -t wpost|winning --vanilla` sends);
+//! - WindowPoSt (one partition), WinningPoSt and SnapDeals:
+//!   `vanilla.json`, the request's `vanilla_proofs` (bincode sector or
+//!   partition proofs) as a JSON array of base64 strings (what
+//!   `cuzk single -t wpost|winning|snap --vanilla` sends);
 //! - `meta.json`: the public values a verifier needs (bytes as hex) and
 //!   the request's registered proof number.
 //!
 //! Each is checked before it is written: PoRep by filecoin-proofs' vanilla
-//! verifier and the daemon's submit check, PoSt by the daemon's submit
-//! check (filecoin-proofs' vanilla PoSt verification).
+//! verifier and the daemon's submit check, PoSt and SnapDeals by the
+//! daemon's submit check (filecoin-proofs' vanilla verification).
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use base64::Engine as _;
-use cuzk_core::filecoin::workload::{porep, post, PorepSpec, PostSpec};
+use cuzk_core::filecoin::workload::{porep, post, snap, PorepSpec, PostSpec, SnapSpec};
 use cuzk_core::filecoin::{encode_envelope, parse_sector_size, prepare, ProofKind, ProofRequest, ProofType};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Proof kind: porep, window or winning (snap is not generated yet).
+    /// Proof kind: porep, snap, window or winning.
     #[arg(long)]
     pub kind: String,
     /// Sector size: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
@@ -48,7 +49,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let kind = ProofKind::from_name(&a.kind).ok_or_else(|| anyhow!("unknown kind {:?}: porep, window or winning", a.kind))?;
+    let kind = ProofKind::from_name(&a.kind).ok_or_else(|| anyhow!("unknown kind {:?}: porep, snap, window or winning", a.kind))?;
     let size = parse_sector_size(&a.sector_size)
         .ok_or_else(|| anyhow!("unknown sector size {:?}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB", a.sector_size))?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
@@ -56,7 +57,7 @@ pub fn run(a: Args) -> Result<()> {
     let (written, prove) = match kind {
         ProofKind::PorepSealCommit => write_porep(&a, size)?,
         ProofKind::WindowPostPartition | ProofKind::WinningPost => write_post(&a, kind, size)?,
-        ProofKind::SnapDealsUpdate => bail!("--kind {}: SnapDeals workloads are not generated yet", a.kind),
+        ProofKind::SnapDealsUpdate => write_snap(&a, size)?,
     };
     println!("{written} and meta.json in {:.1} s, checked\n  prove it: {prove}", t.elapsed().as_secs_f64());
     Ok(())
@@ -97,18 +98,10 @@ fn write_porep(a: &Args, size: u64) -> Result<(String, String)> {
 fn write_post(a: &Args, kind: ProofKind, size: u64) -> Result<(String, String)> {
     let spec = PostSpec { kind, sector_size: size, seed: a.seed, miner_id: a.miner_id, first_sector: a.sector_num, sectors: a.sectors };
     let w = post(spec)?;
-    let number = ProofType::current_number(kind, size)?;
-    // The daemon's submit check: filecoin-proofs' vanilla PoSt verification.
     let mut req = ProofRequest::new(kind, a.miner_id);
-    req.registered_proof = number;
-    req.sector_size = size;
     req.randomness = w.randomness.to_vec();
     req.vanilla_proofs = w.vanilla_proofs.clone();
-    prepare(&req).context("the generated PoSt vanilla proofs fail the submit check")?;
-
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let vanilla: Vec<String> = w.vanilla_proofs.iter().map(|v| b64.encode(v)).collect();
-    let path = write(&a.out, "vanilla.json", &serde_json::to_vec(&vanilla)?)?;
+    let (number, path) = check_and_write_vanilla(a, req, size)?;
     let (name, flag) = if kind == ProofKind::WinningPost { ("winning", "winning") } else { ("window", "wpost") };
     let meta = json!({
         "kind": name,
@@ -131,6 +124,48 @@ fn write_post(a: &Args, kind: ProofKind, size: u64) -> Result<(String, String)> 
             a.miner_id
         ),
     ))
+}
+
+fn write_snap(a: &Args, size: u64) -> Result<(String, String)> {
+    let w = snap(SnapSpec { sector_size: size, seed: a.seed })?;
+    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, a.miner_id);
+    req.comm_r_old = w.comm_r_old.to_vec();
+    req.comm_r_new = w.comm_r_new.to_vec();
+    req.comm_d_new = w.comm_d_new.to_vec();
+    req.vanilla_proofs = w.vanilla_proofs.clone();
+    let (number, path) = check_and_write_vanilla(a, req, size)?;
+    let (r_old, r_new, d_new) = (hex(&w.comm_r_old), hex(&w.comm_r_new), hex(&w.comm_d_new));
+    let meta = json!({
+        "kind": "snap",
+        "registered_proof": format!("{:?}", w.registered_proof),
+        "registered_proof_number": number,
+        "sector_size": size,
+        "seed": a.seed,
+        "comm_r_old": r_old,
+        "comm_r_new": r_new,
+        "comm_d_new": d_new,
+    });
+    write(&a.out, "meta.json", serde_json::to_string_pretty(&meta)?.as_bytes())?;
+    Ok((
+        format!("{:?}: wrote {path} ({} partition proofs)", w.registered_proof, w.vanilla_proofs.len()),
+        format!(
+            "cuzk single -t snap --vanilla {path} --registered-proof {number} --comm-r-old {r_old} --comm-r-new {r_new} --comm-d-new {d_new}"
+        ),
+    ))
+}
+
+/// Runs the daemon's submit check (filecoin-proofs' vanilla verification)
+/// on `req` for the current registered proof of its kind and `size`, then
+/// writes its vanilla proofs as `vanilla.json`. Returns the registered
+/// proof number and the file's path.
+fn check_and_write_vanilla(a: &Args, mut req: ProofRequest, size: u64) -> Result<(u64, String)> {
+    let number = ProofType::current_number(req.kind, size)?;
+    req.registered_proof = number;
+    req.sector_size = size;
+    prepare(&req).context("the generated vanilla proofs fail the submit check")?;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let vanilla: Vec<String> = req.vanilla_proofs.iter().map(|v| b64.encode(v)).collect();
+    Ok((number, write(&a.out, "vanilla.json", &serde_json::to_vec(&vanilla)?)?))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -4,13 +4,16 @@
 //! input needs a sealed sector (hours of work, hundreds of GiB of disk);
 //! these need only the parts a proof opens.
 //!
-//! `sparse_tree`: Merkle trees materialized along the opened paths;
+//! `sparse_tree`: Merkle trees materialized along the opened paths, and
+//! trees every leaf of which opens (periodic leaves);
 //! `porep`: the PoRep C1 output; `post`: WindowPoSt and WinningPoSt
-//! sector proofs.
+//! sector proofs; `snap`: SnapDeals partition proofs.
 
 mod porep;
 mod post;
+mod snap;
 mod sparse_tree;
 
 pub use porep::{porep, PorepSpec, PorepWorkload};
 pub use post::{post, PostSpec, PostWorkload};
+pub use snap::{snap, SnapSpec, SnapWorkload};

@@ -4,7 +4,7 @@
 //! What a real `seal_commit_phase1` reads from the sector's files is made
 //! here from the seed, in the order filecoin-proofs fixes it:
 //! 1. the data (tree_d, comm_d): one pseudo-random block repeated through
-//!    the sector ([`RepeatedData`]), so any leaf opens against comm_d;
+//!    the sector ([`PeriodicTree`]), so any leaf opens against comm_d;
 //! 2. the replica id from prover id, sector number, ticket, comm_d and
 //!    porep id, and the challenges from it and the seed (filecoin-proofs'
 //!    own functions);
@@ -24,7 +24,7 @@
 //! challenges do not depend on comm_r, so the trees can be built after
 //! them.
 
-use super::sparse_tree::{prf, prf_bytes, RepeatedData, SparseTree};
+use super::sparse_tree::{prf, prf_bytes, PeriodicTree, SparseTree};
 use crate::filecoin::error::{FilecoinError, Result};
 use crate::filecoin::kind::{ProofKind, ProofType};
 use crate::filecoin::porep_check::check_partitions;
@@ -121,7 +121,8 @@ fn c1_output<Tree: 'static + MerkleTreeTrait>(
     let challenge_seed = prf_bytes(seed, "seed", 0, 0);
 
     // 1. The data and comm_d.
-    let data = RepeatedData::<Sha256Hasher>::new(nodes, nodes.min(DATA_BLOCK_NODES), |i| prf(seed, "data", i as u64, 0));
+    let block = nodes.min(DATA_BLOCK_NODES);
+    let data = PeriodicTree::<Sha256Hasher>::new::<U2, U0, U0>(nodes, block, nodes, |i| prf(seed, "data", (i % block) as u64, 0));
     let comm_d: DefaultPieceDomain = data.root();
 
     // 2. Replica id and challenges.

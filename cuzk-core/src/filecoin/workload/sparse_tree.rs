@@ -4,14 +4,15 @@
 //! only the inclusion proofs of its challenged leaves. Every node off those
 //! paths is the digest of an untouched subtree, given by a `filler`: for
 //! tree_c and tree_r_last a pseudo-random digest (a subtree nobody will
-//! ever open), for tree_d the node of the data tree (see [`RepeatedData`]).
+//! ever open), for trees whose root must exist before the challenges the
+//! node of a [`PeriodicTree`].
 //! The nodes on the paths are hashed from their children with the tree's
 //! own hash function, so every proof the tree gives is valid against its
 //! one root.
 
 use filecoin_hashers::{Domain, Hasher};
 use merkletree::hash::Algorithm;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use storage_proofs_core::merkle::{base_path_length, MerkleProof};
 use typenum::Unsigned;
 
@@ -32,16 +33,7 @@ impl<H: Hasher> SparseTree<H> {
         leaves: impl IntoIterator<Item = (usize, H::Domain)>,
         filler: impl Fn(usize, usize) -> H::Domain,
     ) -> Self {
-        let base = base_path_length::<A, B, C>(nodes);
-        let mut arities = vec![A::to_usize(); base];
-        // The height within its part (base, sub-tree, top-tree), as
-        // filecoin-proofs' paths count it for the hash function.
-        let mut heights: Vec<usize> = (0..base).collect();
-        for extra in [B::to_usize(), C::to_usize()].into_iter().filter(|&a| a > 0) {
-            arities.push(extra);
-            heights.push(0);
-        }
-        debug_assert_eq!(arities.iter().product::<usize>(), nodes, "the arities do not span the leaves");
+        let (arities, heights) = shape::<A, B, C>(nodes);
         let mut levels = vec![leaves.into_iter().collect::<BTreeMap<_, _>>()];
         let mut hasher = H::Function::default();
         for (level, (&arity, &height)) in arities.iter().zip(&heights).enumerate() {
@@ -105,54 +97,105 @@ impl<H: Hasher> SparseTree<H> {
     }
 }
 
-/// Sector data made of one pseudo-random block of leaves repeated to the
-/// sector's size, and its binary tree (tree_d). comm_d must exist before
-/// the challenges (they derive from the replica id, which hashes comm_d),
-/// so every leaf must be openable against it: a repeated block makes the
-/// whole tree's root, and any leaf's path, cost one block's hashing.
-pub(crate) struct RepeatedData<H: Hasher> {
-    /// The block's tree: level 0 its leaves, the last its root.
-    block: Vec<Vec<H::Domain>>,
-    /// Above the block: the one digest of each level (both children equal).
-    above: Vec<H::Domain>,
+/// A tree every leaf of which can be opened, at the cost of one block's
+/// hashing: its leaves repeat with a period (a power of two) within each
+/// region (a power of two, a multiple of the period); every node below a
+/// region's size is one of a region's period's worth of distinct digests,
+/// every node above is hashed from its children. Used as the untouched
+/// nodes of a [`SparseTree`] where the root must exist before the
+/// challenges: tree_d (they derive from the replica id, which hashes
+/// comm_d), and SnapDeals' trees (they derive from comm_r_new), whose new
+/// replica differs per region (the encoding's rho depends on a leaf's high
+/// bits).
+pub(crate) struct PeriodicTree<H: Hasher> {
+    /// Leaves under one node of each level (level 0: 1).
+    spans: Vec<usize>,
+    period: usize,
+    region: usize,
+    /// The distinct nodes of each level, by [`Self::key`].
+    levels: Vec<HashMap<(usize, usize), H::Domain>>,
 }
 
-impl<H: Hasher> RepeatedData<H> {
-    /// `nodes` leaves (a power of two), repeating a block of `block_nodes`
-    /// (a power of two, at most `nodes`) leaves `leaf(i)`.
-    pub fn new(nodes: usize, block_nodes: usize, leaf: impl Fn(usize) -> H::Domain) -> Self {
-        assert!(nodes.is_power_of_two() && block_nodes.is_power_of_two() && block_nodes <= nodes);
+impl<H: Hasher> PeriodicTree<H> {
+    /// The tree over `nodes` leaves with the shape of a filecoin-proofs tree
+    /// of arities (A, B, C), whose leaf `i` is `leaf(i)`: a function of
+    /// `i % period` and `i / region` only.
+    pub fn new<A: Unsigned, B: Unsigned, C: Unsigned>(
+        nodes: usize,
+        period: usize,
+        region: usize,
+        leaf: impl Fn(usize) -> H::Domain,
+    ) -> Self {
+        assert!(period.is_power_of_two() && region.is_power_of_two() && period <= region && region <= nodes);
+        let (arities, heights) = shape::<A, B, C>(nodes);
+        let mut spans = vec![1];
+        for a in &arities {
+            spans.push(spans.last().expect("level 0") * a);
+        }
+        let mut tree = PeriodicTree { spans, period, region, levels: Vec::new() };
         let mut hasher = H::Function::default();
-        let mut hash2 = |l: &H::Domain, r: &H::Domain, height: usize| {
-            hasher.reset();
-            hasher.multi_node(&[*l, *r], height)
-        };
-        let mut block = vec![(0..block_nodes).map(leaf).collect::<Vec<_>>()];
-        while block.last().is_some_and(|l| l.len() > 1) {
-            let height = block.len() - 1;
-            let next = block[height].chunks(2).map(|p| hash2(&p[0], &p[1], height)).collect();
-            block.push(next);
+        for level in 0..=arities.len() {
+            let span = tree.spans[level];
+            // One node of each distinct digest.
+            let nodes_of_level: Vec<usize> = if span > region {
+                (0..nodes / span).collect()
+            } else {
+                let classes = (period / span).max(1);
+                (0..nodes / region).flat_map(|r| (0..classes).map(move |c| r * (region / span) + c)).collect()
+            };
+            let mut digests = HashMap::with_capacity(nodes_of_level.len());
+            for i in nodes_of_level {
+                let digest = if level == 0 {
+                    leaf(i)
+                } else {
+                    let a = arities[level - 1];
+                    let children: Vec<H::Domain> = (i * a..(i + 1) * a).map(|c| tree.node(level - 1, c)).collect();
+                    hasher.reset();
+                    hasher.multi_node(&children, heights[level - 1])
+                };
+                digests.insert(tree.key(level, i), digest);
+            }
+            tree.levels.push(digests);
         }
-        let mut above = Vec::new();
-        let mut top = block.last().expect("a block has leaves")[0];
-        for height in block.len() - 1..nodes.trailing_zeros() as usize {
-            top = hash2(&top, &top, height);
-            above.push(top);
+        tree
+    }
+
+    /// Nodes of equal keys have equal digests: below a region's size, a
+    /// node is its region and its place within the period.
+    fn key(&self, level: usize, index: usize) -> (usize, usize) {
+        let span = self.spans[level];
+        if span > self.region {
+            (index, 0)
+        } else {
+            let class = if span >= self.period { 0 } else { index % (self.period / span) };
+            (index * span / self.region, class)
         }
-        RepeatedData { block, above }
     }
 
     /// The node `index` at `level` (leaves: level 0).
     pub fn node(&self, level: usize, index: usize) -> H::Domain {
-        match self.block.get(level) {
-            Some(nodes) => nodes[index % nodes.len()],
-            None => self.above[level - self.block.len()],
-        }
+        self.levels[level][&self.key(level, index)]
     }
 
     pub fn root(&self) -> H::Domain {
-        self.above.last().copied().unwrap_or_else(|| self.block.last().expect("a block has leaves")[0])
+        self.node(self.levels.len() - 1, 0)
     }
+}
+
+/// The arity of each level of a filecoin-proofs tree of `nodes` leaves
+/// with arities (A, B, C) (base, sub-tree, top-tree; 0 = none), leaves
+/// first, and each level's height within its part, as filecoin-proofs'
+/// paths count it for the hash function.
+fn shape<A: Unsigned, B: Unsigned, C: Unsigned>(nodes: usize) -> (Vec<usize>, Vec<usize>) {
+    let base = base_path_length::<A, B, C>(nodes);
+    let mut arities = vec![A::to_usize(); base];
+    let mut heights: Vec<usize> = (0..base).collect();
+    for extra in [B::to_usize(), C::to_usize()].into_iter().filter(|&a| a > 0) {
+        arities.push(extra);
+        heights.push(0);
+    }
+    debug_assert_eq!(arities.iter().product::<usize>(), nodes, "the arities do not span the leaves");
+    (arities, heights)
 }
 
 /// A pseudo-random field element (as a tree domain): 32 bytes of BLAKE2b
@@ -206,10 +249,18 @@ mod tests {
         }
     }
 
+    /// The root of the tree of all `nodes` leaves, hashed in full.
+    fn full_root<H: Hasher, A: Unsigned, B: Unsigned, C: Unsigned>(nodes: usize, leaf: impl Fn(usize) -> H::Domain) -> H::Domain {
+        SparseTree::<H>::new::<A, B, C>(nodes, (0..nodes).map(|i| (i, leaf(i))), |_, _| unreachable!("every leaf is given")).root()
+    }
+
     #[test]
-    fn repeated_data_matches_its_sparse_tree() {
+    fn periodic_trees_equal_the_trees_hashed_in_full() {
+        // Binary (tree_d), one region.
         let nodes = 1 << 10;
-        let data = RepeatedData::<Sha256Hasher>::new(nodes, 1 << 4, |i| prf(2, "data", i as u64, 0));
+        let leaf = |i: usize| prf(2, "data", (i % 16) as u64, 0);
+        let data = PeriodicTree::<Sha256Hasher>::new::<U2, U0, U0>(nodes, 16, nodes, leaf);
+        assert_eq!(data.root(), full_root::<Sha256Hasher, U2, U0, U0>(nodes, leaf));
         let leaves = [3usize, 17, 1000];
         let tree = SparseTree::<Sha256Hasher>::new::<U2, U0, U0>(nodes, leaves.iter().map(|&i| (i, data.node(0, i))), |l, i| {
             data.node(l, i)
@@ -219,8 +270,11 @@ mod tests {
             let proof: MerkleProof<Sha256Hasher, U2> = tree.proof(i);
             assert!(proof.verify() && proof.proves_challenge(i));
         }
-        // Blocks repeat: leaf 3 and leaf 19 hold the same data.
-        assert_eq!(data.node(0, 3), data.node(0, 19));
-        assert_ne!(data.node(0, 3), data.node(0, 4));
+        // The 32 GiB shape (8 sub-trees) in 4 regions of 128 leaves.
+        let nodes = 8 * 8 * 8;
+        let leaf = |i: usize| prf(3, "leaf", (i % 16) as u64, (i / 128) as u64);
+        let periodic = PeriodicTree::<P>::new::<U8, U8, U0>(nodes, 16, 128, leaf);
+        assert_eq!(periodic.root(), full_root::<P, U8, U8, U0>(nodes, leaf));
+        assert_ne!(periodic.node(0, 3), periodic.node(0, 131), "regions differ");
     }
 }
