@@ -27,7 +27,7 @@ json="$(mktemp)"
 cargo build --release -p cuzk-sys --tests --benches --message-format=json-render-diagnostics >"$json"
 # CUZK_BUNDLE_SYS_ONLY=1: only cuzk-sys's tests and benches (NTT/H/MSM work).
 if [ -z "${CUZK_BUNDLE_SYS_ONLY:-}" ]; then
-    cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --test gpu_partition --test gpu_engine --test gpu_faults --message-format=json-render-diagnostics >>"$json"
+    cargo build --release -p cuzk-tests --test gpu_vs_cpu --test gpu_msm --test gpu_prover --test gpu_partition --test gpu_spmv --test gpu_engine --test gpu_faults --message-format=json-render-diagnostics >>"$json"
     # The CLI (engine benchmark) and the daemon, with the cuda feature
     # (gRPC's C core needs cmake; without it the bundle has no bin/).
     if command -v cmake >/dev/null; then

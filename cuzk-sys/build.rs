@@ -62,7 +62,7 @@ fn generate_bindings(native: &Path, out: &Path) {
         .allowlist_type("cuzk_.*")
         .allowlist_var("CUZK_.*")
         .rustified_enum("cuzk_.*")
-        .opaque_type("cuzk_stream|cuzk_event|cuzk_gpu_locks|cuzk_ntt_context")
+        .opaque_type("cuzk_stream|cuzk_event|cuzk_gpu_locks|cuzk_ntt_context|cuzk_spmv")
         .derive_default(true)
         .layout_tests(false)
         .generate()

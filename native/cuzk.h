@@ -282,6 +282,49 @@ int32_t cuzk_compact_fr_scratch_bytes(uint64_t n, uint64_t *bytes, cuzk_error *e
 int32_t cuzk_test_msm_inputs(int32_t ordinal, int32_t g2, const void *generator, uint64_t seed, uint64_t n,
                              uint64_t distinct, void *d_points, void *d_scalars, cuzk_error *err);
 
+/* ---- sparse matrix-vector products for PCE (native/spmv/) --------------- */
+
+/* One matrix of a pre-compiled constraint system in compressed sparse rows
+ * (cuzk-core's pce::SparseMatrix), in host memory: row r's entries are
+ * cols[row_ptr[r] .. row_ptr[r + 1]], entry k's coefficient is
+ * coeffs[coeff_idx[k]]; row_ptr has rows + 1 elements, cols and coeff_idx
+ * nnz each. */
+typedef struct cuzk_spmv_matrix {
+    const uint32_t *row_ptr;
+    const uint32_t *cols;
+    const uint32_t *coeff_idx;
+    uint64_t nnz;
+} cuzk_spmv_matrix;
+
+/* A, B and C of one circuit resident on a device, with their coefficient
+ * table (num_coeffs Fr, coeffs[0] = 1, coeffs[1] = -1: additions on the
+ * device). Immutable once created: any number of streams may evaluate it. */
+typedef struct cuzk_spmv cuzk_spmv;
+
+/* Uploads matrices[0..3] (A, B, C, each of `rows` rows over num_vars
+ * columns) and the table into one device allocation of
+ * cuzk_spmv_device_bytes bytes; returns when the copies are done (host
+ * memory may be reused). The caller must have checked every index: row_ptr
+ * non-decreasing from 0 to nnz, cols < num_vars, coeff_idx < num_coeffs
+ * (cuzk-sys's safe wrapper does). rows, num_vars, nnz < 2^32. */
+int32_t cuzk_spmv_create(int32_t ordinal, const cuzk_spmv_matrix *matrices, uint64_t rows, uint64_t num_vars,
+                         const void *coeffs, uint64_t num_coeffs, cuzk_spmv **out, cuzk_error *err);
+int32_t cuzk_spmv_destroy(cuzk_spmv *spmv, cuzk_error *err);
+/* Device bytes cuzk_spmv_create allocates for these sizes (nnz: 3 counts). */
+int32_t cuzk_spmv_device_bytes(uint64_t rows, const uint64_t *nnz, uint64_t num_coeffs, uint64_t *bytes,
+                               cuzk_error *err);
+/* Device bytes held by a handle. */
+int32_t cuzk_spmv_bytes(const cuzk_spmv *spmv, uint64_t *bytes, cuzk_error *err);
+
+/* Enqueues on `stream`: d_a = A·z, d_b = B·z, d_c = C·z for the first
+ * `rows` elements and zero for the rest up to out_len (>= rows; the H
+ * term's zero padding). d_z: z_len (= num_vars) Fr on the device, inputs
+ * then aux; d_a, d_b, d_c: three distinct device buffers of out_len Fr.
+ * Results are fully reduced (the CPU SpMV's bytes). No allocation, no
+ * synchronization. */
+int32_t cuzk_spmv_evaluate(const cuzk_spmv *spmv, cuzk_stream *stream, const void *d_z, uint64_t z_len, void *d_a,
+                           void *d_b, void *d_c, uint64_t out_len, cuzk_error *err);
+
 /* ---- tests only: fault injection (native/device/fault_hook.cu) ----------- */
 
 /* In the library only with cuzk-sys's `testing` feature (the CPU-only build

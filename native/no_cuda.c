@@ -170,3 +170,19 @@ int32_t cuzk_test_faults_injected(cuzk_test_fault_site s, uint64_t *c, cuzk_erro
 int32_t cuzk_test_pinned_bytes(uint64_t *b, cuzk_error *err) { (void)b; return no_cuda(err); }
 int32_t cuzk_fixed_base_g1(int32_t o, const void *t, uint32_t c, uint32_t w, const void *k, uint64_t n, void *out, cuzk_error *err) { (void)o, (void)t, (void)c, (void)w, (void)k, (void)n, (void)out; return no_cuda(err); }
 int32_t cuzk_fixed_base_g2(int32_t o, const void *t, uint32_t c, uint32_t w, const void *k, uint64_t n, void *out, cuzk_error *err) { (void)o, (void)t, (void)c, (void)w, (void)k, (void)n, (void)out; return no_cuda(err); }
+int32_t cuzk_spmv_create(int32_t o, const cuzk_spmv_matrix *m, uint64_t r, uint64_t v, const void *c, uint64_t n,
+                         cuzk_spmv **out, cuzk_error *err) {
+    (void)o, (void)m, (void)r, (void)v, (void)c, (void)n, (void)out;
+    return no_cuda(err);
+}
+int32_t cuzk_spmv_destroy(cuzk_spmv *h, cuzk_error *err) { (void)h; return no_cuda(err); }
+int32_t cuzk_spmv_device_bytes(uint64_t r, const uint64_t *z, uint64_t n, uint64_t *b, cuzk_error *err) {
+    (void)r, (void)z, (void)n, (void)b;
+    return no_cuda(err);
+}
+int32_t cuzk_spmv_bytes(const cuzk_spmv *h, uint64_t *b, cuzk_error *err) { (void)h, (void)b; return no_cuda(err); }
+int32_t cuzk_spmv_evaluate(const cuzk_spmv *h, cuzk_stream *s, const void *z, uint64_t zl, void *a, void *b, void *c,
+                           uint64_t n, cuzk_error *err) {
+    (void)h, (void)s, (void)z, (void)zl, (void)a, (void)b, (void)c, (void)n;
+    return no_cuda(err);
+}

@@ -50,7 +50,7 @@ impl std::error::Error for Error {}
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+    pub fn invalid(message: impl Into<String>) -> Self {
         Error { code: ErrorCode::InvalidArgument, message: message.into() }
     }
 }

@@ -1,7 +1,8 @@
 //! Bindings to cuzk's CUDA code in `native/` (the C ABI of `native/cuzk.h`),
 //! plus thin safe wrappers: devices, streams, events, device and pinned
-//! memory, VRAM accounting, the per-GPU locks, the NTT and the H term, and
-//! the G1/G2 MSMs, and fixed-base multiplication (parameter generation).
+//! memory, VRAM accounting, the per-GPU locks, the NTT and the H term, the
+//! G1/G2 MSMs, fixed-base multiplication (parameter generation), and sparse
+//! matrix-vector products for PCE.
 //!
 //! Built without nvcc, the crate is its CPU-only configuration: [`AVAILABLE`]
 //! is false, [`device::device_count`] is 0 and every other call returns an
@@ -23,6 +24,7 @@ pub mod field_test;
 pub mod gpu_locks;
 pub mod msm;
 pub mod ntt;
+pub mod spmv;
 #[cfg(feature = "testing")]
 pub mod test_faults;
 
@@ -36,6 +38,7 @@ pub use device::{device_count, free_memory, DeviceBuffer, DeviceInfo, Event, Hos
 pub use error::{Error, ErrorCode, Result};
 pub use gpu_locks::GpuLocks;
 pub use ntt::{HTermBuffers, NttContext, NttKind};
+pub use spmv::{Csr, SpmvMatrices};
 
 /// True when this build compiled the CUDA code (nvcc was found).
 pub const AVAILABLE: bool = cfg!(cuzk_cuda);

@@ -55,4 +55,31 @@ __device__ __forceinline__ fr_t fr_generator() {
     return r;
 }
 
+// One Fr as two 16-byte accesses (an fr_t is 32-byte aligned in every
+// buffer the kernels use): load_fr, ldg_fr through the read-only cache for
+// data no kernel writes while it runs, store_fr.
+__device__ __forceinline__ fr_t load_fr(const fr_t *p) {
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+    uint4 a = q[0], b = q[1];
+    fr_t r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+
+__device__ __forceinline__ fr_t ldg_fr(const fr_t *p) {
+    const uint4 *q = reinterpret_cast<const uint4 *>(p);
+    uint4 a = __ldg(q), b = __ldg(q + 1);
+    fr_t r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+
+__device__ __forceinline__ void store_fr(fr_t *p, const fr_t &v) {
+    uint4 *q = reinterpret_cast<uint4 *>(p);
+    q[0] = make_uint4(v.v[0], v.v[1], v.v[2], v.v[3]);
+    q[1] = make_uint4(v.v[4], v.v[5], v.v[6], v.v[7]);
+}
+
 }  // namespace cuzk

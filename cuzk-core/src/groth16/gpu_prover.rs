@@ -16,10 +16,12 @@
 //! equal MSM results mean equal bytes.
 //!
 //! The work is split for the engine's interlock: [`GpuProver::stage_h`]
-//! uploads a circuit's a, b, c (pre-staging), [`GpuProver::run`] runs the
-//! kernels by a [`Plan`] ([`plan`]: where the H term runs, which MSMs run
-//! beside the H MSM and in which memory, what is staged next, how MSMs are
-//! chunked), and `assemble` runs on the CPU after the GPU is released.
+//! uploads a circuit's a, b, c (pre-staging), or [`GpuProver::stage_h_spmv`]
+//! computes them on the device from the witness and the circuit's resident
+//! PCE; [`GpuProver::run`] runs the kernels by a [`Plan`] ([`plan`]: where
+//! the H term runs, which MSMs run beside the H MSM and in which memory,
+//! what is staged next, how MSMs are chunked), and `assemble` runs on the
+//! CPU after the GPU is released.
 //!
 //! B_G2 runs on the GPU: blst on the CPU is over an order of magnitude
 //! slower, could not hide behind the GPU's work, and the CPU's cores are
@@ -38,6 +40,7 @@ use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
 use super::Proof;
 use crate::cs::ProvingAssignment;
+use crate::pce::gpu::GpuPce;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
@@ -60,7 +63,7 @@ pub enum GpuProveError {
 }
 
 // blstrs' types are #[repr(transparent)] over blst's; cuzk-sys speaks blst.
-fn scalars_repr(s: &[Fr]) -> &[FrRepr] {
+pub(crate) fn scalars_repr(s: &[Fr]) -> &[FrRepr] {
     const _: () = assert!(std::mem::size_of::<Fr>() == std::mem::size_of::<FrRepr>());
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const FrRepr, s.len()) }
 }
@@ -183,6 +186,26 @@ impl GpuProver {
         let log_n = h_log_n(pa.num_constraints())?;
         let mut bufs = HTermBuffers::new(self.device, log_n)?;
         self.restage_h(pa, log_n, &mut bufs)?;
+        Ok(StagedH { bufs, log_n })
+    }
+
+    /// Allocates H buffers and computes a, b, c into them on the device
+    /// from a witness (inputs, aux) and the circuit's resident matrices:
+    /// what [`GpuProver::stage_h`] gives, without a, b, c computed on the
+    /// host or crossing PCIe. Needs VRAM for z (one Fr per variable) beside
+    /// the H buffers while it runs.
+    pub fn stage_h_spmv(&self, pce: &GpuPce, inputs: &[Fr], aux: &[Fr]) -> Result<StagedH, GpuProveError> {
+        if pce.device() != self.device {
+            return Err(GpuProveError::Plan(format!("PCE on device {}, prover on {}", pce.device(), self.device)));
+        }
+        let log_n = h_log_n(pce.num_constraints())?;
+        let mut bufs = HTermBuffers::new(self.device, log_n)?;
+        let stream = Stream::new(self.device)?;
+        let mut z = DeviceBuffer::new(self.device, pce.num_vars().max(1))?;
+        pce.upload_witness(&stream, inputs, aux, &mut z)?;
+        let HTermBuffers { a, b, c, .. } = &mut bufs;
+        pce.evaluate(&stream, &z, [a, b, c], 1 << log_n)?;
+        stream.synchronize()?;
         Ok(StagedH { bufs, log_n })
     }
 

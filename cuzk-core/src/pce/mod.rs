@@ -7,11 +7,15 @@
 //!   coefficient table, the densities the MSMs need);
 //! - [`file`]: the versioned, checksummed `.pce` file;
 //! - [`spmv`]: a = A·z, b = B·z, c = C·z on all cores;
+//! - `gpu` (feature `cuda`): the matrices resident on a GPU, a, b, c
+//!   computed there;
 //! - [`Pce::synthesize`]: witness-only synthesis checked against the
 //!   recorded shape, then the SpMV: the same [`ProvingAssignment`] as
 //!   classic synthesis, or an error if the circuit allocates differently.
 
 pub mod file;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 mod record;
 pub mod spmv;
 

@@ -1,0 +1,106 @@
+//! A PCE's A, B, C resident on a GPU (cuzk-sys's [`SpmvMatrices`]): a, b,
+//! c computed on the device from an uploaded witness, bit for bit what
+//! [`super::spmv::evaluate`] gives on the host.
+
+use super::Pce;
+use crate::groth16::gpu_prover::scalars_repr;
+use blstrs::Scalar as Fr;
+use ff::Field;
+use cuzk_sys::{Csr, DeviceBuffer, FrRepr, SpmvMatrices, Stream};
+
+/// One circuit's matrices on one device.
+pub struct GpuPce {
+    matrices: SpmvMatrices,
+    num_inputs: usize,
+}
+
+fn csr(m: &super::SparseMatrix) -> Csr<'_> {
+    Csr { row_ptr: &m.row_ptr, cols: &m.cols, coeff_idx: &m.coeff_idx }
+}
+
+impl GpuPce {
+    /// Device bytes [`GpuPce::upload`] takes for `pce`.
+    pub fn device_bytes(pce: &Pce) -> cuzk_sys::Result<u64> {
+        SpmvMatrices::device_bytes(pce.num_constraints(), [pce.a.nnz(), pce.b.nnz(), pce.c.nnz()], pce.coeffs.len())
+    }
+
+    /// Uploads `pce`'s matrices and coefficients to `device` (returns when
+    /// the copies are done).
+    pub fn upload(pce: &Pce, device: i32) -> cuzk_sys::Result<Self> {
+        let num_vars = pce.shape.num_inputs + pce.shape.num_aux;
+        let matrices =
+            SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], scalars_repr(&pce.coeffs), num_vars)?;
+        Ok(GpuPce { matrices, num_inputs: pce.shape.num_inputs })
+    }
+
+    pub fn device(&self) -> i32 {
+        self.matrices.device()
+    }
+
+    /// Device bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.matrices.bytes()
+    }
+
+    pub fn num_constraints(&self) -> usize {
+        self.matrices.rows()
+    }
+
+    /// Elements of z: inputs ‖ aux.
+    pub fn num_vars(&self) -> usize {
+        self.matrices.num_vars()
+    }
+
+    /// Copies a witness of this circuit's shape into `z` (inputs, then aux)
+    /// and waits for the copies.
+    pub fn upload_witness(&self, stream: &Stream, inputs: &[Fr], aux: &[Fr], z: &mut DeviceBuffer<FrRepr>) -> cuzk_sys::Result<()> {
+        if inputs.len() != self.num_inputs || inputs.len() + aux.len() != self.num_vars() {
+            return Err(cuzk_sys::Error::invalid(format!(
+                "witness of {} inputs and {} aux for matrices over {} inputs and {} aux",
+                inputs.len(),
+                aux.len(),
+                self.num_inputs,
+                self.num_vars() - self.num_inputs
+            )));
+        }
+        z.copy_from_host(stream, 0, scalars_repr(inputs))?;
+        z.copy_from_host(stream, inputs.len(), scalars_repr(aux))
+    }
+
+    /// Enqueues a, b, c for the witness in `z` into the first `len`
+    /// elements of `a`, `b`, `c` (zero past the constraints).
+    pub fn evaluate(
+        &self,
+        stream: &Stream,
+        z: &DeviceBuffer<FrRepr>,
+        [a, b, c]: [&mut DeviceBuffer<FrRepr>; 3],
+        len: usize,
+    ) -> cuzk_sys::Result<()> {
+        self.matrices.evaluate(stream, z, a, b, c, len)
+    }
+
+    /// a, b, c on the host for a witness (allocates its own device buffers;
+    /// for tests and benchmarks).
+    pub fn evaluate_to_host(&self, inputs: &[Fr], aux: &[Fr]) -> cuzk_sys::Result<(Vec<Fr>, Vec<Fr>, Vec<Fr>)> {
+        let dev = self.device();
+        let stream = Stream::new(dev)?;
+        let mut z = DeviceBuffer::new(dev, self.num_vars().max(1))?;
+        self.upload_witness(&stream, inputs, aux, &mut z)?;
+        let n = self.num_constraints();
+        let (mut a, mut b, mut c) =
+            (DeviceBuffer::new(dev, n.max(1))?, DeviceBuffer::new(dev, n.max(1))?, DeviceBuffer::new(dev, n.max(1))?);
+        self.evaluate(&stream, &z, [&mut a, &mut b, &mut c], n)?;
+        let to_host = |d: &DeviceBuffer<FrRepr>| -> cuzk_sys::Result<Vec<Fr>> {
+            let mut host = vec![Fr::ZERO; n];
+            d.copy_to_host(&stream, 0, scalars_repr_mut(&mut host))?;
+            Ok(host)
+        };
+        Ok((to_host(&a)?, to_host(&b)?, to_host(&c)?))
+    }
+}
+
+fn scalars_repr_mut(s: &mut [Fr]) -> &mut [FrRepr] {
+    // blstrs::Scalar is #[repr(transparent)] over blst's four limbs.
+    const _: () = assert!(std::mem::size_of::<Fr>() == std::mem::size_of::<FrRepr>());
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut FrRepr, s.len()) }
+}
