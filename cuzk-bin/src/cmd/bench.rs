@@ -36,6 +36,15 @@ pub enum Bench {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// The PCE's SpMV (a, b, c from a witness): on all cores and, with a
+    /// CUDA device, on the GPU (matrices resident), against uploading a,
+    /// b, c.
+    Spmv {
+        #[arg(long)]
+        circuit: CircuitSpec,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Parameter generation for a built-in circuit.
     Setup {
         #[arg(long)]
@@ -95,7 +104,7 @@ pub struct EngineBench {
     timeline_dir: Option<PathBuf>,
 }
 
-fn time_runs(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
+pub(super) fn time_runs(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
     let mut t = Vec::new();
     for _ in 0..runs.max(1) {
         let s = Instant::now();
@@ -106,7 +115,7 @@ fn time_runs(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64
     Ok((t[t.len() / 2], t[0]))
 }
 
-fn row(what: &str, size: &str, (median, min): (f64, f64)) {
+pub(super) fn row(what: &str, size: &str, (median, min): (f64, f64)) {
     println!("| {what:<22} | {size:>14} | {median:>12.1} | {min:>12.1} |");
 }
 
@@ -123,6 +132,7 @@ pub fn run(b: Bench) -> Result<()> {
     header();
     match b {
         Bench::Synth { circuit, runs } => synth_bench(circuit, runs)?,
+        Bench::Spmv { circuit, runs } => super::bench_spmv::run(circuit, runs)?,
         Bench::Prove { circuit, params, runs, batch } => {
             let params = match params {
                 Some(p) => files::read_params(&p, true)?,

@@ -1,5 +1,6 @@
 pub mod batch;
 pub mod bench;
+mod bench_spmv;
 pub mod daemon_info;
 pub mod demo;
 #[cfg(feature = "filecoin")]
