@@ -24,7 +24,10 @@ fn every_rpc_over_a_unix_socket() {
 
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
     assert!(!s.gpus.is_empty(), "a device (the CPU backend's) is listed");
-    assert!(s.queues.iter().any(|q| q.proof_kind == "porep_seal_commit"));
+    let kinds: Vec<&str> = s.queues.iter().map(|q| q.proof_kind.as_str()).collect();
+    for kind in ["porep-c2", "snap-update", "window-post", "winning-post"] {
+        assert!(kinds.contains(&kind), "the existing daemon's proof_kind {kind:?} in {kinds:?}");
+    }
     assert!(s.pinned_memory_limit_bytes > 0);
 
     let p = c.preload_srs(&pb::PreloadSrsRequest { circuit_id: id.into() }).unwrap();
@@ -34,7 +37,7 @@ fn every_rpc_over_a_unix_socket() {
     assert!(s.loaded_srs.iter().any(|e| e.circuit_id == id && e.size_bytes > 0), "{:?}", s.loaded_srs);
 
     let sub = c.submit_proof(&builtin(TINY, 2, 10)).unwrap();
-    assert!(sub.job_id.starts_with("job-"));
+    assert!(is_uuid(&sub.job_id), "a request without request_id gets a UUID: {}", sub.job_id);
     let r = c.await_proof(&pb::AwaitProofRequest { job_id: sub.job_id.clone(), timeout_ms: 0 }).unwrap();
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Completed, "{}", r.error_message);
     assert_eq!(r.job_id, sub.job_id);
@@ -106,6 +109,15 @@ fn every_rpc_over_a_unix_socket() {
 
     d.stop();
     assert!(!sock.exists());
+}
+
+/// 8-4-4-4-12 lowercase hex, version 4, RFC 4122 variant.
+fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        && groups[2].starts_with('4')
+        && groups[3].starts_with(['8', '9', 'a', 'b'])
 }
 
 /// Every field of the existing daemon's `GET /status`, with its JSON type

@@ -39,8 +39,8 @@ impl ProvingService {
     }
 
     /// A job_id as clients give it: the request_id a job was submitted
-    /// with (matched exactly, as the existing daemon uses it for the job
-    /// id), else our `job-<n>`.
+    /// with or the UUID it was given (matched exactly, as the existing
+    /// daemon uses it for the job id), else our `job-<n>`.
     fn resolve(&self, job_id: &str) -> RpcResult<JobId> {
         match self.engine.job_by_request(job_id) {
             Some(id) if !job_id.is_empty() => Ok(id),
@@ -48,7 +48,10 @@ impl ProvingService {
         }
     }
 
-    fn submit(&self, req: &pb::SubmitProofRequest) -> RpcResult<JobId> {
+    /// Submits `req`; returns the job and the id its client knows it by:
+    /// the request_id, or a new UUID where the client gave none, made the
+    /// job's request_id so AwaitProof, CancelProof and status take it.
+    fn submit(&self, req: &pb::SubmitProofRequest) -> RpcResult<(JobId, String)> {
         // The line operators grep for a request; a long id is cut in the log.
         let kind = pb::ProofKind::from_i32(req.proof_kind).map_or("unknown", |k| k.as_str_name());
         log::info!(
@@ -56,10 +59,11 @@ impl ProvingService {
             req.request_id,
             prost::Message::encoded_len(req)
         );
-        let request = wire::to_request(req)?;
+        let mut request = wire::to_request(req)?;
+        let client_id = request.request_id.get_or_insert_with(new_job_uuid).clone();
         let id = self.engine.submit(request).map_err(|e| wire::engine_error(&e))?;
         self.max_job.fetch_max(id.0, Ordering::AcqRel);
-        Ok(id)
+        Ok((id, client_id))
     }
 
     /// Answers on the grpcio thread with what `work` returns.
@@ -128,9 +132,9 @@ impl pb::ProvingEngine for ProvingService {
         // Checking a request can mean parsing ~50 MB of JSON: off the grpcio thread.
         let this = self.clone();
         self.reply_blocking(&ctx, sink, "SubmitProof", move || {
-            let id = this.submit(&req)?;
+            let (id, job_id) = this.submit(&req)?;
             let queue_position = this.engine.queue_position(id).unwrap_or(0) as u32;
-            Ok(pb::SubmitProofResponse { job_id: client_job_id(&req, id), queue_position, assigned_gpu: String::new() })
+            Ok(pb::SubmitProofResponse { job_id, queue_position, assigned_gpu: String::new() })
         });
     }
 
@@ -150,9 +154,9 @@ impl pb::ProvingEngine for ProvingService {
         let this = self.clone();
         self.reply_blocking(&ctx, sink, "Prove", move || {
             let submit = req.submit.as_ref().ok_or_else(|| invalid("ProveRequest.submit is missing"))?;
-            let id = this.submit(submit)?;
+            let (id, job_id) = this.submit(submit)?;
             let outcome = this.engine.await_job(id, None).map_err(|e| wire::engine_error(&e))?;
-            let result = pb::AwaitProofResponse { job_id: client_job_id(submit, id), ..wire::await_response(id, &outcome) };
+            let result = pb::AwaitProofResponse { job_id, ..wire::await_response(id, &outcome) };
             Ok(pb::ProveResponse { result: Some(result) })
         });
     }
@@ -199,12 +203,13 @@ impl pb::ProvingEngine for ProvingService {
     }
 }
 
-/// The job id a client sees: its request_id when it gave one (as the
-/// existing daemon answers), else ours.
-fn client_job_id(req: &pb::SubmitProofRequest, id: JobId) -> String {
-    if req.request_id.is_empty() {
-        id.to_string()
-    } else {
-        req.request_id.clone()
-    }
+/// A random (version 4) UUID: the job id of a request without a
+/// request_id.
+fn new_job_uuid() -> String {
+    let mut b = [0u8; 16];
+    rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut b);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
 }

@@ -5,7 +5,7 @@
 //! `daemon`, `stages` (each worker: job and partition), `queues`, `gpus`,
 //! `srs`, `jobs`, and extra fields in `memory` and `counters`.
 
-use cuzk_core::engine::{EngineStatus, JobView, PartitionPhase, WorkerRole, WorkerStatus};
+use cuzk_core::engine::{EngineStatus, JobId, JobView, PartitionPhase, WorkerRole, WorkerStatus};
 use serde_json::{json, Map, Value};
 
 pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
@@ -95,16 +95,19 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
     })
 }
 
-/// A job id as clients know it: the request_id it was submitted with, or
-/// the engine's id.
+/// The id a client knows job `j` by: its request_id, else ours.
 fn client_id(j: &JobView) -> String {
     j.request_id.clone().unwrap_or_else(|| j.id.to_string())
 }
 
+/// The id a client knows job `id` by (GetStatus and `GET /status`).
+pub fn client_job_id(s: &EngineStatus, id: JobId) -> String {
+    s.jobs.iter().find(|j| j.id == id).map_or_else(|| id.to_string(), client_id)
+}
+
 /// The client's id of the job a worker is on.
 fn worker_job(s: &EngineStatus, w: &WorkerStatus) -> Option<String> {
-    let id = w.job?;
-    Some(s.jobs.iter().find(|j| j.id == id).map_or_else(|| id.to_string(), client_id))
+    w.job.map(|id| client_job_id(s, id))
 }
 
 /// One job in the existing daemon's `pipelines` form.

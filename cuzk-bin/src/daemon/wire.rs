@@ -157,8 +157,8 @@ pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
                 name: d.name.clone(),
                 vram_total_bytes: vram(d.vram.total_bytes),
                 vram_free_bytes: vram(d.vram.total_bytes).saturating_sub(d.vram.used_bytes),
-                current_job_id: busy.and_then(|w| w.job).map(|j| j.to_string()).unwrap_or_default(),
-                current_proof_kind: busy.and_then(|w| w.kind).map(|k| k.to_string()).unwrap_or_default(),
+                current_job_id: busy.and_then(|w| w.job).map(|j| super::status_json::client_job_id(s, j)).unwrap_or_default(),
+                current_proof_kind: busy.and_then(|w| w.kind).map(|k| k.compat_name()).unwrap_or_default().to_string(),
             }
         })
         .collect();
@@ -173,7 +173,7 @@ pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
     let queues = s
         .queues
         .iter()
-        .map(|q| pb::QueueStatus { proof_kind: q.kind.to_string(), pending: q.pending as u32, in_progress: q.in_progress as u32 })
+        .map(|q| pb::QueueStatus { proof_kind: q.kind.compat_name().to_string(), pending: q.pending as u32, in_progress: q.in_progress as u32 })
         .collect();
     pb::GetStatusResponse {
         gpus,

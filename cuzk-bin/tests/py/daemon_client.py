@@ -12,6 +12,7 @@ usage: daemon_client.py PROTO_DIR GEN_DIR ADDR TINY_CIRCUIT
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -63,7 +64,7 @@ cid = "builtin-" + tiny.replace(":", "-")
 stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id=cid))
 assert stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id=cid)).already_loaded
 sub = stub.SubmitProof(builtin(tiny, 2, 70))
-assert sub.job_id.startswith("job-")
+assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", sub.job_id), sub.job_id
 keep(tiny, 2, 70, stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id)))
 keep(tiny, 1, 71, stub.Prove(pb.ProveRequest(submit=builtin(tiny, 1, 71))).result)
 

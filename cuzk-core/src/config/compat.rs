@@ -3,7 +3,7 @@
 //! ours with the same meaning, so what it ignored or silently replaced is
 //! accepted here and reported (key, value given, value used) instead of
 //! refusing to start. `daemon.strict_config = true` turns unknown sections
-//! and keys, and values that do not parse, back into errors.
+//! and keys, values that do not parse and counts of 0 back into errors.
 
 use super::{parse_duration, parse_size, valid_log_filter, Config, ConfigError, DEPRECATED, KEYS};
 use toml::{Table, Value};
@@ -11,7 +11,8 @@ use toml::{Table, Value};
 /// Size keys: a value that does not parse is replaced by the default.
 const SIZE_KEYS: &[(&str, &str)] = &[("memory", "total_budget"), ("memory", "safety_margin"), ("gpus", "vram_limit")];
 const DURATION_KEYS: &[(&str, &str)] = &[("memory", "eviction_min_idle")];
-/// Counts the existing daemon raises to 1 when they are 0.
+/// Counts the existing daemon raises to 1 when they are 0 (an error under
+/// strict_config: validation names them).
 const AT_LEAST_ONE: &[(&str, &str)] =
     &[("gpus", "gpu_workers_per_device"), ("scheduler", "max_batch_size"), ("pipeline", "synthesis_concurrency")];
 
@@ -79,7 +80,7 @@ fn lenient_values(table: &mut Table, strict: bool, notes: &mut Vec<String>) {
         }
     }
     for &(section, key) in AT_LEAST_ONE {
-        if let Some(Value::Integer(0)) = get(table, section, key) {
+        if let (Some(Value::Integer(0)), false) = (get(table, section, key), strict) {
             notes.push(format!("config {section}.{key} = 0: used 1 (at least one)"));
             set(table, section, key, Value::Integer(1));
         }

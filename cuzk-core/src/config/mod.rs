@@ -12,7 +12,6 @@ mod units;
 
 pub use units::{format_size, parse_duration, parse_size, ByteSize, FileMode, HumanDuration};
 
-use log::warn;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -279,16 +278,6 @@ pub struct Loaded {
 }
 
 impl Config {
-    /// Reads and validates a config file; logs the warnings.
-    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        Ok(log_warnings(Self::read(path)?))
-    }
-
-    /// Parses and validates TOML text; logs the warnings.
-    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        Ok(log_warnings(Self::parse(text)?))
-    }
-
     /// Reads and validates a config file, returning the warnings.
     pub fn read(path: &Path) -> Result<Loaded, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
@@ -360,13 +349,6 @@ impl Config {
         let p = &self.pipeline;
         [p.max_gpu_queue_depth, p.slot_size, p.synthesis_lookahead].into_iter().find(|&n| n > 0).unwrap_or(1)
     }
-}
-
-fn log_warnings(loaded: Loaded) -> Config {
-    for w in &loaded.warnings {
-        warn!("{w}");
-    }
-    loaded.config
 }
 
 /// A log filter as `[logging] level` and `--log-level` take it: a level,

@@ -1,8 +1,13 @@
 use super::*;
 
+/// The config of `text`, its warnings dropped.
+fn load(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text).map(|l| l.config)
+}
+
 #[test]
 fn empty_config_is_all_defaults() {
-    let c = Config::from_toml("").unwrap();
+    let c = load("").unwrap();
     assert_eq!(c.memory.total_budget, TotalBudget::Auto);
     assert_eq!(c.memory.safety_margin, ByteSize(5 << 30));
     assert_eq!(c.memory.eviction_min_idle, HumanDuration(Duration::from_secs(300)));
@@ -23,7 +28,7 @@ fn example_config_parses_and_sets_every_key() {
             assert!(t.contains_key(*key), "example config does not show {section}.{key}");
         }
     }
-    Config::from_toml(text).unwrap();
+    load(text).unwrap();
 }
 
 /// Every one of `wants` is in some warning.
@@ -44,13 +49,13 @@ fn unknown_keys_warn_naming_each_or_fail_when_strict() {
     assert!(w.contains("memory.max_ram") && w.contains("memory.min_ram") && w.contains("[gpu]"), "{w}");
     assert_eq!(loaded.warnings.len(), 3, "{w}");
 
-    let e = Config::from_toml(&format!("{STRICT}[memory]\ntotal_budget = \"auto\"\nmax_ram = 5\n")).unwrap_err().to_string();
+    let e = load(&format!("{STRICT}[memory]\ntotal_budget = \"auto\"\nmax_ram = 5\n")).unwrap_err().to_string();
     assert!(e.contains("`max_ram`") && e.contains("[memory]") && e.contains("strict_config"), "{e}");
-    let e = Config::from_toml(&format!("{STRICT}[gpu]\ndevices = []\n")).unwrap_err().to_string();
+    let e = load(&format!("{STRICT}[gpu]\ndevices = []\n")).unwrap_err().to_string();
     assert!(e.contains("[gpu]"), "{e}");
-    let e = Config::from_toml(&format!("listen = \"x\"\n{STRICT}")).unwrap_err().to_string();
+    let e = load(&format!("listen = \"x\"\n{STRICT}")).unwrap_err().to_string();
     assert!(e.contains("[listen]"), "{e}");
-    let e = Config::from_toml("[daemon]\nstrict_config = \"yes\"\n").unwrap_err().to_string();
+    let e = load("[daemon]\nstrict_config = \"yes\"\n").unwrap_err().to_string();
     assert!(e.contains("strict_config"), "{e}");
 }
 
@@ -90,7 +95,7 @@ fn upstream_config_keeps_its_meaning() {
         "memory.total_budget = \"4G\": used 4GiB",
     ]);
     // Without partition_workers, max_parallel_synthesis caps the workers.
-    let c = Config::from_toml("[pipeline]\nmax_parallel_synthesis = 3\nslot_size = 2\n").unwrap();
+    let c = load("[pipeline]\nmax_parallel_synthesis = 3\nslot_size = 2\n").unwrap();
     assert_eq!((c.partition_workers(), c.gpu_queue_capacity()), (3, 2));
 }
 
@@ -122,7 +127,7 @@ fn lenient_values_are_used_and_reported() {
 fn log_filters_take_directives() {
     for ok in ["info", "off", "info,cuzk_core=debug", "warn, cuzk_core::engine=trace", "cuzk-bin=info"] {
         assert!(valid_log_filter(ok).is_ok(), "{ok}");
-        assert_eq!(Config::from_toml(&format!("[logging]\nlevel = {ok:?}\n")).unwrap().logging.level, ok);
+        assert_eq!(load(&format!("[logging]\nlevel = {ok:?}\n")).unwrap().logging.level, ok);
     }
     for bad in ["loud", "", "info,=debug", "cuzk=loud", "a b=info"] {
         assert!(valid_log_filter(bad).is_err(), "{bad}");
@@ -131,7 +136,7 @@ fn log_filters_take_directives() {
 
 #[test]
 fn deprecated_keys_are_accepted() {
-    let c = Config::from_toml(
+    let c = load(
         "[srs]\npreload = [\"a\"]\n[memory]\npinned_budget = \"10GiB\"\nworking_memory_budget = \"1GiB\"\ntotal_budget = \"256GiB\"\n",
     )
     .unwrap();
@@ -140,7 +145,7 @@ fn deprecated_keys_are_accepted() {
 
 #[test]
 fn bad_values_are_explained_when_strict() {
-    let strict = |t: &str| Config::from_toml(&format!("{STRICT}{t}")).unwrap_err().to_string();
+    let strict = |t: &str| load(&format!("{STRICT}{t}")).unwrap_err().to_string();
     let e = strict("[memory]\nsafety_margin = \"5 GB B\"\n");
     assert!(e.contains("[memory]") && e.contains("unknown unit"), "{e}");
     let e = strict("[memory]\neviction_min_idle = \"5 minutes\"\n");
@@ -151,12 +156,16 @@ fn bad_values_are_explained_when_strict() {
     assert!(e.contains("logging.format"), "{e}");
     let e = strict("[logging]\nlevel = \"loud\"\n");
     assert!(e.contains("logging.level"), "{e}");
+    for key in ["[gpus]\ngpu_workers_per_device", "[scheduler]\nmax_batch_size", "[pipeline]\nsynthesis_concurrency"] {
+        let e = strict(&format!("{key} = 0\n"));
+        assert!(e.contains(&key.replace("]\n", ".")[1..]) && e.contains("at least 1"), "{e}");
+    }
     let mut c = Config::default();
     c.gpus.gpu_workers_per_device = 0;
     assert!(c.validate().unwrap_err().to_string().contains("gpus.gpu_workers_per_device"));
-    let e = Config::from_toml("[scheduler]\nmax_batch_size = \"two\"\n").unwrap_err().to_string();
+    let e = load("[scheduler]\nmax_batch_size = \"two\"\n").unwrap_err().to_string();
     assert!(e.contains("[scheduler]"), "{e}");
-    let e = Config::from_toml("[memory\n").unwrap_err().to_string();
+    let e = load("[memory\n").unwrap_err().to_string();
     assert!(e.contains("TOML"), "{e}");
 }
 
@@ -165,12 +174,12 @@ fn socket_mode_and_shutdown_timeout() {
     let c = Config::default();
     assert_eq!((c.daemon.socket_mode, c.daemon.shutdown_timeout), (FileMode(0o660), HumanDuration(Duration::from_secs(60))));
     for text in ["socket_mode = 0o600", "socket_mode = \"0600\"", "socket_mode = \"600\""] {
-        assert_eq!(Config::from_toml(&format!("[daemon]\n{text}\n")).unwrap().daemon.socket_mode, FileMode(0o600), "{text}");
+        assert_eq!(load(&format!("[daemon]\n{text}\n")).unwrap().daemon.socket_mode, FileMode(0o600), "{text}");
     }
     for (text, want) in [("socket_mode = \"rw\"", "invalid mode"), ("socket_mode = 0o1777", "0o000-0o777"), ("socket_mode = 0o060", "owner")] {
-        let e = Config::from_toml(&format!("[daemon]\n{text}\n")).unwrap_err().to_string();
+        let e = load(&format!("[daemon]\n{text}\n")).unwrap_err().to_string();
         assert!(e.contains(want), "{text}: {e}");
     }
-    let c = Config::from_toml("[daemon]\nshutdown_timeout = \"30s\"\n").unwrap();
+    let c = load("[daemon]\nshutdown_timeout = \"30s\"\n").unwrap();
     assert_eq!(c.daemon.shutdown_timeout, HumanDuration(Duration::from_secs(30)));
 }
