@@ -2,8 +2,10 @@
 //! on built-in circuits and params files; client of a running cuzk-daemon.
 //! Without a subcommand it is the daemon, with the existing daemon's
 //! command line (`cuzk --config /data/zk/cuzk.toml`), as its systemd unit
-//! runs it.
+//! runs it. Invoked as `cuzk-bench` (the link build/install.sh makes) it
+//! takes the existing bench tool's command lines (see `bench_tool`).
 
+mod bench_tool;
 mod cmd;
 mod files;
 mod progress;
@@ -24,6 +26,9 @@ struct Cli {
     /// Worker threads for CPU work (default: all CPUs).
     #[arg(long, global = true)]
     threads: Option<usize>,
+    /// Daemon address of the client subcommands: unix:///path, host:port or http://host:port.
+    #[arg(short = 'a', long, global = true, env = "CUZK_ADDR", default_value = "unix:///run/curio/cuzk.sock")]
+    addr: String,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -57,14 +62,17 @@ enum Command {
     /// Daemon client: N proofs, J at a time; throughput and latency.
     Batch(cmd::batch::Args),
     /// Daemon client: queues, devices, SRS entries, counters.
-    Status(cmd::daemon_info::StatusArgs),
+    Status,
     /// Daemon client: load an SRS before proofs need it.
     Preload(cmd::daemon_info::PreloadArgs),
     /// Daemon client: Prometheus metrics text.
-    Metrics(cmd::daemon_info::StatusArgs),
+    Metrics,
 }
 
 fn main() {
+    if bench_tool::invoked_as_bench_tool() {
+        bench_tool::main();
+    }
     let cli = Cli::parse();
     if let Some(t) = cli.threads {
         cuzk_core::par::set_threads(t);
@@ -80,9 +88,8 @@ fn main() {
         }
         return;
     };
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(cli.daemon.log_level.as_deref().unwrap_or("info")))
-        .format_timestamp_millis()
-        .init();
+    init_logging(cli.daemon.log_level.as_deref().unwrap_or("info"));
+    let conn = cmd::proof_request::Conn { addr: cli.addr };
     let result = match command {
         Command::Setup(a) => cmd::setup::run(a),
         Command::Prove(a) => cmd::prove::run(a),
@@ -95,12 +102,21 @@ fn main() {
         Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
         #[cfg(feature = "filecoin")]
         Command::FilecoinWorkload(a) => cmd::filecoin_workload::run(a),
-        Command::Single(a) => cmd::single::run(a),
-        Command::Batch(a) => cmd::batch::run(a),
-        Command::Status(a) => cmd::daemon_info::status(a),
-        Command::Preload(a) => cmd::daemon_info::preload(a),
-        Command::Metrics(a) => cmd::daemon_info::metrics(a),
+        Command::Single(a) => cmd::single::run(&conn, a),
+        Command::Batch(a) => cmd::batch::run(&conn, a),
+        Command::Status => cmd::daemon_info::status(&conn),
+        Command::Preload(a) => cmd::daemon_info::preload(&conn, a),
+        Command::Metrics => cmd::daemon_info::metrics(&conn),
     };
+    exit_on_error(result);
+}
+
+fn init_logging(filter: &str) {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(filter)).format_timestamp_millis().init();
+}
+
+/// Exits with 1 for an invalid proof, 2 for any other error.
+fn exit_on_error(result: anyhow::Result<()>) {
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(match e.downcast_ref::<cmd::verify::Invalid>() {

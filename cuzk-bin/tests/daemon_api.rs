@@ -201,7 +201,9 @@ fn bad_requests_get_clear_errors_over_tcp() {
     expect(porep(b"{\"SectorNum\": 1, \"Phase1Out\": \"@@@", 2048, 0), inv, "not valid JSON");
     expect(porep(br#"{"SectorNum":1,"Phase1Out":"aGVsbG8=","SectorSize":2048}"#, 2048, 0), inv, "does not decode to JSON");
     let c1 = br#"{"SectorNum":1,"Phase1Out":"eyJhIjoxfQ==","SectorSize":2048}"#;
-    expect(porep(c1, 34359738368, 0), inv, "sector_size 34359738368 (32GiB) does not match registered_proof 0");
+    expect(porep(c1, 34359738368, 5), inv, "sector_size 34359738368 (32GiB) does not match registered_proof 5");
+    // Registered proof 0 with a sector size: the C1 output's proof of that size (as the existing daemon).
+    expect(porep(c1, 34359738368, 0), inv, "vanilla_proof SectorSize 2048 does not match the registered proof's 32GiB sectors");
     expect(porep(c1, 0, 99), inv, "registered_proof 99");
     let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 13, vanilla_proofs: vec![vec![]], randomness: vec![0; 32], ..Default::default() };
     expect(wpost, inv, "vanilla_proofs[0] is empty");

@@ -157,7 +157,7 @@ fn listen_flag_overrides_config_and_stale_file_is_replaced() {
     let (ok, out) = cuzk(&["single", "-t", "builtin", "--circuit", TINY, "--partitions", "2", "--vk", vk]);
     assert!(ok && out.contains("COMPLETED") && out.contains("valid"), "{out}");
     let (ok, out) = cuzk(&["batch", "-t", "builtin", "--circuit", TINY, "-c", "6", "-j", "3", "--vk", vk]);
-    assert!(ok && out.contains("completed 6 / 6") && out.contains("proofs/min"), "{out}");
+    assert!(ok && out.contains("completed:     6") && out.contains("proofs/min"), "{out}");
     let (ok, out) = cuzk(&["preload", "-c", "builtin-synthetic-1024-4"]);
     assert!(ok && out.contains("already loaded"), "{out}");
     let (ok, out) = cuzk(&["status"]);
@@ -188,9 +188,11 @@ fn install_script_into_a_prefix_then_cuzk_config_serves() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
-    for f in ["bin/cuzk", "bin/cuzk-daemon", "share/cuzk/cuzk.example.toml", "share/cuzk/cuzk.service"] {
+    for f in ["bin/cuzk", "bin/cuzk-daemon", "bin/cuzk-bench", "share/cuzk/cuzk.example.toml", "share/cuzk/cuzk.service"] {
         assert!(prefix.path().join(f).is_file(), "{f} not installed");
     }
+    let bench = Command::new(prefix.path().join("bin/cuzk-bench")).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&bench.stdout).contains("http://127.0.0.1:9820"), "cuzk-bench takes the existing tool's form");
     let dir = tempfile::tempdir().unwrap();
     let pvk = write_params(dir.path(), TINY);
     let installed = prefix.path().join("bin/cuzk");

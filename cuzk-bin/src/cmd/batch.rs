@@ -1,6 +1,7 @@
 //! `cuzk batch -c N -j J`: N proofs through the daemon, J at a time (one
-//! client thread each), with a progress bar; reports wall time, per-proof
-//! latency min/avg/max and proofs per minute.
+//! client thread each), with a progress bar; reports, in the existing bench
+//! tool's summary lines, wall time, per-proof latency and prove time
+//! min/avg/max and proofs per minute.
 
 use super::proof_request::{status_name, Conn, ProofArgs};
 use crate::progress;
@@ -13,8 +14,6 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub conn: Conn,
     #[command(flatten)]
     pub proof: ProofArgs,
     /// Proofs to make.
@@ -31,14 +30,14 @@ struct Done {
     resp: Result<pb::AwaitProofResponse, String>,
 }
 
-pub fn run(a: Args) -> Result<()> {
+pub fn run(conn: &Conn, a: Args) -> Result<()> {
     if a.count == 0 || a.concurrency == 0 {
         bail!("-c and -j must be at least 1");
     }
     let verifier = a.proof.verifier()?;
     let requests = (0..a.count).map(|i| a.proof.request(i, format!("batch-{}-{}-{i}", std::process::id(), super::single::now_ms()))).collect::<Result<Vec<_>>>()?;
-    println!("batch: {} × {} proofs, {} at a time, daemon {}", a.count, a.proof.proof_type, a.concurrency, a.conn.addr);
-    let client = a.conn.client()?;
+    println!("batch: {} × {} proofs, {} at a time, daemon {}", a.count, a.proof.proof_type, a.concurrency, conn.addr);
+    let client = conn.client()?;
     let next = AtomicU64::new(0);
     let results = Mutex::new(Vec::new());
     let pb_bar = progress::bar(a.count, "proofs");
@@ -66,7 +65,8 @@ pub fn run(a: Args) -> Result<()> {
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|d| d.index);
 
-    let mut ok = Vec::new();
+    // Per proof: wall seconds and the daemon's prove (GPU compute) seconds.
+    let mut ok: Vec<(f64, f64)> = Vec::new();
     let mut failures = 0;
     for d in &results {
         match &d.resp {
@@ -74,7 +74,7 @@ pub fn run(a: Args) -> Result<()> {
                 if let Some(v) = &verifier {
                     v.check(d.index, &r.proof).with_context(|| format!("proof {} ({})", d.index, r.job_id))?;
                 }
-                ok.push(d.wall_s);
+                ok.push((d.wall_s, r.gpu_compute_ms as f64 / 1000.0));
             }
             Ok(r) => {
                 failures += 1;
@@ -86,14 +86,20 @@ pub fn run(a: Args) -> Result<()> {
             }
         }
     }
-    println!("\ncompleted {} / {}, failed {failures}", ok.len(), a.count);
-    println!("wall time      {wall:.3} s");
+    // The existing bench tool's summary lines (scripts read them).
+    println!("\n=== Batch Summary ===");
+    println!("total time:    {wall:.1}s");
+    println!("completed:     {}", ok.len());
+    println!("failed:        {failures}");
     if !ok.is_empty() {
-        let min = ok.iter().cloned().fold(f64::INFINITY, f64::min);
-        let max = ok.iter().cloned().fold(0.0, f64::max);
-        let avg = ok.iter().sum::<f64>() / ok.len() as f64;
-        println!("per proof      min {min:.3} s, avg {avg:.3} s, max {max:.3} s");
-        println!("throughput     {:.2} proofs/min", ok.len() as f64 / wall * 60.0);
+        let stats = |f: fn(&(f64, f64)) -> f64| {
+            let v: Vec<f64> = ok.iter().map(f).collect();
+            let avg = v.iter().sum::<f64>() / v.len() as f64;
+            format!("avg={avg:.3}s min={:.3}s max={:.3}s", v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(0.0, f64::max))
+        };
+        println!("wall time:     {}", stats(|p| p.0));
+        println!("prove time:    {}", stats(|p| p.1));
+        println!("throughput:    {:.3} proofs/min ({:.1}s/proof)", ok.len() as f64 / wall * 60.0, wall / ok.len() as f64);
     }
     if verifier.is_some() {
         println!("all {} proofs verified against the vk", ok.len());

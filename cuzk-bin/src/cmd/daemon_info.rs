@@ -6,16 +6,9 @@ use cuzk_bin::client::describe;
 use cuzk_bin::proto as pb;
 
 #[derive(clap::Args)]
-pub struct StatusArgs {
-    #[command(flatten)]
-    pub conn: Conn,
-}
-
-#[derive(clap::Args)]
 pub struct PreloadArgs {
-    #[command(flatten)]
-    pub conn: Conn,
-    /// SRS to load, e.g. builtin-synthetic-4096-8.
+    /// SRS to load: porep-32g, porep-64g, wpost-32g, winning-32g, snap-32g, snap-64g, a full
+    /// circuit id, or builtin-<circuit> (e.g. builtin-synthetic-4096-8).
     #[arg(short = 'c', long = "circuit-id")]
     pub circuit_id: String,
 }
@@ -24,8 +17,8 @@ fn rpc_err(what: &str) -> impl Fn(grpcio::Error) -> anyhow::Error + '_ {
     move |e| anyhow::anyhow!("{what} failed: {}", describe(&e))
 }
 
-pub fn status(a: StatusArgs) -> Result<()> {
-    let s = a.conn.client()?.get_status(&pb::GetStatusRequest {}).map_err(rpc_err("GetStatus"))?;
+pub fn status(conn: &Conn) -> Result<()> {
+    let s = conn.client()?.get_status(&pb::GetStatusRequest {}).map_err(rpc_err("GetStatus"))?;
     println!("uptime            {} s", s.uptime_seconds);
     println!("proofs completed  {}", s.total_proofs_completed);
     println!("proofs failed     {}", s.total_proofs_failed);
@@ -47,8 +40,8 @@ pub fn status(a: StatusArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn preload(a: PreloadArgs) -> Result<()> {
-    let r = a.conn.client()?.preload_srs(&pb::PreloadSrsRequest { circuit_id: a.circuit_id.clone() }).map_err(rpc_err("PreloadSRS"))?;
+pub fn preload(conn: &Conn, a: PreloadArgs) -> Result<()> {
+    let r = conn.client()?.preload_srs(&pb::PreloadSrsRequest { circuit_id: a.circuit_id.clone() }).map_err(rpc_err("PreloadSRS"))?;
     if r.already_loaded {
         println!("{} already loaded", a.circuit_id);
     } else {
@@ -57,8 +50,8 @@ pub fn preload(a: PreloadArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn metrics(a: StatusArgs) -> Result<()> {
-    let r = a.conn.client()?.get_metrics(&pb::GetMetricsRequest {}).map_err(rpc_err("GetMetrics"))?;
+pub fn metrics(conn: &Conn) -> Result<()> {
+    let r = conn.client()?.get_metrics(&pb::GetMetricsRequest {}).map_err(rpc_err("GetMetrics"))?;
     print!("{}", r.prometheus_text);
     Ok(())
 }

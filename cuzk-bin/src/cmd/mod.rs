@@ -7,10 +7,14 @@ pub mod demo;
 pub mod filecoin_setup;
 #[cfg(feature = "filecoin")]
 pub mod filecoin_workload;
+#[cfg(feature = "filecoin")]
+pub mod gen_vanilla;
 pub mod pce;
 pub mod proof_request;
 pub mod prove;
 pub mod setup;
 pub mod single;
+#[cfg(feature = "filecoin")]
+pub mod synth_only;
 pub mod timeline;
 pub mod verify;

@@ -1,7 +1,9 @@
 //! The proof a client subcommand asks the daemon for (`single`, `batch`):
 //! flags of the existing bench tool (`-t porep --c1 FILE`, `-t wpost
-//! --vanilla FILE --randomness HEX`, ...), plus `-t builtin --circuit SPEC`
-//! for our built-in circuits, and local verification of built-in proofs.
+//! --vanilla FILE --randomness HEX`, ...) with its meaning (PoSt randomness
+//! zero when not given, a `--vanilla` file that is not JSON sent as one raw
+//! proof), plus `-t builtin --circuit SPEC` for our built-in circuits, and
+//! local verification of built-in proofs.
 
 use anyhow::{bail, ensure, Context, Result};
 use cuzk_bin::daemon::filecoin_check::base64_decode;
@@ -11,10 +13,10 @@ use cuzk_core::engine::BuiltinJob;
 use cuzk_core::groth16::{prepare_verifying_key, verify_proof, PreparedVerifyingKey, Proof};
 use std::path::PathBuf;
 
-#[derive(clap::Args, Clone)]
+/// The daemon a client subcommand talks to (the global `-a/--addr`):
+/// unix:///path, host:port or http://host:port.
+#[derive(Clone)]
 pub struct Conn {
-    /// Daemon address: unix:///path, host:port or http://host:port.
-    #[arg(short = 'a', long, env = "CUZK_ADDR", default_value = "unix:///run/curio/cuzk.sock")]
     pub addr: String,
 }
 
@@ -32,13 +34,16 @@ pub struct ProofArgs {
     /// C1 output JSON (PoRep).
     #[arg(long)]
     pub c1: Option<PathBuf>,
-    /// Vanilla proofs (PoSt, SnapDeals): a JSON array of base64 strings, or one base64 string.
+    /// Vanilla proofs (PoSt, SnapDeals): a JSON array of base64 strings, one base64 string, or
+    /// (a file that is not JSON) one raw proof.
     #[arg(long)]
     pub vanilla: Option<PathBuf>,
     /// Registered proof number (Go abi enum values; e.g. Winning 32G=3, Window 32G V1.1=13, Update 32G=3).
     #[arg(long, default_value_t = 0)]
     pub registered_proof: u64,
-    /// Sector size in bytes (0: implied by the registered proof).
+    /// Sector size in bytes (0: PoRep, the C1 output's SectorSize; else implied by the registered
+    /// proof). PoRep with registered proof 0 and a sector size other than 2 KiB: the C1 output's
+    /// own seal proof, as the existing daemon takes it.
     #[arg(long, default_value_t = 0)]
     pub sector_size: u64,
     #[arg(long, default_value_t = 1)]
@@ -48,7 +53,7 @@ pub struct ProofArgs {
     /// WindowPoSt partition index.
     #[arg(long, default_value_t = 0)]
     pub partition: u32,
-    /// 32 bytes of hex (PoSt).
+    /// 32 bytes of hex (PoSt; default all zeros, as the existing bench tool sends).
     #[arg(long)]
     pub randomness: Option<String>,
     /// 32 bytes of hex each (SnapDeals).
@@ -99,14 +104,20 @@ impl ProofArgs {
             pb::ProofKind::PorepSealCommit => {
                 let path = self.c1.as_ref().context("--c1 FILE is required for -t porep")?;
                 r.vanilla_proof = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                if r.sector_size == 0 {
+                    r.sector_size = c1_sector_size(&r.vanilla_proof);
+                }
             }
             _ => {
                 let path = self.vanilla.as_ref().context("--vanilla FILE is required for -t snap, wpost and winning")?;
                 r.vanilla_proofs = read_vanilla(path)?;
-                r.randomness = hex32("--randomness", self.randomness.as_deref())?;
-                r.comm_r_old = hex32("--comm-r-old", self.comm_r_old.as_deref())?;
-                r.comm_r_new = hex32("--comm-r-new", self.comm_r_new.as_deref())?;
-                r.comm_d_new = hex32("--comm-d-new", self.comm_d_new.as_deref())?;
+                r.randomness = hex_flag("--randomness", self.randomness.as_deref())?;
+                if r.randomness.is_empty() && kind != pb::ProofKind::SnapDealsUpdate {
+                    r.randomness = vec![0; 32];
+                }
+                r.comm_r_old = hex_flag("--comm-r-old", self.comm_r_old.as_deref())?;
+                r.comm_r_new = hex_flag("--comm-r-new", self.comm_r_new.as_deref())?;
+                r.comm_d_new = hex_flag("--comm-d-new", self.comm_d_new.as_deref())?;
             }
         }
         Ok(r)
@@ -168,9 +179,20 @@ fn priority(s: &str) -> Result<pb::Priority> {
     })
 }
 
+/// The SectorSize of a C1 output in Curio's envelope; 0 where it has none
+/// (the daemon names what is wrong with the file).
+fn c1_sector_size(c1: &[u8]) -> u64 {
+    serde_json::from_slice::<serde_json::Value>(c1).ok().and_then(|v| v.get("SectorSize")?.as_u64()).unwrap_or(0)
+}
+
+/// A `--vanilla` file: JSON (an array of base64 strings or one string), or
+/// any other bytes as one raw proof, as the existing bench tool reads it.
 fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        ensure!(!bytes.is_empty(), "{} is empty", path.display());
+        return Ok(vec![bytes]);
+    };
     let strings: Vec<&str> = match &v {
         serde_json::Value::String(s) => vec![s],
         serde_json::Value::Array(a) => a.iter().map(|x| x.as_str().context("every array element must be a base64 string")).collect::<Result<_>>()?,
@@ -183,11 +205,16 @@ fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
-fn hex32(flag: &str, s: Option<&str>) -> Result<Vec<u8>> {
+fn hex_flag(flag: &str, s: Option<&str>) -> Result<Vec<u8>> {
     let Some(s) = s else { return Ok(Vec::new()) };
+    Ok(hex32(s).context(flag.to_string())?.to_vec())
+}
+
+/// 32 bytes as 64 hex digits (0x first or not).
+pub fn hex32(s: &str) -> Result<[u8; 32]> {
     let h = s.trim().trim_start_matches("0x");
-    ensure!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{flag} must be 64 hex digits (32 bytes)");
-    Ok((0..32).map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap()).collect())
+    ensure!(h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()), "{s:?} is not 64 hex digits (32 bytes)");
+    Ok(std::array::from_fn(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).expect("hex digits")))
 }
 
 /// The status name of an AwaitProofResponse.

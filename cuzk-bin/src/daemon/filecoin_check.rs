@@ -53,9 +53,17 @@ fn valid_numbers(kind: ProofKind) -> &'static str {
 
 /// Checks a Filecoin request; the error says which field is wrong and why.
 pub fn check(kind: ProofKind, i: &FilecoinInputs) -> Result<(), String> {
-    let (proof_name, proof_size) = registered_proof(kind, i.registered_proof).ok_or_else(|| {
-        format!("registered_proof {} is not a {kind} proof type (valid: {})", i.registered_proof, valid_numbers(kind))
-    })?;
+    let (proof_name, proof_size) = match (kind, i.registered_proof) {
+        // The existing daemon takes a PoRep's seal proof from its C1 output
+        // and its bench tool sends 0 with the sector size: 0 with a size
+        // other than 2 KiB (0's own) means the C1 output's proof of that size.
+        (ProofKind::PorepSealCommit, 0) if i.sector_size != SIZES[0] && SIZES.contains(&i.sector_size) => {
+            ("the C1 output's seal proof".to_string(), i.sector_size)
+        }
+        _ => registered_proof(kind, i.registered_proof).ok_or_else(|| {
+            format!("registered_proof {} is not a {kind} proof type (valid: {})", i.registered_proof, valid_numbers(kind))
+        })?,
+    };
     if i.sector_size != 0 && i.sector_size != proof_size {
         return Err(format!(
             "sector_size {} ({}) does not match registered_proof {} ({proof_name}, {} sectors)",
@@ -161,7 +169,11 @@ mod tests {
         let good = br#"{"SectorNum":1,"Phase1Out":"eyJhIjoxfQ==","SectorSize":2048}"#;
         assert_eq!(porep(good, 2048, 0), Ok(()));
         assert_eq!(porep(good, 0, 5), Ok(()));
-        assert!(porep(good, 34359738368, 0).unwrap_err().contains("does not match registered_proof 0"));
+        assert!(porep(good, 34359738368, 0).unwrap_err().contains("SectorSize 2048 does not match"));
+        let good_32g = br#"{"SectorNum":1,"Phase1Out":"eyJhIjoxfQ==","SectorSize":34359738368}"#;
+        assert_eq!(porep(good_32g, 34359738368, 0), Ok(()), "registered proof 0 with the sector size, as the existing bench tool sends");
+        assert!(porep(good_32g, 0, 0).unwrap_err().contains("SectorSize 34359738368 does not match"));
+        assert!(porep(good, 12345, 0).unwrap_err().contains("sector_size 12345"));
         assert!(porep(good, 0, 8).unwrap_err().contains("SectorSize 2048"));
         assert!(porep(b"", 0, 0).unwrap_err().contains("empty"));
         assert!(porep(b"{not json", 0, 0).unwrap_err().contains("not valid JSON"));
