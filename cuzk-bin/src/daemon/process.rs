@@ -50,6 +50,10 @@ pub fn run(args: DaemonArgs) -> Result<(), String> {
     for w in &loaded.warnings {
         log::warn!("{w}");
     }
+    // Built-in circuits prove without it; Filecoin circuits name it when they need it.
+    if let Some(problem) = cuzk_core::config::param_cache_problem(&config.srs.param_cache) {
+        log::warn!("{problem}: circuits whose parameters are not built in cannot load until it is a folder");
+    }
     let mode = if config.daemon.shutdown == "cancel" { ShutdownMode::Cancel } else { ShutdownMode::Drain };
     let timeout = config.daemon.shutdown_timeout.0;
     // Register before starting so an early signal is not lost.

@@ -42,6 +42,7 @@ impl ProvingService {
     /// with or the UUID it was given (matched exactly, as the existing
     /// daemon uses it for the job id), else our `job-<n>`.
     fn resolve(&self, job_id: &str) -> RpcResult<JobId> {
+        wire::check_id_len("job_id", job_id)?;
         match self.engine.job_by_request(job_id) {
             Some(id) if !job_id.is_empty() => Ok(id),
             _ => wire::parse_job_id(job_id),

@@ -18,6 +18,10 @@ pub const MAX_SYNTHETIC_CONSTRAINTS: usize = 1 << 22;
 pub const MAX_SHA256_BLOCKS: usize = 64;
 pub const MAX_MIMC_HASHES: usize = 1 << 20;
 
+/// The longest request_id (and job_id) taken: ids name jobs (UUIDs,
+/// `porep-<miner>-<sector>`), they are stored and logged.
+pub const MAX_ID_BYTES: usize = 256;
+
 pub fn invalid(message: impl Into<String>) -> RpcStatus {
     RpcStatus::with_message(RpcStatusCode::INVALID_ARGUMENT, message.into())
 }
@@ -57,6 +61,7 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus>
             ProofWork::Filecoin { kind, inputs }
         }
     };
+    check_id_len("request_id", &r.request_id)?;
     let request_id = Some(r.request_id.clone()).filter(|s| !s.is_empty());
     Ok(ProofRequest { request_id, priority, work })
 }
@@ -95,8 +100,17 @@ fn filecoin_inputs(r: &pb::SubmitProofRequest) -> FilecoinInputs {
     }
 }
 
+/// An id of at most [`MAX_ID_BYTES`]; the error names `field`.
+pub fn check_id_len(field: &str, id: &str) -> Result<(), RpcStatus> {
+    if id.len() > MAX_ID_BYTES {
+        return Err(invalid(format!("{field} is {} bytes; ids are at most {MAX_ID_BYTES}", id.len())));
+    }
+    Ok(())
+}
+
+/// Our `job-<n>`, exactly (no spaces around it).
 pub fn parse_job_id(s: &str) -> Result<JobId, RpcStatus> {
-    s.trim().parse().map_err(|e: String| invalid(format!("job_id: {e}")))
+    s.parse().map_err(|e: String| invalid(format!("job_id: {e}")))
 }
 
 pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse {

@@ -118,6 +118,18 @@ impl Default for SrsConfig {
     }
 }
 
+/// Why the param cache `dir` cannot hold parameter files (it is missing or
+/// not a folder), if so: a warning at start, and the error of a circuit
+/// that needs a file from it.
+pub fn param_cache_problem(dir: &Path) -> Option<String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(format!("srs.param_cache {} is a file, not a folder", dir.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!("srs.param_cache {} does not exist", dir.display())),
+        Err(e) => Some(format!("srs.param_cache {}: {e}", dir.display())),
+    }
+}
+
 /// `"auto"` (MemTotal − safety_margin) or an explicit size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum TotalBudget {

@@ -35,8 +35,9 @@ pub enum FilecoinError {
     Synthesis { partition: usize, #[source] source: bellpepper_core::SynthesisError },
     #[error("partition {partition}: the circuit's public inputs differ from the verifier's at input {index} (wrong commitments, randomness, prover or sector id?)")]
     PublicInputsMismatch { partition: usize, index: usize },
-    #[error("missing parameter file {path} (circuit {circuit_id}): put the Filecoin parameters in the param cache")]
-    MissingParams { path: PathBuf, circuit_id: String },
+    /// `why`: what to do, or what is wrong with the param cache itself.
+    #[error("missing parameter file {path} (circuit {circuit_id}): {why}")]
+    MissingParams { path: PathBuf, circuit_id: String, why: String },
     #[error("reading {path}: {source}")]
     Params { path: PathBuf, #[source] source: crate::srs::ParamsError },
     #[error("writing {path}: {source}")]

@@ -99,10 +99,13 @@ impl ParamCache {
 
 fn exists(path: &Path, circuit_id: &str) -> Result<()> {
     if path.is_file() {
-        Ok(())
-    } else {
-        Err(FilecoinError::MissingParams { path: path.to_path_buf(), circuit_id: circuit_id.to_string() })
+        return Ok(());
     }
+    let why = path
+        .parent()
+        .and_then(crate::config::param_cache_problem)
+        .unwrap_or_else(|| "put the Filecoin parameters in the param cache".into());
+    Err(FilecoinError::MissingParams { path: path.to_path_buf(), circuit_id: circuit_id.to_string(), why })
 }
 
 /// A prepared `.vk`, with where it came from (for error messages).

@@ -1,0 +1,124 @@
+//! A hostile client against the daemon: it must keep serving with bounded
+//! threads and memory.
+
+mod common;
+
+use common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// The daemon process's thread count.
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().count()
+}
+
+#[test]
+fn idle_slow_and_oversized_http_connections_cost_no_threads() {
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let status = d.status_addr.clone().unwrap();
+    assert_eq!(http_get(&status, "/status").0, 200);
+    let before = threads(d.child.id());
+
+    // 400 connections that never send, 20 that stop half way.
+    let mut idle: Vec<TcpStream> = (0..400).map(|_| TcpStream::connect(&status).unwrap()).collect();
+    for _ in 0..20 {
+        let mut s = TcpStream::connect(&status).unwrap();
+        s.write_all(b"GET /sta").unwrap();
+        idle.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let during = threads(d.child.id());
+    assert!(during <= before + 2, "{before} threads before, {during} with 420 idle HTTP connections");
+
+    // A dashboard gets its page once the idle ones time out (5 s from accept).
+    let t = Instant::now();
+    let page = loop {
+        let mut s = TcpStream::connect(&status).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut text = String::new();
+        if s.write_all(b"GET /status HTTP/1.0\r\n\r\n").is_ok() && s.read_to_string(&mut text).is_ok() && !text.is_empty() {
+            break text;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no /status for 20 s after the idle connections");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(page.starts_with("HTTP/1.1 200") && page.contains("\"uptime_secs\""), "{page}");
+    // The server closed the idle connections.
+    for s in idle.iter_mut().take(50) {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut b = [0u8; 64];
+        assert!(matches!(s.read(&mut b), Ok(0) | Err(_)), "an idle connection is still open");
+    }
+    drop(idle);
+
+    // An oversized head is refused; a garbage line gets 400.
+    let mut s = TcpStream::connect(&status).unwrap();
+    let _ = s.write_all(format!("GET /status HTTP/1.0\r\nX: {}\r\n\r\n", "a".repeat(20 << 10)).as_bytes());
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    assert!(text.starts_with("HTTP/1.1 431"), "{text}");
+    let mut s = TcpStream::connect(&status).unwrap();
+    s.write_all(b"\x00\x01\x02\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert_eq!(http_get(&status, "/metrics").0, 200);
+
+    // gRPC kept serving throughout.
+    let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 1, 4)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 4, &r.proof);
+    let after = threads(d.child.id());
+    assert!(after <= before + 2, "{before} threads before, {after} after");
+    d.stop();
+}
+
+#[test]
+fn long_ids_are_refused_and_ids_match_exactly() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let mut req = builtin(TINY, 1, 6);
+    req.request_id = "x".repeat(1 << 20);
+    let (code, msg) = rpc_error(c.submit_proof(&req));
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("request_id is 1048576 bytes; ids are at most 256"), "{msg}");
+    let (code, msg) = rpc_error(c.await_proof(&pb::AwaitProofRequest { job_id: "y".repeat(1 << 20), timeout_ms: 0 }));
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("job_id is 1048576 bytes"), "{msg}");
+
+    req.request_id = "z".repeat(256);
+    assert_eq!(c.submit_proof(&req).unwrap().job_id, req.request_id);
+    req.request_id = "hostile-a".into();
+    assert_eq!(c.submit_proof(&req).unwrap().job_id, "hostile-a");
+    for padded in ["hostile-a ", " hostile-a", "hostile-a\n", "HOSTILE-A"] {
+        let r = c.await_proof(&pb::AwaitProofRequest { job_id: padded.into(), timeout_ms: 0 });
+        let (code, _) = rpc_error(r);
+        assert!(code == RpcStatusCode::INVALID_ARGUMENT || code == RpcStatusCode::NOT_FOUND, "{padded:?} is not hostile-a: {code:?}");
+    }
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: "hostile-a".into(), timeout_ms: 0 }).unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 1, 6, &r.proof);
+    let log = d.stop();
+    assert!(!log.contains(&"x".repeat(200)) && !log.contains(&"y".repeat(200)), "a long id reached the log whole");
+}
+
+#[test]
+fn a_param_cache_that_is_a_file_or_missing_is_named() {
+    use cuzk_bin::proto as pb;
+    for (kind, problem) in [("file", "is a file, not a folder"), ("missing", "does not exist")] {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("params");
+        if kind == "file" {
+            std::fs::write(&cache, b"not a folder").unwrap();
+        }
+        let want = format!("srs.param_cache {} {problem}", cache.display());
+        let d = DaemonProc::start_with(dir, Listen::Unix, |listen| config_text(&cache, listen, ""));
+        assert!(d.log().contains(&want), "{kind}: no warning at start:\n{}", d.log());
+        let (_, msg) = rpc_error(d.client().preload_srs(&pb::PreloadSrsRequest { circuit_id: "porep-32g".into() }));
+        assert!(msg.contains(&want) && msg.contains("missing parameter file"), "{kind}: {msg}");
+        // Built-in circuits still prove (their SRS is generated).
+        let r = d.client().prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 8)) }).unwrap().result.unwrap();
+        assert_eq!(r.status, completed(), "{kind}: {}", r.error_message);
+        d.stop();
+    }
+}
