@@ -122,3 +122,30 @@ fn a_param_cache_that_is_a_file_or_missing_is_named() {
         d.stop();
     }
 }
+
+#[test]
+fn large_builtin_circuits_are_refused_at_once() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let t = Instant::now();
+    let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: "builtin-synthetic-4194304-8".into() }));
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("4194304 constraints") && msg.contains("daemon.builtin_max_constraints"), "{msg}");
+    for circuit in ["synthetic:2^20:8", "sha256:4", "mimc:200"] {
+        let (code, msg) = rpc_error(c.submit_proof(&builtin(circuit, 1, 1)));
+        assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("up to 65536"), "{circuit}: {msg}");
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "refusals took {:?}", t.elapsed());
+    let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 9)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 9, &r.proof);
+    let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
+    assert!(s.loaded_srs.iter().all(|e| !e.circuit_id.contains("4194304")), "{:?}", s.loaded_srs);
+    d.stop();
+
+    // The key raises the limit.
+    let (d, _) = DaemonProc::start(Listen::Unix, "builtin_max_constraints = 200000");
+    let p = d.client().preload_srs(&pb::PreloadSrsRequest { circuit_id: "builtin-synthetic-70000-4".into() }).unwrap();
+    assert!(!p.already_loaded);
+    d.stop();
+}

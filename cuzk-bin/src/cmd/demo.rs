@@ -51,6 +51,7 @@ pub fn run(a: Args) -> Result<()> {
     let mut config = Config::default();
     config.daemon.listen = format!("unix://{}", sock_dir.join("cuzk.sock").display());
     config.srs.param_cache = a.workdir.canonicalize()?;
+    config.daemon.builtin_max_constraints = config.daemon.builtin_max_constraints.max(a.circuit.constraints());
     let t = Instant::now();
     let daemon = Daemon::start(config).map_err(anyhow::Error::msg).context("starting the daemon")?;
     rows.push(("start daemon (engine + gRPC)".into(), t.elapsed().as_secs_f64()));

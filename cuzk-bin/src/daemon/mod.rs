@@ -46,10 +46,11 @@ impl Daemon {
         let listen = ListenAddr::parse(&config.daemon.listen)?;
         let status_listen = config.daemon.status_listen.trim().to_string();
         let socket_mode = config.daemon.socket_mode.0;
+        let builtin_max_constraints = config.daemon.builtin_max_constraints;
         listen.prepare()?;
         let engine = Arc::new(Engine::start(config).map_err(|e| e.to_string())?);
         let metrics = Arc::new(RpcMetrics::default());
-        let service = ProvingService::new(engine.clone(), metrics.clone());
+        let service = ProvingService::new(engine.clone(), metrics.clone(), builtin_max_constraints);
 
         let env = Arc::new(EnvBuilder::new().name_prefix("cuzk-grpc").build());
         let args = ChannelBuilder::new(env.clone())

@@ -9,7 +9,8 @@
 use super::rpc_metrics::RpcMetrics;
 use super::wire::{self, invalid};
 use crate::proto as pb;
-use cuzk_core::engine::{Engine, JobId};
+use cuzk_core::circuits::CircuitSpec;
+use cuzk_core::engine::{BuiltinJob, Engine, JobId, ProofWork};
 use grpcio::{RpcContext, RpcStatus, RpcStatusCode, UnarySink};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,13 +23,27 @@ pub struct ProvingService {
     metrics: Arc<RpcMetrics>,
     /// Highest job number handed out, so a forced shutdown can cancel all.
     max_job: Arc<AtomicU64>,
+    /// `daemon.builtin_max_constraints`.
+    builtin_max_constraints: usize,
 }
 
 type RpcResult<T> = Result<T, RpcStatus>;
 
 impl ProvingService {
-    pub fn new(engine: Arc<Engine>, metrics: Arc<RpcMetrics>) -> Self {
-        Self { engine, metrics, max_job: Arc::default() }
+    pub fn new(engine: Arc<Engine>, metrics: Arc<RpcMetrics>, builtin_max_constraints: usize) -> Self {
+        Self { engine, metrics, max_job: Arc::default(), builtin_max_constraints }
+    }
+
+    /// A built-in circuit within `daemon.builtin_max_constraints`: a larger
+    /// one would start minutes of random setup (no params on disk).
+    fn check_builtin(&self, spec: &CircuitSpec) -> RpcResult<()> {
+        let (n, max) = (spec.constraints(), self.builtin_max_constraints);
+        if n > max {
+            return Err(invalid(format!(
+                "built-in circuit {spec} has {n} constraints; this daemon takes built-in circuits up to {max} (daemon.builtin_max_constraints)"
+            )));
+        }
+        Ok(())
     }
 
     /// Cancels every job this service submitted that has not ended;
@@ -61,6 +76,9 @@ impl ProvingService {
             prost::Message::encoded_len(req)
         );
         let mut request = wire::to_request(req)?;
+        if let ProofWork::Builtin(job) = &request.work {
+            self.check_builtin(&job.spec)?;
+        }
         let client_id = request.request_id.get_or_insert_with(new_job_uuid).clone();
         let id = self.engine.submit(request).map_err(|e| wire::engine_error(&e))?;
         self.max_job.fetch_max(id.0, Ordering::AcqRel);
@@ -184,6 +202,11 @@ impl pb::ProvingEngine for ProvingService {
     fn preload_srs(&mut self, ctx: RpcContext, req: pb::PreloadSrsRequest, sink: UnarySink<pb::PreloadSrsResponse>) {
         if req.circuit_id.trim().is_empty() {
             return self.send(&ctx, sink, "PreloadSRS", Err(invalid("circuit_id is empty")));
+        }
+        if let Some(spec) = BuiltinJob::spec_of_circuit_id(req.circuit_id.trim()) {
+            if let Err(e) = self.check_builtin(&spec) {
+                return self.send(&ctx, sink, "PreloadSRS", Err(e));
+            }
         }
         let engine = self.engine.clone();
         self.reply_blocking(&ctx, sink, "PreloadSRS", move || {

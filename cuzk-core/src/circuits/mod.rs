@@ -53,6 +53,16 @@ impl CircuitSpec {
         }
     }
 
+    /// Its constraints, input constraints included (exact: the tests
+    /// synthesize each kind), without building it.
+    pub fn constraints(&self) -> usize {
+        match *self {
+            CircuitSpec::Sha256 { blocks } => blocks.saturating_mul(26_704).saturating_sub(670),
+            CircuitSpec::Mimc { hashes } => hashes.saturating_mul(644).saturating_add(2),
+            CircuitSpec::Synthetic { constraints, .. } => constraints,
+        }
+    }
+
     /// An instance without witness, for parameter generation.
     pub fn blank(&self) -> BuiltinCircuit {
         match *self {
@@ -156,4 +166,18 @@ pub(crate) fn field_from_seed(seed: u64) -> Fr {
     let hi = splitmix(seed ^ 0x5A5A) as u128 | (splitmix(seed ^ 0xC3C3) as u128) << 64;
     use ff::PrimeField;
     Fr::from_u128(hi) * Fr::from_u128(u128::MAX) + Fr::from_u128(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CircuitSpec;
+
+    #[test]
+    fn constraint_counts_match_synthesis() {
+        for spec in ["sha256:1", "sha256:3", "mimc:1", "mimc:5", "synthetic:1500:4"] {
+            let spec: CircuitSpec = spec.parse().unwrap();
+            let pa = crate::cs::synthesize(spec.instance(7)).unwrap();
+            assert_eq!(spec.constraints(), pa.num_constraints(), "{spec}");
+        }
+    }
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// Every accepted key, by section.
 pub const KEYS: &[(&str, &[&str])] = &[
-    ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config"]),
+    ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config", "builtin_max_constraints"]),
     ("srs", &["param_cache", "self_check", "trusted_params"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit", "cpu_fallback"]),
@@ -84,6 +84,10 @@ pub struct DaemonConfig {
     pub shutdown_timeout: HumanDuration,
     /// Permissions of the unix socket file (octal: 0o660 or "0660").
     pub socket_mode: FileMode,
+    /// Largest built-in (test) circuit the daemon proves or preloads, in
+    /// constraints: without params in the cache its SRS is generated, which
+    /// takes minutes and GBs for large circuits.
+    pub builtin_max_constraints: usize,
 }
 
 impl Default for DaemonConfig {
@@ -95,6 +99,7 @@ impl Default for DaemonConfig {
             strict_config: false,
             shutdown_timeout: HumanDuration(Duration::from_secs(60)),
             socket_mode: FileMode(0o660),
+            builtin_max_constraints: 1 << 16,
         }
     }
 }
