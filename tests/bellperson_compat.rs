@@ -143,3 +143,41 @@ fn batch_proving_and_batch_verification() {
     assert!(verify_proofs_batch(&pvk, &fresh, &inputs[..2], &mut rng).unwrap());
     let _ = rng.next_u32();
 }
+
+/// The Filecoin setup path (recorded R1CS of the blank circuit, queries
+/// streamed into the param cache under the production names) writes
+/// exactly bellperson's `generate_parameters` bytes for the same toxic
+/// waste.
+fn filecoin_setup_matches_bellperson(kind: cuzk_core::filecoin::ProofKind, seed: u64) {
+    use cuzk_core::filecoin::setup::{blank_circuit, generate_params};
+    use cuzk_core::filecoin::{ParamCache, ProofType};
+    use cuzk_core::groth16::ToxicWaste;
+    use group::Group;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ParamCache::new(dir.path());
+    let pt = ProofType::current(kind, 2048).unwrap();
+    let tw = ToxicWaste::from_seed(seed);
+    let files = generate_params(pt, &cache, &tw, None).unwrap();
+    let (g1, g2) = (blstrs::G1Projective::generator(), blstrs::G2Projective::generator());
+    let theirs =
+        bp::generate_parameters::<blstrs::Bls12, _>(blank_circuit(pt).unwrap(), g1, g2, tw.alpha, tw.beta, tw.gamma, tw.delta, tw.tau)
+            .unwrap();
+    let mut bytes = Vec::new();
+    theirs.write(&mut bytes).unwrap();
+    assert!(std::fs::read(&files.params).unwrap() == bytes, "{pt:?}: .params differs from bellperson's");
+    let mut vk = Vec::new();
+    theirs.vk.write(&mut vk).unwrap();
+    assert!(std::fs::read(&files.vk).unwrap() == vk, "{pt:?}: .vk differs from bellperson's");
+}
+
+#[test]
+fn filecoin_2kib_window_post_setup_matches_bellperson_byte_for_byte() {
+    filecoin_setup_matches_bellperson(cuzk_core::filecoin::ProofKind::WindowPostPartition, 20);
+}
+
+#[test]
+#[ignore = "bellperson's CPU setup: WinningPoSt ~4 min, PoRep (2.7 M constraints) tens of minutes on 2 cores; run by hand"]
+fn filecoin_2kib_winning_post_and_porep_setup_match_bellperson_byte_for_byte() {
+    filecoin_setup_matches_bellperson(cuzk_core::filecoin::ProofKind::WinningPost, 21);
+    filecoin_setup_matches_bellperson(cuzk_core::filecoin::ProofKind::PorepSealCommit, 22);
+}

@@ -72,6 +72,37 @@ fn setup_prove_verify_and_failures() {
     assert!(text(&o).contains("not a number"), "{}", text(&o));
 }
 
+/// `setup --pce` from a recorded R1CS and `setup --circuit` give the same
+/// bytes for the same toxic seed, and those parameters prove and verify.
+#[test]
+fn setup_from_a_pce_file_equals_setup_from_the_circuit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let spec = "synthetic:1500:4";
+    let (pce, from_pce, from_circuit, proof) = (p(d, "c.pce"), p(d, "a.params"), p(d, "b.params"), p(d, "c.proof"));
+    let o = cuzk(&["pce", "build", "--circuit", spec, "--out", &pce]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = cuzk(&["setup", "--pce", &pce, "--toxic-seed", "7", "--params", &from_pce]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = cuzk(&["setup", "--circuit", spec, "--toxic-seed", "7", "--params", &from_circuit]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read(&from_pce).unwrap() == std::fs::read(&from_circuit).unwrap(), "params differ");
+    assert_eq!(std::fs::read(p(d, "a.vk")).unwrap(), std::fs::read(p(d, "b.vk")).unwrap(), "vk differs");
+    let o = cuzk(&["prove", "--circuit", spec, "--params", &from_pce, "--proof", &proof]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = cuzk(&["verify", "--vk", &p(d, "a.vk"), "--proof", &proof]);
+    assert!(o.status.success(), "{}", text(&o));
+    // A corrupt PCE is refused with the reason, and no params are written.
+    let mut bytes = std::fs::read(&pce).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    std::fs::write(&pce, &bytes).unwrap();
+    let o = cuzk(&["setup", "--pce", &pce, "--params", &p(d, "bad.params")]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("checksum"), "{}", text(&o));
+    assert!(!d.join("bad.params").exists());
+}
+
 #[test]
 fn demo_runs_on_a_small_circuit() {
     let dir = tempfile::tempdir().unwrap();

@@ -59,7 +59,7 @@ pub fn run(c: PceCommand) -> Result<()> {
     }
 }
 
-fn mib(bytes: u64) -> f64 {
+pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 20) as f64
 }
 

@@ -62,22 +62,29 @@ where
 }
 
 /// Generates parameters for `pt` with `tw` and writes them into `cache`
-/// (the circuit recorded from its blank form, then [`generate_params_from_pce`]).
+/// (the circuit recorded from its blank form, then [`generate_params_from_pce`]),
+/// on the GPU when there is one.
 pub fn generate_params(pt: ProofType, cache: &ParamCache, tw: &ToxicWaste, progress: Option<Progress>) -> Result<ParamFiles> {
-    let pce = crate::pce::record(&circuit_id(pt)?, blank_circuit(pt)?).map_err(SetupError::from)?;
-    generate_params_from_pce(pt, cache, pce, tw, progress)
+    generate_params_from_pce(pt, cache, record_blank(pt)?, tw, progress, Device::detect())
+}
+
+/// The R1CS of `pt`'s circuit, recorded from its blank form under its
+/// circuit id (what setup needs, and what the engine proves through).
+pub fn record_blank(pt: ProofType) -> Result<Pce> {
+    Ok(crate::pce::record(&circuit_id(pt)?, blank_circuit(pt)?).map_err(SetupError::from)?)
 }
 
 /// Generates parameters for `pt` from its recorded R1CS (`cuzk pce build`
 /// or the engine's `<circuit-id>.pce`) with `tw`, streamed into `cache`:
 /// no query is ever held whole, so production sizes fit in host memory;
-/// on the GPU when there is one.
+/// the fixed-base multiplications on `device`.
 pub fn generate_params_from_pce(
     pt: ProofType,
     cache: &ParamCache,
     pce: Pce,
     tw: &ToxicWaste,
     progress: Option<Progress>,
+    device: Device,
 ) -> Result<ParamFiles> {
     let files = cache.files(&circuit_id(pt)?);
     if pce.circuit_id != files.circuit_id {
@@ -94,7 +101,7 @@ pub fn generate_params_from_pce(
         let path = path.to_path_buf();
         move |source| FilecoinError::Io { path, source }
     };
-    let written = write_parameters(pce, tw, progress, Device::detect(), &tmp_params, &tmp_vk);
+    let written = write_parameters(pce, tw, progress, device, &tmp_params, &tmp_vk);
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp_params);
     }
