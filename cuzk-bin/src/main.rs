@@ -57,6 +57,9 @@ enum Command {
     /// Production-shape Filecoin inputs (valid, deterministic in a seed) without a sealed sector.
     #[cfg(feature = "filecoin")]
     FilecoinWorkload(cmd::filecoin_workload::Args),
+    /// Check a proof of a filecoin-workload input with filecoin-proofs' own verifier and a param cache's .vk.
+    #[cfg(feature = "filecoin")]
+    FilecoinVerify(cmd::filecoin_verify::Args),
     /// Daemon client: one proof through a running cuzk-daemon.
     Single(cmd::single::Args),
     /// Daemon client: N proofs, J at a time; throughput and latency.
@@ -102,6 +105,8 @@ fn main() {
         Command::FilecoinSetup(a) => cmd::filecoin_setup::run(a),
         #[cfg(feature = "filecoin")]
         Command::FilecoinWorkload(a) => cmd::filecoin_workload::run(a),
+        #[cfg(feature = "filecoin")]
+        Command::FilecoinVerify(a) => cmd::filecoin_verify::run(a),
         Command::Single(a) => cmd::single::run(&conn, a),
         Command::Batch(a) => cmd::batch::run(&conn, a),
         Command::Status => cmd::daemon_info::status(&conn),

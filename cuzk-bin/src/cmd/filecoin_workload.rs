@@ -8,8 +8,10 @@
 //!   `vanilla.json`, the request's `vanilla_proofs` (bincode sector or
 //!   partition proofs) as a JSON array of base64 strings (what
 //!   `cuzk single -t wpost|winning|snap --vanilla` sends);
-//! - `meta.json`: the public values a verifier needs (bytes as hex) and
-//!   the request's registered proof number.
+//! - `meta.json`: the public values a verifier needs (bytes as hex; what
+//!   `cuzk filecoin-verify` reads), the request's registered proof number,
+//!   and `cuzk_single`, the arguments of `cuzk single` that send the
+//!   request (what `build/h200/fil-e2e.sh` runs).
 //!
 //! Each is checked before it is written: PoRep by filecoin-proofs' vanilla
 //! verifier and the daemon's submit check, PoSt and SnapDeals by the
@@ -54,12 +56,12 @@ pub fn run(a: Args) -> Result<()> {
         .ok_or_else(|| anyhow!("unknown sector size {:?}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB", a.sector_size))?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let t = Instant::now();
-    let (written, prove) = match kind {
+    let (written, single) = match kind {
         ProofKind::PorepSealCommit => write_porep(&a, size)?,
         ProofKind::WindowPostPartition | ProofKind::WinningPost => write_post(&a, kind, size)?,
         ProofKind::SnapDealsUpdate => write_snap(&a, size)?,
     };
-    println!("{written} and meta.json in {:.1} s, checked\n  prove it: {prove}", t.elapsed().as_secs_f64());
+    println!("{written} and meta.json in {:.1} s, checked\n  prove it: cuzk single {}", t.elapsed().as_secs_f64(), single.join(" "));
     Ok(())
 }
 
@@ -69,11 +71,12 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<String> {
     Ok(path.display().to_string())
 }
 
-fn write_porep(a: &Args, size: u64) -> Result<(String, String)> {
+fn write_porep(a: &Args, size: u64) -> Result<(String, Vec<String>)> {
     let w = porep(PorepSpec { sector_size: size, seed: a.seed, miner_id: a.miner_id, sector_num: a.sector_num })?;
     let c1 = &w.c1;
     let json = serde_json::to_vec(c1).context("serializing the C1 output")?;
     let path = write(&a.out, "c1.json", &encode_envelope(w.sector_num, size, &json))?;
+    let single = args(&["-t", "porep", "--c1", &path, "--miner-id", &a.miner_id.to_string(), "--sector-num", &w.sector_num.to_string()]);
     let meta = json!({
         "kind": "porep",
         "registered_proof": format!("{:?}", w.registered_proof),
@@ -87,15 +90,13 @@ fn write_porep(a: &Args, size: u64) -> Result<(String, String)> {
         "comm_d": hex(&c1.comm_d),
         "ticket": hex(&c1.ticket),
         "seed_randomness": hex(&c1.seed),
+        "cuzk_single": single,
     });
     write(&a.out, "meta.json", serde_json::to_string_pretty(&meta)?.as_bytes())?;
-    Ok((
-        format!("{:?}: wrote {path} (C1 output, {} bytes, in Curio's envelope)", w.registered_proof, json.len()),
-        format!("cuzk single -t porep --c1 {path} --miner-id {} --sector-num {}", a.miner_id, w.sector_num),
-    ))
+    Ok((format!("{:?}: wrote {path} (C1 output, {} bytes, in Curio's envelope)", w.registered_proof, json.len()), single))
 }
 
-fn write_post(a: &Args, kind: ProofKind, size: u64) -> Result<(String, String)> {
+fn write_post(a: &Args, kind: ProofKind, size: u64) -> Result<(String, Vec<String>)> {
     let spec = PostSpec { kind, sector_size: size, seed: a.seed, miner_id: a.miner_id, first_sector: a.sector_num, sectors: a.sectors };
     let w = post(spec)?;
     let mut req = ProofRequest::new(kind, a.miner_id);
@@ -103,6 +104,8 @@ fn write_post(a: &Args, kind: ProofKind, size: u64) -> Result<(String, String)> 
     req.vanilla_proofs = w.vanilla_proofs.clone();
     let (number, path) = check_and_write_vanilla(a, req, size)?;
     let (name, flag) = if kind == ProofKind::WinningPost { ("winning", "winning") } else { ("window", "wpost") };
+    let (number_s, rand, miner) = (number.to_string(), hex(&w.randomness), a.miner_id.to_string());
+    let single = args(&["-t", flag, "--vanilla", &path, "--registered-proof", &number_s, "--randomness", &rand, "--miner-id", &miner]);
     let meta = json!({
         "kind": name,
         "registered_proof": format!("{:?}", w.registered_proof),
@@ -114,19 +117,13 @@ fn write_post(a: &Args, kind: ProofKind, size: u64) -> Result<(String, String)> 
         "prover_id": hex(&w.prover_id),
         "randomness": hex(&w.randomness),
         "sectors": w.sectors.iter().map(|(n, comm_r)| json!({"sector_num": n, "comm_r": hex(comm_r)})).collect::<Vec<_>>(),
+        "cuzk_single": single,
     });
     write(&a.out, "meta.json", serde_json::to_string_pretty(&meta)?.as_bytes())?;
-    Ok((
-        format!("{:?}: wrote {path} ({} sector proofs)", w.registered_proof, w.vanilla_proofs.len()),
-        format!(
-            "cuzk single -t {flag} --vanilla {path} --registered-proof {number} --randomness {} --miner-id {}",
-            hex(&w.randomness),
-            a.miner_id
-        ),
-    ))
+    Ok((format!("{:?}: wrote {path} ({} sector proofs)", w.registered_proof, w.vanilla_proofs.len()), single))
 }
 
-fn write_snap(a: &Args, size: u64) -> Result<(String, String)> {
+fn write_snap(a: &Args, size: u64) -> Result<(String, Vec<String>)> {
     let w = snap(SnapSpec { sector_size: size, seed: a.seed })?;
     let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, a.miner_id);
     req.comm_r_old = w.comm_r_old.to_vec();
@@ -135,6 +132,10 @@ fn write_snap(a: &Args, size: u64) -> Result<(String, String)> {
     req.vanilla_proofs = w.vanilla_proofs.clone();
     let (number, path) = check_and_write_vanilla(a, req, size)?;
     let (r_old, r_new, d_new) = (hex(&w.comm_r_old), hex(&w.comm_r_new), hex(&w.comm_d_new));
+    let number_s = number.to_string();
+    let single = args(&[
+        "-t", "snap", "--vanilla", &path, "--registered-proof", &number_s, "--comm-r-old", &r_old, "--comm-r-new", &r_new, "--comm-d-new", &d_new,
+    ]);
     let meta = json!({
         "kind": "snap",
         "registered_proof": format!("{:?}", w.registered_proof),
@@ -144,14 +145,10 @@ fn write_snap(a: &Args, size: u64) -> Result<(String, String)> {
         "comm_r_old": r_old,
         "comm_r_new": r_new,
         "comm_d_new": d_new,
+        "cuzk_single": single,
     });
     write(&a.out, "meta.json", serde_json::to_string_pretty(&meta)?.as_bytes())?;
-    Ok((
-        format!("{:?}: wrote {path} ({} partition proofs)", w.registered_proof, w.vanilla_proofs.len()),
-        format!(
-            "cuzk single -t snap --vanilla {path} --registered-proof {number} --comm-r-old {r_old} --comm-r-new {r_new} --comm-d-new {d_new}"
-        ),
-    ))
+    Ok((format!("{:?}: wrote {path} ({} partition proofs)", w.registered_proof, w.vanilla_proofs.len()), single))
 }
 
 /// Runs the daemon's submit check (filecoin-proofs' vanilla verification)
@@ -166,6 +163,10 @@ fn check_and_write_vanilla(a: &Args, mut req: ProofRequest, size: u64) -> Result
     let b64 = base64::engine::general_purpose::STANDARD;
     let vanilla: Vec<String> = req.vanilla_proofs.iter().map(|v| b64.encode(v)).collect();
     Ok((number, write(&a.out, "vanilla.json", &serde_json::to_vec(&vanilla)?)?))
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
 }
 
 fn hex(bytes: &[u8]) -> String {

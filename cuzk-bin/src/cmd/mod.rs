@@ -6,6 +6,8 @@ pub mod demo;
 #[cfg(feature = "filecoin")]
 pub mod filecoin_setup;
 #[cfg(feature = "filecoin")]
+pub mod filecoin_verify;
+#[cfg(feature = "filecoin")]
 pub mod filecoin_workload;
 #[cfg(feature = "filecoin")]
 pub mod gen_vanilla;
