@@ -149,3 +149,54 @@ fn large_builtin_circuits_are_refused_at_once() {
     assert!(!p.already_loaded);
     d.stop();
 }
+
+/// The daemon's resident memory in MiB.
+fn rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).unwrap().trim().trim_end_matches(" kB").trim().parse().unwrap();
+    kb >> 10
+}
+
+#[test]
+fn refused_large_requests_leave_no_memory_behind() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let before = rss_mib(d.child.id());
+    // WinningPoSt is kilobytes: 10 MB is refused by its size, before decoding.
+    let winning = pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::WinningPost as i32,
+        registered_proof: 3,
+        vanilla_proofs: vec![vec![7u8; 10 << 20]],
+        randomness: vec![0; 32],
+        ..Default::default()
+    };
+    let (code, msg) = rpc_error(c.submit_proof(&winning));
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("WinningPoSt request is at most 8 MiB"), "{msg}");
+    // 200 MB PoRep bodies that are not JSON, 3 at a time (each on its own
+    // daemon thread, so in its own allocator arena), twice.
+    for round in 0..2u8 {
+        std::thread::scope(|s| {
+            for i in 0..3u8 {
+                let c = &c;
+                s.spawn(move || {
+                    let porep = pb::SubmitProofRequest {
+                        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+                        registered_proof: 8,
+                        vanilla_proof: vec![b'!' + round * 3 + i; 200 << 20],
+                        ..Default::default()
+                    };
+                    let (code, msg) = rpc_error(c.submit_proof(&porep));
+                    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("not valid JSON"), "{msg}");
+                });
+            }
+        });
+    }
+    let after = rss_mib(d.child.id());
+    eprintln!("daemon RSS: {before} MiB before, {after} MiB after 6 refused 200 MB requests");
+    assert!(after < before + 64, "{before} MiB before, {after} MiB after the refused requests");
+    let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 10)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 10, &r.proof);
+    d.stop();
+}

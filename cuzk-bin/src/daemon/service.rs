@@ -75,6 +75,13 @@ impl ProvingService {
             req.request_id,
             prost::Message::encoded_len(req)
         );
+        let size = prost::Message::encoded_len(req);
+        if req.proof_kind == pb::ProofKind::WinningPost as i32 && size > MAX_WINNING_POST_BYTES {
+            return Err(invalid(format!(
+                "a WinningPoSt request is at most {} MiB (one sector's vanilla proof is ~150 KiB); this one is {size} bytes",
+                MAX_WINNING_POST_BYTES >> 20
+            )));
+        }
         let mut request = wire::to_request(req)?;
         if let ProofWork::Builtin(job) = &request.work {
             self.check_builtin(&job.spec)?;
@@ -83,6 +90,19 @@ impl ProvingService {
         let id = self.engine.submit(request).map_err(|e| wire::engine_error(&e))?;
         self.max_job.fetch_max(id.0, Ordering::AcqRel);
         Ok((id, client_id))
+    }
+
+    /// [`Self::submit`], then, for a large request that was refused, the
+    /// freed memory handed back to the system (else idle RSS stays at the
+    /// peak of the refused requests).
+    fn submit_owned(&self, req: pb::SubmitProofRequest) -> RpcResult<(JobId, String)> {
+        let large = prost::Message::encoded_len(&req) > RETURN_MEMORY_ABOVE_BYTES;
+        let result = self.submit(&req);
+        drop(req);
+        if large && result.is_err() {
+            release_freed_memory();
+        }
+        result
     }
 
     /// Answers on the grpcio thread with what `work` returns.
@@ -142,6 +162,21 @@ async fn deliver<T>(sink: UnarySink<T>, method: &'static str, result: RpcResult<
     }
 }
 
+/// WinningPoSt proves one sector: its request is kilobytes (the limit
+/// leaves a wide margin over 64 GiB sectors' ~150 KiB vanilla proof).
+const MAX_WINNING_POST_BYTES: usize = 8 << 20;
+/// Refused requests above this size give their memory back at once.
+const RETURN_MEMORY_ABOVE_BYTES: usize = 16 << 20;
+
+/// Returns freed heap memory to the system (glibc keeps it otherwise).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free pages of the allocator's heaps.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 fn timeout(ms: u64) -> Option<Duration> {
     (ms > 0).then(|| Duration::from_millis(ms))
 }
@@ -151,7 +186,7 @@ impl pb::ProvingEngine for ProvingService {
         // Checking a request can mean parsing ~50 MB of JSON: off the grpcio thread.
         let this = self.clone();
         self.reply_blocking(&ctx, sink, "SubmitProof", move || {
-            let (id, job_id) = this.submit(&req)?;
+            let (id, job_id) = this.submit_owned(req)?;
             let queue_position = this.engine.queue_position(id).unwrap_or(0) as u32;
             Ok(pb::SubmitProofResponse { job_id, queue_position, assigned_gpu: String::new() })
         });
@@ -172,8 +207,8 @@ impl pb::ProvingEngine for ProvingService {
     fn prove(&mut self, ctx: RpcContext, req: pb::ProveRequest, sink: UnarySink<pb::ProveResponse>) {
         let this = self.clone();
         self.reply_blocking(&ctx, sink, "Prove", move || {
-            let submit = req.submit.as_ref().ok_or_else(|| invalid("ProveRequest.submit is missing"))?;
-            let (id, job_id) = this.submit(submit)?;
+            let submit = req.submit.ok_or_else(|| invalid("ProveRequest.submit is missing"))?;
+            let (id, job_id) = this.submit_owned(submit)?;
             let outcome = this.engine.await_job(id, None).map_err(|e| wire::engine_error(&e))?;
             let result = pb::AwaitProofResponse { job_id, ..wire::await_response(id, &outcome) };
             Ok(pb::ProveResponse { result: Some(result) })
