@@ -1,9 +1,12 @@
 //! The engine's CUDA backend: every interlock path (pre-staged with the SRS
 //! resident in VRAM, pre-staged with points streamed from host memory, and
 //! the fallback within a small VRAM grant, with the H term on the CPU or on
-//! the device) gives the CPU prover's bytes for the same r and s; and the
-//! engine proves on the GPU end to end, with a VRAM limit that forces the
-//! fallback too. Skipped, visibly, without a GPU.
+//! the device), for partitions with a, b, c and for witness-only ones with
+//! their PCE, gives the CPU prover's bytes for the same r and s; and the
+//! engine proves on the GPU end to end (its partitions after the first of
+//! each circuit synthesized witness-only, a, b, c computed on the device),
+//! with a VRAM limit that forces the fallback too. Skipped, visibly,
+//! without a GPU.
 
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
@@ -44,29 +47,35 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let assignments: Vec<_> = (0..batch).map(|i| cuzk_core::cs::synthesize(spec.instance(seed + i)).unwrap()).collect();
         let cpu = groth16::prove_synthesized_deterministic(&params, &assignments, &vec![(r, s); batch as usize]).unwrap();
         let cpu: Vec<_> = cpu.iter().map(|p| p.to_bytes()).collect();
+        let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
+        let witness_only: Vec<_> = (0..batch)
+            .map(|i| pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed + i)).unwrap()).unwrap())
+            .collect();
 
         let vram = VramBudget::new(64 << 30);
-        let input = ProveInput { params: &params, assignments: &assignments, vram: &vram };
         let resident = GpuBackend::new().unwrap().with_fixed_randomness(r, s);
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
-        let need = streamed.vram_needed(&input);
-        let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
-            ("prestaged, SRS resident", &resident, None),
-            ("prestaged again, SRS reused", &resident, None),
-            ("prestaged, SRS streamed", &streamed, None),
-            ("fallback, H on the device", &streamed, Some(need)),
-            ("fallback, H on the CPU, small MSM chunks", &streamed, Some(1 << 20)),
-        ];
-        for (path, backend, fallback) in paths {
-            let got: Vec<_> = proofs_via(backend, &input, fallback).iter().map(|p| p.to_bytes()).collect();
-            assert_eq!(got, cpu, "{spec:?}: path '{path}' differs from the CPU prover");
+        for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
+            let input = ProveInput { params: &params, assignments, vram: &vram, pce };
+            let need = streamed.vram_needed(&input);
+            let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
+                ("prestaged, SRS resident", &resident, None),
+                ("prestaged again, SRS reused", &resident, None),
+                ("prestaged, SRS streamed", &streamed, None),
+                ("fallback, H on the device", &streamed, Some(need)),
+                ("fallback, H on the CPU, small MSM chunks", &streamed, Some(1 << 20)),
+            ];
+            for (path, backend, fallback) in paths {
+                let got: Vec<_> = proofs_via(backend, &input, fallback).iter().map(|p| p.to_bytes()).collect();
+                assert_eq!(got, cpu, "{spec:?} {what}: path '{path}' differs from the CPU prover");
+            }
+            println!("GPU backend {spec:?} x{batch} {what}: all 5 paths byte-identical to the CPU prover (need {need} B)");
         }
-        assert!(vram.usage().used_bytes > 0, "the resident SRS holds budget");
-        println!("GPU backend {spec:?} x{batch}: all 5 paths byte-identical to the CPU prover (need {need} B)");
+        assert!(vram.usage().used_bytes > 0, "the resident SRS and matrices hold budget");
     }
 }
 
-fn engine_config(gpu_workers: usize, vram_limit: u64, timeline: &std::path::Path) -> Config {
+fn engine_config(gpu_workers: usize, vram_limit: u64, pce: bool, timeline: &std::path::Path) -> Config {
     let mut c = Config::default();
     c.memory.total_budget = TotalBudget::Bytes(8 << 30);
     c.synthesis.partition_workers = 4;
@@ -75,16 +84,27 @@ fn engine_config(gpu_workers: usize, vram_limit: u64, timeline: &std::path::Path
     c.scheduler.max_batch_wait_ms = 20;
     c.srs.param_cache = "/nonexistent-cuzk-test-params".into();
     c.logging.timeline = timeline.display().to_string();
+    c.synthesis.pce = pce;
     c
 }
 
+/// Each unit's `path` in the timeline's `ev` events.
+fn paths(timeline: &str, ev: &str) -> Vec<String> {
+    timeline
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["ev"] == ev)
+        .map(|v| v["path"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
 /// Jobs of several shapes through the engine on the GPU; every proof
-/// verifies. Returns the timeline's `gpu_end` paths.
-fn run_engine(gpu_workers: usize, vram_limit: u64) -> Vec<String> {
+/// verifies. Returns the timeline's `gpu_end` and `synth_end` paths.
+fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let timeline = dir.path().join("timeline.jsonl");
     let backend = Arc::new(GpuBackend::new().unwrap());
-    let engine = Engine::start_with_backend(engine_config(gpu_workers, vram_limit, &timeline), backend).unwrap();
+    let engine = Engine::start_with_backend(engine_config(gpu_workers, vram_limit, pce, &timeline), backend).unwrap();
     assert_eq!(engine.status().backend, "cuda");
     let jobs: Vec<BuiltinJob> = ["synthetic:20000:3", "mimc:200", "synthetic:4097:2", "synthetic:20000:3"]
         .iter()
@@ -108,10 +128,7 @@ fn run_engine(gpu_workers: usize, vram_limit: u64) -> Vec<String> {
     assert!(st.devices.iter().all(|d| d.vram.peak_bytes <= d.vram.total_bytes), "VRAM budget exceeded: {:?}", st.devices);
     engine.shutdown(ShutdownMode::Drain);
     let text = std::fs::read_to_string(&timeline).unwrap();
-    text.lines()
-        .filter(|l| l.contains("\"gpu_end\""))
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["path"].as_str().unwrap_or("").to_string())
-        .collect()
+    (paths(&text, "gpu_end"), paths(&text, "synth_end"))
 }
 
 #[test]
@@ -120,10 +137,17 @@ fn engine_proves_on_the_gpu() {
         return;
     }
     for gw in [1, 2] {
-        let paths = run_engine(gw, 0);
+        let (paths, synth) = run_engine(gw, 0, true);
         assert!(!paths.is_empty() && paths.iter().all(|p| p == "prestaged"), "gw={gw}: paths {paths:?}");
-        println!("engine on the GPU gw={gw}: {} units, all pre-staged, all proofs verify", paths.len());
+        // Each circuit's first partition records its PCE (others meanwhile
+        // synthesize classically); from then on, witness-only: no a, b, c
+        // on the host, never the CPU SpMV.
+        assert!(synth.iter().any(|p| p == "pce-witness"), "gw={gw}: synthesis paths {synth:?}");
+        assert!(!synth.iter().any(|p| p == "pce"), "gw={gw}: the CPU SpMV ran: {synth:?}");
+        println!("engine on the GPU gw={gw}: {} units, all pre-staged, all proofs verify; synthesis {synth:?}", paths.len());
     }
+    let (_, synth) = run_engine(1, 0, false);
+    assert!(synth.iter().all(|p| p == "classic"), "pce off: {synth:?}");
 }
 
 #[test]
@@ -140,9 +164,9 @@ fn engine_vram_limit_forces_the_fallback() {
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram };
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None };
     let limit = GpuBackend::new().unwrap().vram_needed(&input) - 1;
-    let paths = run_engine(2, limit);
+    let (paths, _) = run_engine(2, limit, true);
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");
     println!("engine with vram_limit={limit} B (mimc:200's estimate less 1): paths {paths:?}, all proofs verify");
 }

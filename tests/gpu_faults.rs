@@ -1,7 +1,8 @@
 //! Faults injected into the CUDA layer (cuzk-sys's `testing` hook) while
 //! the engine proves on a real GPU:
 //!
-//! - out of device memory at each allocation of a prove in turn: the unit
+//! - out of device memory at each allocation of a prove in turn (a
+//!   witness-only partition: a, b, c by the SpMV on the device): the unit
 //!   is computed again on the fallback path and the job completes with
 //!   the CPU prover's bytes;
 //! - a recoverable kernel error (bad launch configuration) at launches
@@ -112,10 +113,15 @@ fn cuda_faults_stay_in_their_job_and_leak_nothing() {
     config.srs.param_cache = "/nonexistent-cuzk-test-params".into();
     let mut rig = Rig { engine: Engine::start_with_backend(config, backend).unwrap(), r, s, seed };
 
-    // Warm up both paths (SRS resident, upload slots pinned, the fallback's
-    // buffers once), then the memory every case must come back to.
+    // Warm up both paths (SRS resident, upload slots pinned, the circuit's
+    // PCE recorded and its matrices resident, so that from the second job
+    // on partitions are synthesized witness-only and their a, b, c
+    // computed on the device; the fallback's buffers once), then the
+    // memory every case must come back to.
     let (job, out) = rig.prove();
     rig.expect_cpu_bytes(&job, out, "warm-up");
+    let (job, out) = rig.prove();
+    rig.expect_cpu_bytes(&job, out, "warm-up with the matrices resident");
     let (hit, job, out) = prove_with_fault(&mut rig, FaultSite::DeviceAlloc, 0, cuda::MEMORY_ALLOCATION);
     assert!(hit, "a prove allocates device memory");
     rig.expect_cpu_bytes(&job, out, "warm-up of the fallback");
@@ -169,6 +175,6 @@ fn cuda_faults_stay_in_their_job_and_leak_nothing() {
     println!("illegal address on the only GPU: its job failed (device lost), the next proved");
 
     let st = rig.engine.status();
-    assert_eq!((st.jobs_failed, st.jobs_completed), (failed + 1, allocations + 5));
+    assert_eq!((st.jobs_failed, st.jobs_completed), (failed + 1, allocations + 6));
     rig.engine.shutdown(ShutdownMode::Drain);
 }

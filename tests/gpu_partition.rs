@@ -27,7 +27,7 @@ use cuzk_core::arith::Density;
 use cuzk_core::circuits::Synthetic;
 use cuzk_core::cs::ProvingAssignment;
 use cuzk_core::groth16::gpu_prover::{
-    BatchSize, BatchedMsms, Chunks, GpuProver, GpuTimings, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch,
+    BatchSize, BatchedMsms, Chunks, GpuProver, GpuTimings, HInputs, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch,
 };
 use cuzk_core::groth16::gpu_srs::{pin_host_points, DeviceSrs, HostPinning, SrsPoints};
 use cuzk_core::groth16::prover::{assemble, MsmResults};
@@ -181,10 +181,10 @@ fn prove_once(
 ) -> (MsmResults, Duration, GpuTimings, u64) {
     let base = cuzk_sys::free_memory(dev).unwrap();
     let t = Instant::now();
-    let staged = prover.stage_h(pa).unwrap();
+    let staged = prover.stage_h(pa, None).unwrap();
     let stage = t.elapsed();
     let ((m, times), min_free) = min_free_during(dev, || {
-        let mut v = prover.run(params, srs, std::slice::from_ref(pa), Some(staged), &plan).unwrap();
+        let mut v = prover.run(params, srs, std::slice::from_ref(pa), None, Some(staged), &plan).unwrap();
         v.pop().unwrap()
     });
     (m, stage, times, base.saturating_sub(min_free))
@@ -192,7 +192,7 @@ fn prove_once(
 
 /// A plan with the H term on the device.
 fn plan(circuits: usize, points: PointsAt, queries: Queries, next: NextInputs, chunks: Chunks) -> Plan {
-    Plan { circuits, points, h: HTerm::Device, queries, next, chunks }
+    Plan { circuits, points, h: HTerm::Device, inputs: HInputs::Uploaded, queries, next, chunks }
 }
 
 fn same(what: &str, gpu: &MsmResults, cpu: &MsmResults) {
@@ -310,7 +310,7 @@ fn gpu_partition_matches_discrete_logs() {
         for l_beside_h in [false, true] {
             let queries = if l_beside_h { Queries::InHScratch(Scratch::LAndB) } else { Queries::AfterH };
             let p = plan(1, PointsAt::Host, queries, NextInputs::WhenDue, Chunks::Within(budget));
-            let ran = prover.fit(params, SrsPoints::Host(params), &batch[0], &p).unwrap().queries;
+            let ran = prover.fit(params, SrsPoints::Host(params), &batch[0], None, &p).unwrap().queries;
             if log_n >= 27 {
                 assert_eq!(ran, queries, "L and B beside H asked for: {l_beside_h}");
             }
@@ -333,10 +333,10 @@ fn gpu_partition_matches_discrete_logs() {
         let p = plan(k, PointsAt::Host, Queries::Batched(BatchSize::Exactly(batched)), NextInputs::WhenDue, Chunks::Within(budget));
         let base = cuzk_sys::free_memory(dev).unwrap();
         let t = Instant::now();
-        let staged = prover.stage_h(&batch[0]).unwrap();
+        let staged = prover.stage_h(&batch[0], None).unwrap();
         let stage = t.elapsed();
         let (results, min_free) =
-            min_free_during(dev, || prover.run(params, SrsPoints::Host(params), &batch, Some(staged), &p).unwrap());
+            min_free_during(dev, || prover.run(params, SrsPoints::Host(params), &batch, None, Some(staged), &p).unwrap());
         let peak = base.saturating_sub(min_free);
         for (i, (m, times)) in results.into_iter().enumerate() {
             same("batch MSMs under the limit", &m, &expected);
@@ -367,11 +367,11 @@ fn gpu_partition_matches_discrete_logs() {
     let resident = DeviceSrs::upload(dev, params).unwrap();
     let base = cuzk_sys::free_memory(dev).unwrap();
     let t = Instant::now();
-    let staged = prover.stage_h(&batch[0]).unwrap();
+    let staged = prover.stage_h(&batch[0], None).unwrap();
     let stage = t.elapsed();
     let p = plan(k, PointsAt::Device, Queries::BesideH, NextInputs::SecondHBuffers, Chunks::Whole);
     let (results, min_free) = min_free_during(dev, || {
-        prover.run(params, SrsPoints::Device(&resident), &batch, Some(staged), &p).unwrap()
+        prover.run(params, SrsPoints::Device(&resident), &batch, None, Some(staged), &p).unwrap()
     });
     let peak = base.saturating_sub(min_free);
     for (i, (m, times)) in results.into_iter().enumerate() {

@@ -66,18 +66,23 @@ fn gpu_prover_matches_cpu_prover() {
 }
 
 /// Every plan the executor can be given (points resident or from host
-/// memory, the H term on the device or the CPU, each way of running the
-/// query MSMs, with and without a second set of H buffers, MSMs whole or
-/// in small chunks) gives the CPU prover's bytes, for distinct circuits of
-/// two shapes. Batch MSMs run both in one call and as calls of 2 sets with
-/// small chunks (a batch of 3 takes calls of 2 and 1). The H term's third
+/// memory, the H term on the device or the CPU, a, b, c uploaded or
+/// computed by the SpMV on the device, each way of running the query MSMs,
+/// with and without a second set of H buffers, MSMs whole or in small
+/// chunks) gives the CPU prover's bytes, for distinct circuits of two
+/// shapes. With the SpMV the assignments carry their witness only (no a,
+/// b, c on the host at all); uploaded, both classic assignments and
+/// witness-only ones (a, b, c then computed on the host by the executor).
+/// Batch MSMs run both in one call and as calls of 2 sets with small
+/// chunks (a batch of 3 takes calls of 2 and 1). The H term's third
 /// buffer at these sizes is too small for any L plan (an MSM needs ~90 MB
 /// at least; these domains give 4-8 MiB), so there L runs after the H MSM;
 /// gpu_partition checks at 2^22 and 2^27 that it runs beside it.
 #[test]
 fn gpu_every_plan_matches_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{BatchSize, BatchedMsms, Chunks, GpuProver, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
+    use cuzk_core::groth16::gpu_prover::{BatchSize, BatchedMsms, Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch};
     use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
+    use cuzk_core::pce::{self, gpu::GpuPce};
     use cuzk_sys::msm::MsmOptions;
     let Some((dev, seed, mut rng)) = gpu_and_rng("gpu_every_plan_matches_cpu_prover") else { return };
     let prover = GpuProver::new(dev).unwrap();
@@ -93,31 +98,56 @@ fn gpu_every_plan_matches_cpu_prover() {
     for (spec, batch) in [("synthetic:70000:5", 3), ("sha256:1", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
         let c = case(&spec, batch, seed, &mut rng);
+        let pce = pce::record("c", spec.instance(seed)).unwrap();
+        let witness_only: Vec<_> = (0..batch)
+            .map(|i| pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed + i)).unwrap()).unwrap())
+            .collect();
+        assert!(witness_only.iter().all(|pa| pa.abc_deferred() && pa.a.is_empty()));
+        let gpu_pce = GpuPce::upload(&pce, dev).unwrap();
+        let matrices = Some(Matrices { host: &pce, device: Some(&gpu_pce) });
         let resident = DeviceSrs::upload(dev, &c.params).unwrap();
         let mut plans = 0;
+        let sources = [
+            (HInputs::Uploaded, &c.assignments, None),
+            (HInputs::SpmvOnDevice, &witness_only, matrices),
+            (HInputs::Uploaded, &witness_only, matrices),
+        ];
         for (points_at, points) in [(PointsAt::Host, SrsPoints::Host(&c.params)), (PointsAt::Device, SrsPoints::Device(&resident))] {
             for h in [HTerm::Device, HTerm::Cpu] {
                 for q in queries {
                     for next in [NextInputs::WhenDue, NextInputs::SecondHBuffers] {
                         for chunks in [Chunks::Whole, Chunks::Exactly(small)] {
-                            let plan = Plan { circuits: c.assignments.len(), points: points_at, h, queries: q, next, chunks };
-                            let first = (h == HTerm::Device).then(|| prover.stage_h(&c.assignments[0]).unwrap());
-                            let ran = prover.fit(&c.params, points, &c.assignments[0], &plan).unwrap();
-                            assert!(
-                                !matches!(ran.queries, Queries::InHScratch(_)),
-                                "{spec:?}, {plan}: L runs beside H in a buffer too small for it"
-                            );
-                            let timed = prover.run(&c.params, points, &c.assignments, first, &plan).unwrap();
-                            c.assert_cpu_bytes(timed.into_iter().map(|(m, _)| m).collect(), &format!("{spec:?}, {plan} (runs as {ran})"));
-                            plans += 1;
+                            for (inputs, assignments, pce) in sources {
+                                let plan = Plan { circuits: assignments.len(), points: points_at, h, inputs, queries: q, next, chunks };
+                                let first = (h == HTerm::Device).then(|| prover.stage_h(&assignments[0], pce).unwrap());
+                                let ran = prover.fit(&c.params, points, &assignments[0], pce, &plan).unwrap();
+                                assert!(
+                                    !matches!(ran.queries, Queries::InHScratch(_)),
+                                    "{spec:?}, {plan}: L runs beside H in a buffer too small for it"
+                                );
+                                let spmv = h == HTerm::Device && inputs == HInputs::SpmvOnDevice;
+                                assert_eq!(ran.inputs == HInputs::SpmvOnDevice, spmv, "{spec:?}, {plan} runs as {ran}");
+                                let timed = prover.run(&c.params, points, assignments, pce, first, &plan).unwrap();
+                                c.assert_cpu_bytes(timed.into_iter().map(|(m, _)| m).collect(), &format!("{spec:?}, {plan} (runs as {ran})"));
+                                plans += 1;
+                            }
                         }
                     }
                 }
             }
         }
+        // Witness-only assignments without their PCE are refused.
+        let plan = Plan { circuits: batch as usize, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::Uploaded, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole };
+        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, None, None, &plan).err().expect("witness-only assignments without a PCE");
+        assert!(err.to_string().contains("witness only"), "{err}");
+        // So is another circuit's PCE.
+        let other = pce::record("other", "synthetic:999".parse::<CircuitSpec>().unwrap().blank()).unwrap();
+        let wrong = Some(Matrices { host: &other, device: None });
+        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, wrong, None, &plan).err().expect("another circuit's PCE");
+        assert!(err.to_string().contains("PCE of \"other\""), "{err}");
         // A plan whose points are elsewhere than the call's is refused.
-        let wrong = Plan { circuits: batch as usize, points: PointsAt::Device, h: HTerm::Device, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole };
-        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &c.assignments, None, &wrong).err().expect("a plan for resident points ran on host points");
+        let wrong = Plan { points: PointsAt::Device, ..plan };
+        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &c.assignments, None, None, &wrong).err().expect("a plan for resident points ran on host points");
         assert!(err.to_string().contains("plan"), "{err}");
         println!("every plan, {spec:?}: {plans} plans, {batch} GPU proofs each byte-identical to the CPU prover");
     }

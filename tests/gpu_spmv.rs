@@ -167,32 +167,51 @@ fn spmv_matrices_check_indices() {
 }
 
 /// Proofs whose H term reads a, b, c from the device SpMV equal the CPU
-/// prover's byte for byte (same r, s), at several sizes, odd ones
-/// included. The assignment given to the prover has a, b, c zeroed, so
-/// a proof that matches took them from the device.
+/// prover's byte for byte (same r, s), one circuit and a batch, at several
+/// sizes, odd ones included. The assignments given to the prover carry
+/// their witness only (no a, b, c on the host), so a proof that matches
+/// took them from the device; the witness of the query MSMs comes from z
+/// there too.
 #[test]
 fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{Chunks, GpuProver, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
+    use cuzk_core::groth16::gpu_prover::{BatchSize, Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch};
     use cuzk_core::groth16::{self, gpu_srs::SrsPoints};
     let Some((dev, mut rng)) = device_and_rng("gpu_proofs_with_device_spmv_equal_cpu_prover") else { return };
     let prover = GpuProver::new(dev).unwrap();
     for spec in ["synthetic:1000", "synthetic:70001:5", "mimc:333", "sha256:1"] {
         let spec: CircuitSpec = spec.parse().unwrap();
         let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
-        let (pce, w) = pce::record_with_witness("c", spec.instance(rng.gen())).unwrap();
-        let mut pa = pce.assignment(w.clone()).unwrap();
-        let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
-        let cpu = groth16::prove_synthesized_deterministic(&params, std::slice::from_ref(&pa), &[(r, s)]).unwrap();
-        for v in [&mut pa.a, &mut pa.b, &mut pa.c] {
-            v.iter_mut().for_each(|x| *x = Fr::ZERO);
-        }
+        let seed: u64 = rng.gen();
+        let pce = pce::record("c", spec.instance(seed)).unwrap();
+        let witnesses: Vec<_> = (0..3).map(|i| cuzk_core::cs::generate_witness(spec.instance(seed + i)).unwrap()).collect();
+        let classic: Vec<_> = witnesses.iter().map(|w| pce.assignment(w.clone()).unwrap()).collect();
+        let witness_only: Vec<_> = witnesses.into_iter().map(|w| pce.witness_assignment(w).unwrap()).collect();
+        let randomness: Vec<(Fr, Fr)> = (0..3).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
+        let cpu = groth16::prove_synthesized_deterministic(&params, &classic, &randomness).unwrap();
+        // The CPU prover refuses assignments without a, b, c.
+        let err = groth16::prove_synthesized_deterministic(&params, &witness_only, &randomness).unwrap_err();
+        assert!(err.to_string().contains("witness only"), "{err}");
         let gpu_pce = GpuPce::upload(&pce, dev).unwrap();
-        for queries in [Queries::AfterH, Queries::InHScratch(Scratch::LAndB)] {
-            let plan = Plan { circuits: 1, points: PointsAt::Host, h: HTerm::Device, queries, next: NextInputs::WhenDue, chunks: Chunks::Whole };
-            let staged = prover.stage_h_spmv(&gpu_pce, &w.input_assignment, &w.aux_assignment).unwrap();
-            let mut ran = prover.run(&params, SrsPoints::Host(&params), std::slice::from_ref(&pa), Some(staged), &plan).unwrap();
-            let proof = groth16::assemble(&params.vk, ran.pop().unwrap().0, r, s);
-            assert_eq!(proof.to_bytes(), cpu[0].to_bytes(), "{spec:?}, {plan}: proof differs from the CPU prover");
+        let m = Some(Matrices { host: &pce, device: Some(&gpu_pce) });
+        let cases = [
+            (1, Queries::AfterH, NextInputs::WhenDue),
+            (1, Queries::InHScratch(Scratch::LAndB), NextInputs::WhenDue),
+            (3, Queries::AfterH, NextInputs::SecondHBuffers),
+            (3, Queries::Batched(BatchSize::Within(u64::MAX)), NextInputs::WhenDue),
+        ];
+        for (n, queries, next) in cases {
+            let plan = Plan { circuits: n, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::SpmvOnDevice, queries, next, chunks: Chunks::Whole };
+            let batch = &witness_only[..n];
+            let staged = prover.stage_h_spmv(&gpu_pce, &batch[0].input_assignment, &batch[0].aux_assignment).unwrap();
+            let ran = prover.fit(&params, SrsPoints::Host(&params), &batch[0], m, &plan).unwrap();
+            assert_eq!(ran.inputs, HInputs::SpmvOnDevice, "{spec:?}, {plan}");
+            let results = prover.run(&params, SrsPoints::Host(&params), batch, m, Some(staged), &plan).unwrap();
+            for (i, (msms, _)) in results.into_iter().enumerate() {
+                let (r, s) = randomness[i];
+                let proof = groth16::assemble(&params.vk, msms, r, s);
+                assert_eq!(proof.to_bytes(), cpu[i].to_bytes(), "{spec:?}, {plan}: proof {i} differs from the CPU prover");
+            }
         }
+        println!("{spec:?}: device-SpMV proofs (1 and 3 circuits) byte-identical to the CPU prover");
     }
 }

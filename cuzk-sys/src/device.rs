@@ -205,6 +205,23 @@ impl<T: Copy> DeviceBuffer<T> {
         })
     }
 
+    /// Enqueues a copy of `src`'s elements `src_at..src_at + n` into
+    /// elements `at..at + n` of `self` (same device) on `stream`.
+    pub fn copy_range_from_device_async(
+        &mut self,
+        stream: &Stream,
+        at: usize,
+        src: &DeviceBuffer<T>,
+        src_at: usize,
+        n: usize,
+    ) -> Result<()> {
+        self.check(stream, at, n)?;
+        src.check(stream, src_at, n)?;
+        let dst = unsafe { (self.ptr as *mut T).add(at) } as *mut c_void;
+        let from = unsafe { (src.ptr as *const T).add(src_at) } as *const c_void;
+        call(|e| unsafe { ffi::cuzk_copy_device_to_device(stream.raw, dst, from, n * size_of::<T>(), e) })
+    }
+
     /// Enqueues zeroing of elements `at..at + n`.
     pub fn zero_async(&mut self, stream: &Stream, at: usize, n: usize) -> Result<()> {
         self.check(stream, at, n)?;

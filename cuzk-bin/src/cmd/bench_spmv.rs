@@ -1,6 +1,9 @@
 //! `cuzk bench spmv`: a, b, c from a witness through the circuit's PCE,
 //! on all cores and on the GPU with the matrices resident there, and what
-//! the GPU path replaces: uploading a, b, c computed on the host.
+//! the GPU path replaces: uploading a, b, c computed on the host. Then the
+//! GPU prover's staging of one partition's H term inputs both ways (the
+//! part of a partition's GPU time where the two paths differ; the H term
+//! and the MSMs after it are the same work).
 
 use super::bench::{row, time_runs};
 use anyhow::Result;
@@ -41,7 +44,9 @@ mod gpu {
     use super::{row, time_runs};
     use anyhow::{bail, Result};
     use cuzk_core::cs::WitnessOnly;
+    use cuzk_core::groth16::gpu_prover::{GpuProver, Matrices};
     use cuzk_core::pce::{gpu::GpuPce, spmv, Pce};
+    use std::hint::black_box;
     use cuzk_core::Fr;
     use cuzk_sys::{DeviceBuffer, Event, FrRepr, Stream};
 
@@ -99,6 +104,21 @@ mod gpu {
             a.copy_from_host(&stream, 0, repr(&ha))?;
             b.copy_from_host(&stream, 0, repr(&hb))?;
             c.copy_from_host(&stream, 0, repr(&hc))?;
+            Ok(())
+        })?);
+        drop((a, b, c, z, ha, hb, hc));
+        // The prover's H buffers (allocated and freed per run on both paths).
+        let prover = GpuProver::new(dev)?;
+        let classic = p.assignment(w.clone())?;
+        row("prover stage_h: a, b, c uploaded", size, time_runs(runs, || {
+            black_box(prover.stage_h(&classic, None)?);
+            Ok(())
+        })?);
+        drop(classic);
+        let witness_only = p.witness_assignment(w.clone())?;
+        let m = Some(Matrices { host: p, device: Some(&gpu) });
+        row("prover stage_h: spmv on device", size, time_runs(runs, || {
+            black_box(prover.stage_h(&witness_only, m)?);
             Ok(())
         })?);
         Ok(())

@@ -15,7 +15,12 @@ pub struct ProvingAssignment {
     pub b_input_density: Density,
     /// Aux variables with a non-zero coefficient in some B row.
     pub b_aux_density: Density,
-    /// A·w, B·w, C·w for each constraint.
+    /// The number of constraints: the length of a, b and c, or, for an
+    /// assignment that carries its witness only ([`crate::pce::Pce::witness_assignment`]),
+    /// what their length will be once computed from the circuit's PCE.
+    pub constraints: usize,
+    /// A·w, B·w, C·w for each constraint (empty while deferred: see
+    /// [`ProvingAssignment::abc_deferred`]).
     pub a: Vec<Fr>,
     pub b: Vec<Fr>,
     pub c: Vec<Fr>,
@@ -27,7 +32,13 @@ pub struct ProvingAssignment {
 
 impl ProvingAssignment {
     pub fn num_constraints(&self) -> usize {
-        self.a.len()
+        self.constraints
+    }
+
+    /// Whether a, b, c are left to compute from the witness and the
+    /// circuit's PCE (on the device that proves it, or on the CPU there).
+    pub fn abc_deferred(&self) -> bool {
+        self.a.len() != self.constraints
     }
 
     /// Appends `input_i × 0 = 0` for every input (see [`super::synthesize`]).
@@ -117,6 +128,7 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         self.a.push(a_val);
         self.b.push(b_val);
         self.c.push(c_val);
+        self.constraints += 1;
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -160,6 +172,7 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
         self.c.extend_from_slice(&other.c);
+        self.constraints += other.constraints;
         self.input_assignment.extend_from_slice(&other.input_assignment[1..]);
         self.aux_assignment.extend_from_slice(&other.aux_assignment);
     }

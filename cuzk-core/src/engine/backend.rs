@@ -24,7 +24,9 @@ use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized, Proof};
 use super::interlock::{DeviceLocks, VramBudget};
 pub use super::prover_error::ProverError;
+use crate::pce::Pce;
 use crate::srs::Parameters;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +46,34 @@ pub struct ProveInput<'a> {
     /// The device's VRAM budget, for memory a backend keeps beyond one call
     /// (a resident SRS); per-call memory is reserved by the worker.
     pub vram: &'a Arc<VramBudget>,
+    /// The circuits' PCE where they were synthesized through one: what a,
+    /// b, c of assignments that carry their witness only are computed from.
+    pub pce: Option<&'a Arc<Pce>>,
+}
+
+impl ProveInput<'_> {
+    /// The assignments with a, b, c, computed on the CPU for those that
+    /// carry their witness only (a backend that has no device to compute
+    /// them on).
+    pub fn with_abc(&self) -> Result<Cow<'_, [ProvingAssignment]>, ProverError> {
+        if !self.assignments.iter().any(ProvingAssignment::abc_deferred) {
+            return Ok(Cow::Borrowed(self.assignments));
+        }
+        let pce = self.pce.ok_or_else(|| ProverError::Internal("witness-only partitions without their PCE".into()))?;
+        let complete = |pa: &ProvingAssignment| {
+            let mut pa = pa.clone();
+            if pa.abc_deferred() {
+                (pa.a, pa.b, pa.c) = pce.abc(&pa);
+            }
+            pa
+        };
+        Ok(Cow::Owned(self.assignments.iter().map(complete).collect()))
+    }
+
+    /// Whether the assignments carry their witness only.
+    pub fn witness_only(&self) -> bool {
+        self.assignments.first().is_some_and(ProvingAssignment::abc_deferred)
+    }
 }
 
 pub trait ProverBackend: Send + Sync {
@@ -62,6 +92,14 @@ pub trait ProverBackend: Send + Sync {
     /// ran out of device memory.
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
     fn epilogue(&self, device: u32, computed: Self::Computed) -> Result<Vec<Proof>, ProverError>;
+    /// Whether partitions of `pce`'s circuit, proved with `params` on
+    /// `devices`, get their a, b, c computed on the device (the matrices
+    /// resident there, made so now where the VRAM budget has room beside a
+    /// working set): the engine then synthesizes them witness-only. The
+    /// CPU backend computes them itself.
+    fn abc_on_device(&self, _pce: &Arc<Pce>, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> bool {
+        false
+    }
 }
 
 /// How one unit went through the interlock, for the per-proof log line.
@@ -90,6 +128,8 @@ pub trait Backend: Send + Sync {
         input: &ProveInput<'_>,
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError>;
+    /// [`ProverBackend::abc_on_device`].
+    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool;
 }
 
 impl<B: ProverBackend> Backend for B {
@@ -108,6 +148,10 @@ impl<B: ProverBackend> Backend for B {
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
         super::prover_worker::through_interlock(self, dev, input, gpu_event)
+    }
+
+    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
+        ProverBackend::abc_on_device(self, pce, params, devices)
     }
 }
 
@@ -144,7 +188,7 @@ impl ProverBackend for CpuBackend {
     }
 
     fn compute(&self, _device: u32, _staged: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
-        Ok(prove_synthesized(input.params, input.assignments)?)
+        Ok(prove_synthesized(input.params, &input.with_abc()?)?)
     }
 
     fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {

@@ -3,7 +3,18 @@
 //!
 //! - `prestage` (under `mem_mtx`): make the SRS resident in VRAM if it is
 //!   not and there is room (uploaded once, kept while the host SRS lives),
-//!   then upload circuit 0's a, b, c into the H buffers the worker reserved.
+//!   then stage circuit 0's a, b, c into the H buffers the worker reserved:
+//!   uploaded, or, for partitions synthesized witness-only, computed by
+//!   the SpMV from the circuit's matrices resident on the device (its
+//!   witness into a z the reservation counts).
+//!
+//! Each device keeps the matrices of the circuits whose partitions the
+//! engine synthesizes witness-only ([`ProverBackend::abc_on_device`]):
+//! uploaded once from the engine's PCE where the VRAM budget holds them
+//! beside a working set, counted in the budget, freed when the engine
+//! drops that PCE (with its SRS) or evicted, idle, when an SRS needs the
+//! room. A partition whose matrices are gone by the time it is proved gets
+//! a, b, c computed on the host (slower, same bytes).
 //! - `compute` (under `compute_mtx`): a [`Plan`] for the worker's
 //!   reservation and the VRAM free beside it, run by [`GpuProver::run`]
 //!   (the H terms and every MSM; see `gpu_prover::plan` for the regimes).
@@ -19,11 +30,13 @@
 //! Every path gives the same bytes for the same r and s (tested).
 
 use super::backend::{DeviceInfo, ProveInput, ProverBackend, ProverError};
-use super::interlock::VramReservation;
+use super::interlock::{DeviceLocks, VramBudget, VramReservation};
 use crate::groth16::gpu_prover::plan::{Request, Sizes};
-use crate::groth16::gpu_prover::{msm_sizes, GpuProveError, GpuProver, Plan, StagedH};
+use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
+use crate::pce::gpu::GpuPce;
+use crate::pce::Pce;
 use crate::srs::Parameters;
 use blstrs::Scalar as Fr;
 use cuzk_sys::msm::{self, MsmOptions, G1, G2};
@@ -34,18 +47,43 @@ use std::time::Instant;
 /// VRAM left out of the budget for the CUDA context, CUB and the driver.
 const VRAM_HEADROOM: u64 = 1 << 30;
 
-/// A proving key kept in VRAM, with the budget it holds.
-struct ResidentSrs {
-    params: Weak<Parameters>,
-    srs: Arc<DeviceSrs>,
+/// A device copy of a host object (a proving key, a PCE's matrices), kept
+/// while that object lives, with the budget it holds.
+struct Resident<H, D> {
+    host: Weak<H>,
+    device: Arc<D>,
     last_used: Instant,
-    _vram: VramReservation,
+    vram: VramReservation,
+}
+
+impl<H, D> Resident<H, D> {
+    fn new(host: &Arc<H>, device: Arc<D>, vram: VramReservation) -> Self {
+        Resident { host: Arc::downgrade(host), device, last_used: Instant::now(), vram }
+    }
+}
+
+/// The device copy of `host` in `list`, if there is one (copies whose
+/// host object is gone are freed first).
+fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<D>> {
+    list.retain(|r| r.host.strong_count() > 0);
+    let r = list.iter_mut().find(|r| std::ptr::eq(r.host.as_ptr(), Arc::as_ptr(host)))?;
+    r.last_used = Instant::now();
+    Some(r.device.clone())
+}
+
+/// Frees the least recently used copy in `list` that no call holds, other
+/// than `keep`'s; its bytes, or None where there is none.
+fn evict_idle<H, D>(list: &mut Vec<Resident<H, D>>, keep: *const H) -> Option<u64> {
+    let idle = list.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.device) == 1 && r.host.as_ptr() != keep);
+    let i = idle.min_by_key(|(_, r)| r.last_used).map(|(i, _)| i)?;
+    Some(list.remove(i).vram.bytes())
 }
 
 struct GpuDevice {
     info: DeviceInfo,
     prover: GpuProver,
-    resident: Mutex<Vec<ResidentSrs>>,
+    resident: Mutex<Vec<Resident<Parameters, DeviceSrs>>>,
+    pces: Mutex<Vec<Resident<Pce, GpuPce>>>,
 }
 
 /// r and s of each proof.
@@ -63,10 +101,11 @@ pub struct GpuBackend {
 }
 
 /// A batch after `prestage`: circuit 0's a, b, c in VRAM, and the
-/// resident SRS if there is one.
+/// resident SRS and matrices if there are.
 pub struct GpuStaged {
     first: Option<StagedH>,
     srs: Option<Arc<DeviceSrs>>,
+    pce: Option<Arc<GpuPce>>,
 }
 
 /// A batch after `compute`: its MSM results, for the epilogue on the CPU.
@@ -129,7 +168,7 @@ impl GpuBackend {
                 crate::config::format_size(q.total_mem_bytes), crate::config::format_size(vram_bytes)
             );
             let info = DeviceInfo { ordinal: ordinal as u32, name: q.name, vram_bytes };
-            devices.push(GpuDevice { info, prover, resident: Mutex::default() });
+            devices.push(GpuDevice { info, prover, resident: Mutex::default(), pces: Mutex::default() });
         }
         Ok(GpuBackend { devices, randomness: Randomness::Fresh, keep_srs_resident: true })
     }
@@ -153,17 +192,13 @@ impl GpuBackend {
 
     /// The resident copy of `input.params` on `dev`, if there is one.
     fn find_resident(dev: &GpuDevice, params: &Arc<Parameters>) -> Option<Arc<DeviceSrs>> {
-        let mut resident = dev.resident.lock().unwrap();
         // A host SRS that was evicted frees its device copy.
-        resident.retain(|r| r.params.strong_count() > 0);
-        let r = resident.iter_mut().find(|r| std::ptr::eq(r.params.as_ptr(), Arc::as_ptr(params)))?;
-        r.last_used = Instant::now();
-        Some(r.srs.clone())
+        find_copy(&mut dev.resident.lock().unwrap(), params)
     }
 
     /// Makes `input.params` resident when it fits with room left for one
     /// more working set (another worker's), evicting idle copies of other
-    /// SRSs least recently used first.
+    /// SRSs least recently used first, then other circuits' idle matrices.
     fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, ProverError> {
         if let Some(srs) = Self::find_resident(dev, input.params) {
             return Ok(Some(srs));
@@ -174,14 +209,14 @@ impl GpuBackend {
         let bytes = DeviceSrs::bytes(input.params);
         let want = bytes + self.vram_needed(input);
         let mut resident = dev.resident.lock().unwrap();
+        let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
         while input.vram.free() < want {
-            let idle = resident.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.srs) == 1).min_by_key(|(_, r)| r.last_used);
-            match idle.map(|(i, _)| i) {
-                Some(i) => {
-                    let gone = resident.remove(i);
-                    log::info!("device SRS evicted gpu={} bytes={}", dev.info.ordinal, gone._vram.bytes());
-                }
-                None => return Ok(None),
+            if let Some(freed) = evict_idle(&mut resident, std::ptr::null()) {
+                log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
+                log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else {
+                return Ok(None);
             }
         }
         let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
@@ -191,8 +226,64 @@ impl GpuBackend {
             "device SRS uploaded gpu={} bytes={} upload_ms={}",
             dev.info.ordinal, bytes, t.elapsed().as_millis()
         );
-        resident.push(ResidentSrs { params: Arc::downgrade(input.params), srs: srs.clone(), last_used: Instant::now(), _vram: vram });
+        resident.push(Resident::new(input.params, srs.clone(), vram));
         Ok(Some(srs))
+    }
+
+    /// The resident matrices of `pce` on `dev`, if there are.
+    fn find_pce(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<GpuPce>> {
+        // The engine dropped that PCE (with its SRS): its matrices go.
+        find_copy(&mut dev.pces.lock().unwrap(), pce)
+    }
+
+    /// `pce`'s matrices on `dev`, uploaded if they are not there and the
+    /// budget `vram` (of that device) has room for them now and, in total,
+    /// for them beside one working set of `params`'s circuits with z:
+    /// else a, b, c are better uploaded (the 16 GiB regime).
+    fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
+        // Held through the upload: two synthesis workers asking at once
+        // upload one copy.
+        let mut pces = dev.pces.lock().unwrap();
+        if let Some(gpu) = find_copy(&mut pces, pce) {
+            return Some(gpu);
+        }
+        let bytes = GpuPce::device_bytes(pce).ok()?;
+        let working = self.working_set(params, pce.num_constraints(), z_bytes(pce));
+        if vram.usage().total_bytes < bytes.saturating_add(working) {
+            return None;
+        }
+        let reservation = vram.try_reserve(bytes)?;
+        let t = Instant::now();
+        let gpu = match GpuPce::upload(pce, dev.info.ordinal as i32) {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                log::warn!("device pce not uploaded gpu={} circuit_id={} reason=\"{e}\"", dev.info.ordinal, pce.circuit_id);
+                return None;
+            }
+        };
+        log::info!(
+            "device pce uploaded gpu={} circuit_id={} bytes={bytes} upload_ms={}",
+            dev.info.ordinal,
+            pce.circuit_id,
+            t.elapsed().as_millis()
+        );
+        pces.push(Resident::new(pce, gpu.clone(), reservation));
+        Some(gpu)
+    }
+
+    /// Device bytes of one call's working set: the H buffers, the largest
+    /// MSM whole (points from the host: the upper bound) and `z` bytes
+    /// of witness.
+    fn working_set(&self, params: &Parameters, constraints: usize, z: u64) -> u64 {
+        let Some(dev) = self.devices.first() else { return 0 };
+        let h = h_log_n(constraints).map_or(0, cuzk_sys::HTermBuffers::bytes);
+        let (n1, n2) = msm_sizes(params);
+        let o = dev.info.ordinal as i32;
+        // An error here (none expected: it only sizes buffers) shows up
+        // again, with its message, when the MSM runs.
+        let g1 = msm::workspace_bytes::<G1>(o, n1, false, false, MsmOptions::default()).unwrap_or(0);
+        let g2 = msm::workspace_bytes::<G2>(o, n2, false, false, MsmOptions::default()).unwrap_or(0);
+        h + g1.max(g2) + z
     }
 
     fn points<'a>(params: &'a Parameters, srs: &'a Option<Arc<DeviceSrs>>) -> SrsPoints<'a> {
@@ -203,7 +294,7 @@ impl GpuBackend {
     }
 
     /// The VRAM sizes of `input` on `dev` that a plan is made from.
-    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool) -> Result<Sizes, ProverError> {
+    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, pce: Option<&GpuPce>) -> Result<Sizes, ProverError> {
         let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
         let o = dev.info.ordinal as i32;
         let (n1, n2) = msm_sizes(input.params);
@@ -221,26 +312,30 @@ impl GpuBackend {
             msm_bytes: whole(false, MsmOptions::default(), n1, n2)?,
             query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
             min_msm_bytes: whole(resident, small, n1.min(min_chunk), n2.min(min_chunk))?,
+            z_bytes: pce.map_or(0, |p| 32 * p.num_vars() as u64),
         })
     }
 
     /// Plans `input` within `granted` bytes (borrowing from the budget's
     /// free VRAM what the plan takes beyond them, when `may_borrow`) and
     /// runs it (the executor logs the plan).
+    #[allow(clippy::too_many_arguments)]
     fn plan_and_run(
         &self,
         dev: &GpuDevice,
         input: &ProveInput<'_>,
         srs: Option<Arc<DeviceSrs>>,
+        pce: Option<Arc<GpuPce>>,
         first: Option<StagedH>,
         granted: u64,
         may_borrow: bool,
     ) -> Result<GpuComputed, ProverError> {
-        let sizes = Self::sizes(dev, input, srs.is_some())?;
+        let sizes = Self::sizes(dev, input, srs.is_some(), pce.as_deref())?;
         let req = Request {
             circuits: input.assignments.len(),
             srs_resident: srs.is_some(),
-            first_staged: first.is_some(),
+            first_staged: first.as_ref().map(StagedH::inputs),
+            pce_resident: pce.is_some(),
             granted,
             spare: if may_borrow { input.vram.free() } else { 0 },
             sizes,
@@ -248,18 +343,19 @@ impl GpuBackend {
         let mut plan = Plan::choose(&req);
         // What the plan borrows, reserved for the call; where another
         // worker took it meanwhile, the plan without it.
-        let borrowed = match plan.borrowed(&sizes) {
+        let borrowed = match plan.borrowed(&req) {
             0 => None,
             bytes => {
                 let r = input.vram.try_reserve(bytes);
                 if r.is_none() {
-                    plan = plan.without_borrowing();
+                    plan = plan.without_borrowing(&req);
                 }
                 r
             }
         };
         let points = Self::points(input.params, &srs);
-        let results = dev.prover.run(input.params, points, input.assignments, first, &plan)?;
+        let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref() });
+        let results = dev.prover.run(input.params, points, input.assignments, matrices, first, &plan)?;
         drop(borrowed);
         Ok(GpuComputed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
     }
@@ -277,19 +373,16 @@ impl ProverBackend for GpuBackend {
         self.devices.iter().map(|d| d.info.clone()).collect()
     }
 
-    /// The H buffers plus the largest MSM workspace (points from the host:
-    /// the upper bound).
+    /// The working set: the H buffers plus the largest MSM workspace
+    /// (points from the host: the upper bound), and z where the circuits
+    /// carry their witness only (for the SpMV).
     fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
         let Some(first) = input.assignments.first() else { return 0 };
-        let h = GpuProver::h_bytes(first.num_constraints()).unwrap_or(0);
-        let (n1, n2) = msm_sizes(input.params);
-        let Some(dev) = self.devices.first() else { return 0 };
-        let o = dev.info.ordinal as i32;
-        // An error here (none expected: it only sizes buffers) shows up
-        // again, with its message, when the MSM runs.
-        let g1 = msm::workspace_bytes::<G1>(o, n1, false, false, MsmOptions::default()).unwrap_or(0);
-        let g2 = msm::workspace_bytes::<G2>(o, n2, false, false, MsmOptions::default()).unwrap_or(0);
-        h + g1.max(g2)
+        let z = match input.pce {
+            Some(pce) if input.witness_only() => z_bytes(pce),
+            _ => 0,
+        };
+        self.working_set(input.params, first.num_constraints(), z)
     }
 
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
@@ -298,17 +391,27 @@ impl ProverBackend for GpuBackend {
         if srs.is_none() {
             pin_host_points(input.params); // once per SRS; MSMs stream its points
         }
-        let first = match input.assignments.first() {
-            Some(pa) => Some(dev.prover.stage_h(pa)?),
+        // Witness-only partitions: their matrices (again, if evicted since
+        // synthesis) for the SpMV, whose z the reservation counts.
+        let pce = match input.pce {
+            Some(p) if input.witness_only() => self.ensure_pce(dev, p, input.params, input.vram),
+            Some(p) => Self::find_pce(dev, p),
             None => None,
         };
-        Ok(GpuStaged { first, srs })
+        let first = match input.assignments.first() {
+            Some(pa) => {
+                let on_device = pce.as_deref().filter(|_| input.witness_only());
+                Some(dev.prover.stage_h(pa, input.pce.map(|p| Matrices { host: p, device: on_device }))?)
+            }
+            None => None,
+        };
+        Ok(GpuStaged { first, srs, pce })
     }
 
     fn compute(&self, device: u32, staged: GpuStaged, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
-        let GpuStaged { first, srs } = staged;
-        self.plan_and_run(dev, input, srs, first, self.vram_needed(input), true)
+        let GpuStaged { first, srs, pce } = staged;
+        self.plan_and_run(dev, input, srs, pce, first, self.vram_needed(input), true)
     }
 
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
@@ -328,7 +431,8 @@ impl ProverBackend for GpuBackend {
                 crate::config::format_size(vram_granted)
             );
         }
-        self.plan_and_run(dev, input, srs, None, vram_granted.min(card_free), false)
+        let pce = input.pce.and_then(|p| Self::find_pce(dev, p));
+        self.plan_and_run(dev, input, srs, pce, None, vram_granted.min(card_free), false)
     }
 
     fn epilogue(&self, _device: u32, computed: GpuComputed) -> Result<Vec<Proof>, ProverError> {
@@ -345,4 +449,17 @@ impl ProverBackend for GpuBackend {
             })
             .collect())
     }
+
+    /// On every device in service, the matrices resident (uploaded now if
+    /// there is room: [`GpuBackend::ensure_pce`]).
+    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
+        let mut serving = devices.iter().filter(|d| d.in_service()).peekable();
+        serving.peek().is_some()
+            && serving.all(|d| self.device(d.ordinal).is_ok_and(|dev| self.ensure_pce(dev, pce, params, &d.vram).is_some()))
+    }
+}
+
+/// Device bytes of a witness z of `pce`'s circuit.
+fn z_bytes(pce: &Pce) -> u64 {
+    32 * (pce.shape.num_inputs + pce.shape.num_aux) as u64
 }

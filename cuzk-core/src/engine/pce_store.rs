@@ -8,6 +8,11 @@
 //! stale or corrupt is rebuilt with a warning. A circuit whose witness does
 //! not fit its PCE fails that partition (never a wrong proof), and the PCE
 //! is dropped so the next partition records it again.
+//!
+//! Where the backend computes a, b, c on the device from the circuit's
+//! resident matrices (asked before synthesis: `Backend::abc_on_device`),
+//! a partition is synthesized witness-only and carries no a, b, c
+//! ([`SynthPath::Witness`]); the CPU SpMV runs otherwise.
 
 use super::circuit_source::PartitionedCircuit;
 use super::memory::{MemoryBudget, Purpose, Reservation};
@@ -38,6 +43,9 @@ pub struct PceStore {
 pub enum SynthPath {
     /// Witness-only synthesis and the SpMV of a PCE held already.
     Pce,
+    /// Witness-only synthesis against a PCE held already, a, b, c left to
+    /// the device that proves it.
+    Witness,
     /// Recorded the circuit's PCE with this partition.
     Recorded,
     /// Loaded the circuit's PCE from its file for this partition.
@@ -49,6 +57,7 @@ impl SynthPath {
     pub fn as_str(self) -> &'static str {
         match self {
             SynthPath::Pce => "pce",
+            SynthPath::Witness => "pce-witness",
             SynthPath::Recorded => "pce-recorded",
             SynthPath::Loaded => "pce-loaded",
             SynthPath::Classic => "classic",
@@ -118,11 +127,32 @@ impl PceStore {
         }
     }
 
+    /// The circuit's PCE, where one is held.
+    pub fn ready(&self, circuit_id: &str) -> Option<Arc<Pce>> {
+        match self.entries.lock().unwrap_or_else(|e| e.into_inner()).get(circuit_id) {
+            Some(Entry::Ready { pce, .. }) => Some(pce.clone()),
+            _ => None,
+        }
+    }
+
     /// Synthesizes one partition of `circuit` through its PCE when there
     /// is one (recording it on first use), else classically; then the
-    /// circuit's own check of the assignment.
-    pub fn synthesize(&self, circuit: &dyn PartitionedCircuit, partition: usize) -> Result<(ProvingAssignment, SynthPath), String> {
+    /// circuit's own check of the assignment. With `witness_only` (the
+    /// circuit's PCE, from [`PceStore::ready`]), witness-only synthesis
+    /// against it and no a, b, c.
+    pub fn synthesize(
+        &self,
+        circuit: &dyn PartitionedCircuit,
+        partition: usize,
+        witness_only: Option<&Arc<Pce>>,
+    ) -> Result<(ProvingAssignment, SynthPath), String> {
         let id = circuit.circuit_id();
+        if let Some(pce) = witness_only {
+            let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
+            let pa = pce.witness_assignment(witness).map_err(|e| self.dropped(&id, e))?;
+            circuit.check_assignment(partition, &pa)?;
+            return Ok((pa, SynthPath::Witness));
+        }
         let claim = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
             match entries.get(&id) {
@@ -142,20 +172,21 @@ impl PceStore {
         let pa = match claim {
             Some(pce) => {
                 let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
-                match pce.assignment(witness) {
-                    Ok(pa) => (pa, SynthPath::Pce),
-                    Err(e) => {
-                        // Recorded from another circuit than this one: record anew next time.
-                        self.entries.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-                        log::warn!("pce dropped circuit_id={id} reason=\"{e}\"");
-                        return Err(e.to_string());
-                    }
-                }
+                (pce.assignment(witness).map_err(|e| self.dropped(&id, e))?, SynthPath::Pce)
             }
             None => (circuit.circuit(partition)?.classic().map_err(|e| e.to_string())?, SynthPath::Classic),
         };
         circuit.check_assignment(partition, &pa.0)?;
         Ok(pa)
+    }
+
+    /// A witness that does not fit the circuit's PCE: recorded from another
+    /// circuit than this one, so it is dropped to be recorded anew next
+    /// time. Returns the partition's error.
+    fn dropped(&self, id: &str, e: PceError) -> String {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        log::warn!("pce dropped circuit_id={id} reason=\"{e}\"");
+        e.to_string()
     }
 
     /// First use of a circuit id: load its file, or record it from this
@@ -242,7 +273,7 @@ mod tests {
         let s = store(dir.path(), 1 << 30);
         let mut paths = Vec::new();
         for p in 0..3 {
-            let (pa, path) = s.synthesize(&job, p).unwrap();
+            let (pa, path) = s.synthesize(&job, p, None).unwrap();
             assert!(pa == job.synthesize(p).unwrap(), "partition {p} ({path:?}) differs from classic synthesis");
             paths.push(path);
         }
@@ -252,7 +283,7 @@ mod tests {
         assert!(file.exists());
         // A new engine loads the file.
         let s2 = store(dir.path(), 1 << 30);
-        let (pa, path) = s2.synthesize(&job, 3).unwrap();
+        let (pa, path) = s2.synthesize(&job, 3, None).unwrap();
         assert_eq!(path, SynthPath::Loaded);
         assert!(pa == job.synthesize(3).unwrap());
     }
@@ -263,7 +294,7 @@ mod tests {
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
         let file = PceStore::path_of(dir.path(), &job.circuit_id());
         std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
-        let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0).unwrap();
+        let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0, None).unwrap();
         assert_eq!(path, SynthPath::Recorded);
         assert!(pa == job.synthesize(0).unwrap());
         assert!(crate::pce::file::read(&file).is_ok(), "the rebuilt file is valid");
@@ -272,9 +303,9 @@ mod tests {
         let other = crate::pce::record(&job.circuit_id(), crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
         crate::pce::file::write(&other, &file).unwrap();
         let s = store(dir.path(), 1 << 30);
-        let err = s.synthesize(&job, 0).unwrap_err();
+        let err = s.synthesize(&job, 0, None).unwrap_err();
         assert!(err.contains("does not match its PCE"), "{err}");
-        let (pa, path) = s.synthesize(&job, 1).unwrap();
+        let (pa, path) = s.synthesize(&job, 1, None).unwrap();
         assert_eq!(path, SynthPath::Recorded);
         assert!(pa == job.synthesize(1).unwrap());
     }
@@ -284,11 +315,49 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
         let s = store(dir.path(), 1000);
-        let (pa, _) = s.synthesize(&job, 0).unwrap();
+        let (pa, _) = s.synthesize(&job, 0, None).unwrap();
         assert!(pa == job.synthesize(0).unwrap());
-        let (pa, path) = s.synthesize(&job, 1).unwrap();
+        let (pa, path) = s.synthesize(&job, 1, None).unwrap();
         assert_eq!(path, SynthPath::Classic);
         assert!(pa == job.synthesize(1).unwrap());
         assert_eq!(s.memory.usage().pce_bytes, 0);
+    }
+
+    /// Witness-only synthesis against a held PCE: the witness and
+    /// densities of classic synthesis, no a, b, c (the CPU SpMV skipped),
+    /// a, b, c equal to classic once computed; the CPU backend never asks
+    /// for it (it computes a, b, c itself), and completes such partitions
+    /// where it is handed them.
+    #[test]
+    fn witness_only_partitions_carry_no_abc() {
+        use crate::engine::backend::{CpuBackend, ProveInput, ProverBackend};
+        use crate::engine::interlock::{DeviceLocks, VramBudget};
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:3000:4".parse().unwrap(), 3, 5);
+        let s = store(dir.path(), 1 << 30);
+        assert!(s.ready(&job.circuit_id()).is_none());
+        s.synthesize(&job, 0, None).unwrap();
+        let pce = s.ready(&job.circuit_id()).expect("recorded by the first partition");
+        let params = crate::groth16::generate_random_parameters(job.spec.blank(), &mut rand::thread_rng()).unwrap();
+        let devices = [DeviceLocks::new(0, "cpu".into(), u64::MAX)];
+        assert!(!ProverBackend::abc_on_device(&CpuBackend, &pce, &params, &devices));
+        let (pa, path) = s.synthesize(&job, 1, Some(&pce)).unwrap();
+        assert_eq!(path, SynthPath::Witness);
+        assert!(pa.abc_deferred() && pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());
+        let classic = job.synthesize(1).unwrap();
+        assert_eq!(pa.num_constraints(), classic.num_constraints());
+        assert!(pa.input_assignment == classic.input_assignment && pa.aux_assignment == classic.aux_assignment);
+        assert!(pa.a_aux_density == classic.a_aux_density && pa.b_aux_density == classic.b_aux_density);
+        let params = Arc::new(params);
+        let vram = VramBudget::new(u64::MAX);
+        let assignments = [pa];
+        let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce) };
+        assert!(input.with_abc().unwrap()[0] == classic);
+        let proofs = CpuBackend.compute(0, (), &input).unwrap();
+        let pvk = crate::groth16::prepare_verifying_key(&params.vk);
+        assert!(crate::groth16::verify_proof(&pvk, &proofs[0], &job.public_inputs(1)).unwrap());
+        // Without its PCE, a clear error.
+        let input = ProveInput { pce: None, ..input };
+        assert!(CpuBackend.compute(0, (), &input).unwrap_err().to_string().contains("without their PCE"));
     }
 }

@@ -14,6 +14,7 @@ use super::memory::Reservation;
 use super::request::Priority;
 use super::srs_manager::SrsLease;
 use crate::cs::ProvingAssignment;
+use crate::pce::Pce;
 use crossbeam::channel::{bounded, Receiver, Sender};
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,6 +141,9 @@ pub struct ProveUnit {
     pub members: Vec<Member>,
     /// Aligned with `members`.
     pub assignments: Vec<ProvingAssignment>,
+    /// The circuit's PCE where the partitions were synthesized through one
+    /// (those synthesized witness-only need it to be proved).
+    pub pce: Option<Arc<Pce>>,
     pub synth_times: Vec<Duration>,
     pub memory: Reservation,
     pub prove_ticket: Ticket,

@@ -68,7 +68,7 @@ fn requeue(sh: &Shared, unit: ProveUnit) {
 }
 
 fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
-    let ProveUnit { order, members, assignments, synth_times, memory, prove_ticket } = unit;
+    let ProveUnit { order, members, assignments, pce, synth_times, memory, prove_ticket } = unit;
     if members.iter().all(|m| m.job.is_finished()) {
         return;
     }
@@ -85,7 +85,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     }
     let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
     sh.timeline.record(event("gpu_picked"));
-    let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram };
+    let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram, pce: pce.as_ref() };
     let gpu_event = |ev: &'static str, path: Option<&'static str>| {
         let e = event(ev);
         sh.timeline.record(match path {
@@ -109,7 +109,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             AfterLoss::Stays => lost_last = true,
         }
         if !lost_last {
-            requeue(sh, ProveUnit { order, members, assignments, synth_times, memory, prove_ticket });
+            requeue(sh, ProveUnit { order, members, assignments, pce, synth_times, memory, prove_ticket });
             return;
         }
     }

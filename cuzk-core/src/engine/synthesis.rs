@@ -5,6 +5,12 @@
 //! and queue the result for the prover workers (bounded by
 //! `synthesis_lookahead`).
 //!
+//! Before reserving, the unit asks the backend whether it will compute the
+//! partitions' a, b, c on the device from the circuit's resident matrices
+//! (`Backend::abc_on_device`, with the circuit's PCE held): then they are
+//! synthesized witness-only, the CPU SpMV skipped, and the reservation
+//! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB).
+//!
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
 
@@ -39,7 +45,12 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     if members.is_empty() {
         return;
     }
-    let bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
+    // A unit is one partition of each job of one batch: one circuit.
+    let pce = sh.pce.as_ref().and_then(|store| store.ready(&members[0].circuit.circuit_id()));
+    let params = &synth_ticket.batch.srs.params;
+    let witness_only = pce.clone().filter(|p| sh.backend.abc_on_device(p, params, &sh.devices));
+    let per_partition = witness_only.as_ref().map_or(synth_ticket.batch.partition_bytes, |p| p.witness_bytes());
+    let bytes = per_partition * members.len() as u64;
     let abandon = || members.iter().all(|m| m.job.is_finished());
     let pinned = synth_ticket.batch.srs.bytes;
     let memory = match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.make_room(need); }, abandon) {
@@ -68,12 +79,16 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         sh.timeline.record(Event::new("synth_start", m.job.id).partition(m.partition).worker(worker_id));
         let t = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| match &sh.pce {
-            Some(store) => store.synthesize(m.circuit.as_ref(), m.partition),
+            Some(store) => store.synthesize(m.circuit.as_ref(), m.partition, witness_only.as_ref()),
             None => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
         }));
         let took = t.elapsed();
         m.job.add_synthesis(m.partition, took);
-        sh.timeline.record(Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id));
+        let end = Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id);
+        sh.timeline.record(match &result {
+            Ok(Ok((_, path))) => end.path(path.as_str()),
+            _ => end,
+        });
         sh.set_worker(worker_id, |w| w.done += 1);
         match result {
             Ok(Ok((a, path))) => {
@@ -98,7 +113,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         return;
     }
     let ids: Vec<_> = kept.iter().map(|m| (m.job.id, m.partition)).collect();
-    let unit = ProveUnit { order, members: kept, assignments, synth_times, memory, prove_ticket };
+    let unit = ProveUnit { order, members: kept, assignments, pce, synth_times, memory, prove_ticket };
     if let Err(unit) = sh.gpu_queue.push(unit) {
         // Only possible if the engine was torn down out of order.
         unit.members.iter().for_each(|m| m.job.fail("engine stopped before the partition was proved"));

@@ -4,6 +4,8 @@
 //!
 //! Events: job_submitted, job_dispatched, synth_start, synth_end,
 //! gpu_queued, gpu_picked, gpu_start, gpu_end (with `path`), job_done.
+//! synth_end has `path` too: how the partition was synthesized (pce_store's
+//! SynthPath: `pce-witness` where it carries its witness only).
 //! [`super::timeline_stats`] turns a file of them into busy fractions.
 
 use super::request::JobId;

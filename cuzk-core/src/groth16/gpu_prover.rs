@@ -15,11 +15,19 @@
 //! The epilogue is the CPU prover's own ([`super::prover::assemble`]), so
 //! equal MSM results mean equal bytes.
 //!
+//! a, b, c come from the host ([`HInputs::Uploaded`]) or are computed on
+//! the device from the witness and the circuit's resident PCE
+//! ([`HInputs::SpmvOnDevice`]): then the witness z is uploaded once, and
+//! the L, A and B MSMs read it from there (copied on the device into the
+//! H term's second buffer) instead of uploading it again. Assignments
+//! that carry their witness only ([`ProvingAssignment::abc_deferred`])
+//! need their PCE ([`Matrices`]): on the device, or on the host where the
+//! plan uploads a, b, c (computed there just before).
+//!
 //! The work is split for the engine's interlock: [`GpuProver::stage_h`]
-//! uploads a circuit's a, b, c (pre-staging), or [`GpuProver::stage_h_spmv`]
-//! computes them on the device from the witness and the circuit's resident
-//! PCE; [`GpuProver::run`] runs the kernels by a [`Plan`] ([`plan`]: where
-//! the H term runs, which MSMs run beside the H MSM and in which memory,
+//! stages circuit 0's a, b, c (pre-staging), [`GpuProver::run`] runs the
+//! kernels by a [`Plan`] ([`plan`]: where the H term runs and where its
+//! inputs come from, which MSMs run beside the H MSM and in which memory,
 //! what is staged next, how MSMs are chunked), and `assemble` runs on the
 //! CPU after the GPU is released.
 //!
@@ -29,11 +37,14 @@
 
 mod batch;
 mod beside;
+mod inputs;
 pub mod plan;
 mod queries;
 pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
-pub use plan::{BatchSize, Chunks, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
+pub use plan::{BatchSize, Chunks, HInputs, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
 use beside::{Beside, InScratch};
+use inputs::Abc;
+pub use inputs::{Matrices, StagedH};
 use queries::{compact, Witness};
 
 use super::gpu_srs::{Points, SrsPoints};
@@ -98,12 +109,6 @@ pub fn h_log_n(num_constraints: usize) -> Result<u32, GpuProveError> {
     Ok(log_n.max(1))
 }
 
-/// One circuit's a, b, c uploaded for the H term (the pre-staged part).
-pub struct StagedH {
-    bufs: HTermBuffers,
-    log_n: u32,
-}
-
 /// The chunking of a call's MSMs (None: each MSM's default plan).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct MsmChunks {
@@ -112,10 +117,11 @@ pub(super) struct MsmChunks {
 }
 
 /// A plan as it runs on a device, with the MSM plans it resolves to.
-struct Fitted {
+struct Fitted<'a> {
     plan: Plan,
     chunks: MsmChunks,
     scratch: InScratch,
+    abc: Abc<'a>,
 }
 
 /// The largest MSMs of a proof: (G1 points, G2 points).
@@ -128,7 +134,8 @@ pub fn msm_sizes(params: &Parameters) -> (u64, u64) {
 /// return when the device is done).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GpuTimings {
-    /// Uploading a, b, c (unless pre-staged) and the H term's NTTs.
+    /// Uploading a, b, c or computing them by the SpMV (unless pre-staged),
+    /// and the H term's NTTs.
     pub h_term: Duration,
     pub h_msm: Duration,
     pub l_msm: Duration,
@@ -181,83 +188,20 @@ impl GpuProver {
         Ok(HTermBuffers::bytes(h_log_n(num_constraints)?))
     }
 
-    /// Allocates H buffers and uploads `pa`'s a, b, c into them.
-    pub fn stage_h(&self, pa: &ProvingAssignment) -> Result<StagedH, GpuProveError> {
-        let log_n = h_log_n(pa.num_constraints())?;
-        let mut bufs = HTermBuffers::new(self.device, log_n)?;
-        self.restage_h(pa, log_n, &mut bufs)?;
-        Ok(StagedH { bufs, log_n })
-    }
-
-    /// Allocates H buffers and computes a, b, c into them on the device
-    /// from a witness (inputs, aux) and the circuit's resident matrices:
-    /// what [`GpuProver::stage_h`] gives, without a, b, c computed on the
-    /// host or crossing PCIe. Needs VRAM for z (one Fr per variable) beside
-    /// the H buffers while it runs.
-    pub fn stage_h_spmv(&self, pce: &GpuPce, inputs: &[Fr], aux: &[Fr]) -> Result<StagedH, GpuProveError> {
-        if pce.device() != self.device {
-            return Err(GpuProveError::Plan(format!("PCE on device {}, prover on {}", pce.device(), self.device)));
-        }
-        let log_n = h_log_n(pce.num_constraints())?;
-        let mut bufs = HTermBuffers::new(self.device, log_n)?;
-        let stream = Stream::new(self.device)?;
-        let mut z = DeviceBuffer::new(self.device, pce.num_vars().max(1))?;
-        pce.upload_witness(&stream, inputs, aux, &mut z)?;
-        let HTermBuffers { a, b, c, .. } = &mut bufs;
-        pce.evaluate(&stream, &z, [a, b, c], 1 << log_n)?;
-        stream.synchronize()?;
-        Ok(StagedH { bufs, log_n })
-    }
-
-    /// The H buffers in `slot` holding `pa`'s a, b, c: as they are when
-    /// `ready` (already staged), else uploaded into them, allocated the
-    /// first time.
-    fn staged_h<'s>(
-        &self,
-        slot: &'s mut Option<StagedH>,
-        pa: &ProvingAssignment,
-        ready: bool,
-    ) -> Result<&'s mut StagedH, GpuProveError> {
-        match *slot {
-            Some(ref mut st) => {
-                if !ready {
-                    self.restage_h(pa, st.log_n, &mut st.bufs)?;
-                }
-                Ok(st)
-            }
-            None => Ok(slot.insert(self.stage_h(pa)?)),
-        }
-    }
-
-    fn restage_h(&self, pa: &ProvingAssignment, log_n: u32, bufs: &mut HTermBuffers) -> Result<(), GpuProveError> {
-        let stream = Stream::new(self.device)?;
-        self.ntt.h_stage(&stream, scalars_repr(&pa.a), scalars_repr(&pa.b), scalars_repr(&pa.c), log_n, bufs)?;
-        Ok(())
-    }
-
-    /// One of a circuit's a, b, c uploaded into `buf` and zero-padded to
-    /// the 2^log_n domain (what `restage_h` does for all three); returns
-    /// when it is in. (log_n comes from the constraint count, so a, b
-    /// and c fit the domain; the buffer checks both ranges.)
-    fn stage_input(&self, host: &[Fr], log_n: u32, buf: &mut DeviceBuffer<FrRepr>) -> Result<(), GpuProveError> {
-        let stream = Stream::new(self.device)?;
-        buf.copy_from_host(&stream, 0, scalars_repr(host))?;
-        buf.zero_async(&stream, host.len(), (1usize << log_n).saturating_sub(host.len()))?;
-        stream.synchronize()?;
-        Ok(())
-    }
-
     /// Runs `plan` over every circuit: their MSM results (each then goes
     /// through [`assemble`]) and where each circuit's time went. `first`,
     /// if given, is circuit 0 already staged by [`GpuProver::stage_h`]; its
     /// buffers are reused for the others. `points` must be where the plan
-    /// reads them from. The plan runs as [`GpuProver::fit`] makes it, and
-    /// is logged so, one line per call.
+    /// reads them from; `pce`, the circuits' PCE, where a, b, c may be
+    /// computed from the witness (it must be given for assignments that
+    /// carry their witness only). The plan runs as [`GpuProver::fit`]
+    /// makes it, and is logged so, one line per call.
     pub fn run(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
+        pce: Option<Matrices<'_>>,
         first: Option<StagedH>,
         plan: &Plan,
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
@@ -269,7 +213,7 @@ impl GpuProver {
         if plan.circuits != assignments.len() {
             return Err(GpuProveError::Plan(format!("planned for {} circuits, given {}", plan.circuits, assignments.len())));
         }
-        let Fitted { plan, chunks, scratch } = self.fitted(params, points, shape, plan)?;
+        let Fitted { plan, chunks, scratch, abc } = self.fitted(params, points, shape, pce, plan)?;
         log::info!("gpu plan gpu={} {plan}", self.device);
         if let Queries::Batched(size) = plan.queries {
             let batch = match size {
@@ -283,7 +227,7 @@ impl GpuProver {
                 "batch MSMs gpu={} circuits={} g1_sets={} g1_chunk_points={} g2_sets={} g2_chunk_points={}",
                 self.device, assignments.len(), batch.g1_sets, batch.g1.max_chunk_points, batch.g2_sets, batch.g2.max_chunk_points
             );
-            return self.msms_batched(params, points, assignments, first, plan.h, chunks, batch);
+            return self.msms_batched(params, points, assignments, first, plan.h, abc, chunks, batch);
         }
         // `current` holds circuit i's a, b, c when `ready`; `spare` is the
         // second set that circuit i + 1 is staged into (NextInputs::SecondHBuffers),
@@ -312,24 +256,23 @@ impl GpuProver {
             let mut times = GpuTimings::default();
             let results = match plan.h {
                 HTerm::Cpu => {
-                    let h = self.h_msm_via_cpu(params, points, pa, chunks, &mut ws, &mut times)?;
+                    let h = self.h_msm_via_cpu(params, points, pa, abc, chunks, &mut ws, &mut times)?;
                     self.query_msms(params, points, pa, Witness::Host, Beside::default(), chunks, &mut ws, &mut times)?.with_h(h)
                 }
                 HTerm::Device => {
-                    let st = self.staged_h(&mut current, pa, ready)?;
+                    let st = self.staged_h(&mut current, pa, ready, abc)?;
                     let next = assignments.get(i + 1).filter(|_| plan.next == NextInputs::SecondHBuffers);
                     if next.is_some() && spare.is_none() {
-                        spare = Some(StagedH { bufs: HTermBuffers::new(self.device, st.log_n)?, log_n: st.log_n });
+                        spare = Some(StagedH::new(self.device, st.log_n, abc.spmv.map(GpuPce::num_vars))?);
                     }
                     let next = next.zip(spare.as_mut());
                     let (results, staged_next) = match ws_queries.as_mut() {
-                        Some(wq) => self.msms_overlapped(params, points, pa, st, t, chunks, &mut ws, wq, next, &mut times),
+                        Some(wq) => self.msms_overlapped(params, points, pa, st, t, chunks, &mut ws, wq, next, abc, &mut times),
                         None => {
                             let (h, beside, witness) =
                                 self.h_msm_and_witness(params, points, pa, st, t, chunks, scratch, &mut ws, &mut times)?;
                             std::thread::scope(|s| {
-                                let staging =
-                                    next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
+                                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage(npa, sp, abc)));
                                 let results = self.query_msms(params, points, pa, witness, beside, chunks, &mut ws, &mut times);
                                 (results.map(|q| q.with_h(h)), staging.map(join))
                             })
@@ -360,24 +303,27 @@ impl GpuProver {
     /// points from host memory, the H term and the witness on the device,
     /// and room there for chunks at least half those after the H MSM;
     /// batch MSMs the points from host memory and two circuits; a second
-    /// set of H buffers the H term on the device and two circuits.
+    /// set of H buffers the H term on the device and two circuits; the
+    /// SpMV the H term on the device and `pce`'s matrices resident there.
     pub fn fit(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         shape: &ProvingAssignment,
+        pce: Option<Matrices<'_>>,
         plan: &Plan,
     ) -> Result<Plan, GpuProveError> {
-        Ok(self.fitted(params, points, shape, plan)?.plan)
+        Ok(self.fitted(params, points, shape, pce, plan)?.plan)
     }
 
-    fn fitted(
+    fn fitted<'a>(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         shape: &ProvingAssignment,
+        pce: Option<Matrices<'a>>,
         plan: &Plan,
-    ) -> Result<Fitted, GpuProveError> {
+    ) -> Result<Fitted<'a>, GpuProveError> {
         if points.on_device() != (plan.points == PointsAt::Device) {
             return Err(GpuProveError::Plan(format!(
                 "the plan reads the SRS points from {:?}; the call has them elsewhere",
@@ -386,6 +332,8 @@ impl GpuProver {
         }
         let chunks = self.msm_chunks(params, points, plan.chunks)?;
         let (host_points, h_on_device) = (plan.points == PointsAt::Host, plan.h == HTerm::Device);
+        let abc = self.abc(pce, shape, h_on_device && plan.inputs == HInputs::SpmvOnDevice)?;
+        let inputs = if abc.spmv.is_some() { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
         let several = plan.circuits >= 2;
         let mut scratch = InScratch::default();
         let queries = match plan.queries {
@@ -406,7 +354,7 @@ impl GpuProver {
             NextInputs::SecondHBuffers if h_on_device && several && !batched => plan.next,
             _ => NextInputs::WhenDue,
         };
-        Ok(Fitted { plan: Plan { queries, next, ..*plan }, chunks, scratch })
+        Ok(Fitted { plan: Plan { inputs, queries, next, ..*plan }, chunks, scratch, abc })
     }
 
     /// The MSMs' chunking for `chunks` (budgets become chunk sizes here,
@@ -432,8 +380,9 @@ impl GpuProver {
     /// term's two other buffers, free once h is computed (for the next
     /// inputs' uploads, the witness, query MSMs): the H MSM is bound by
     /// arithmetic and leaves PCIe and, in its sorts and reductions, the
-    /// multiply pipe free for the other. Returns the H MSM, its own time,
-    /// and what `beside` returned.
+    /// multiply pipe free for the other. `beside` also gets `st`'s z (the
+    /// circuit's witness where the SpMV computed its a, b, c). Returns the
+    /// H MSM, its own time, and what `beside` returned.
     #[allow(clippy::too_many_arguments)]
     fn h_then_msm_beside<'b, R: Send>(
         &self,
@@ -444,14 +393,15 @@ impl GpuProver {
         chunks: MsmChunks,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
-        beside: impl FnOnce(&'b mut DeviceBuffer<FrRepr>, &'b mut DeviceBuffer<FrRepr>) -> R + Send,
+        beside: impl FnOnce(&'b mut DeviceBuffer<FrRepr>, &'b mut DeviceBuffer<FrRepr>, &'b mut Option<DeviceBuffer<FrRepr>>) -> R
+            + Send,
     ) -> Result<(G1Projective, Duration, R), GpuProveError> {
         self.h_compute(st)?;
         times.h_term = t.elapsed();
-        let HTermBuffers { a: h_buf, b, c, .. } = &mut st.bufs;
+        let StagedH { bufs: HTermBuffers { a: h_buf, b, c, .. }, z, .. } = st;
         let h_buf = &*h_buf;
         let (h, h_time, r) = std::thread::scope(|s| {
-            let side = s.spawn(move || beside(b, c));
+            let side = s.spawn(move || beside(b, c, z));
             let t = Instant::now();
             let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.h.len() };
             let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, chunks);
@@ -463,17 +413,20 @@ impl GpuProver {
 
     /// The H term on the CPU and its MSM (the VRAM has no room for the H
     /// buffers).
+    #[allow(clippy::too_many_arguments)]
     fn h_msm_via_cpu(
         &self,
         params: &Parameters,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
+        abc: Abc<'_>,
         chunks: MsmChunks,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<G1Projective, GpuProveError> {
         let t = Instant::now();
-        let h = crate::groth16::h_term::h_coefficients(&pa.a, &pa.b, &pa.c)?;
+        let [a, b, c] = abc.on_host(pa)?;
+        let h = crate::groth16::h_term::h_coefficients(&a, &b, &c)?;
         times.h_term = t.elapsed();
         let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), chunks)?;
         times.h_msm = t.elapsed() - times.h_term;
@@ -523,10 +476,11 @@ pub fn prove_synthesized_deterministic_gpu(
         circuits: assignments.len(),
         points: PointsAt::Host,
         h: HTerm::Device,
+        inputs: HInputs::Uploaded,
         queries: Queries::AfterH,
         next: NextInputs::WhenDue,
         chunks: Chunks::Whole,
     };
-    let results = prover.run(params, SrsPoints::Host(params), assignments, None, &plan)?;
+    let results = prover.run(params, SrsPoints::Host(params), assignments, None, None, &plan)?;
     Ok(results.into_iter().zip(randomness).map(|((m, _), &(r, s))| assemble(&params.vk, m, r, s)).collect())
 }

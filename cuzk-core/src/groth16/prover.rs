@@ -35,6 +35,8 @@ pub enum ProveError {
     RandomnessCount { randomness: usize, circuits: usize },
     #[error("the parameters' delta is the identity: they are not valid Groth16 parameters")]
     IdentityDelta,
+    #[error("circuit {index} carries its witness only (a, b, c not computed): it needs its PCE to be proved")]
+    AbcDeferred { index: usize },
 }
 
 /// Proves one circuit with fresh r, s from the OS CSPRNG.
@@ -87,6 +89,9 @@ pub fn prove_synthesized_deterministic(
             check_same_shape(first, other, index)?;
         }
         check_params(params, first)?;
+    }
+    if let Some(index) = assignments.iter().position(ProvingAssignment::abc_deferred) {
+        return Err(ProveError::AbcDeferred { index });
     }
     assignments.iter().zip(randomness).map(|(pa, &(r, s))| prove_one(params, pa, r, s)).collect()
 }

@@ -221,6 +221,13 @@ impl Pce {
         self.a.bytes() + self.b.bytes() + self.c.bytes() + 32 * self.coeffs.len() as u64 + bitmaps
     }
 
+    /// Host bytes of one witness-only assignment of this circuit (its
+    /// witness and densities; [`Pce::witness_assignment`]).
+    pub fn witness_bytes(&self) -> u64 {
+        let bitmaps = (self.a_aux_density.len() + self.b_input_density.len() + self.b_aux_density.len()) as u64 / 8;
+        32 * (self.shape.num_inputs + self.shape.num_aux) as u64 + bitmaps
+    }
+
     /// Checks a witness's shape against the recorded one.
     pub fn check_shape(&self, shape: &Shape) -> Result<(), PceError> {
         let mismatch = |what, circuit: String, pce: String| {
@@ -247,18 +254,33 @@ impl Pce {
     /// checking its shape: the [`ProvingAssignment`] classic synthesis
     /// would give.
     pub fn assignment(&self, witness: WitnessOnly) -> Result<ProvingAssignment, PceError> {
+        let mut pa = self.witness_assignment(witness)?;
+        (pa.a, pa.b, pa.c) = self.abc(&pa);
+        Ok(pa)
+    }
+
+    /// The densities and the witness, after checking its shape, with a, b,
+    /// c left to compute ([`ProvingAssignment::abc_deferred`]): for a
+    /// prover that computes them itself (the GPU prover with this PCE's
+    /// matrices resident on its device), so that the host never holds them.
+    pub fn witness_assignment(&self, witness: WitnessOnly) -> Result<ProvingAssignment, PceError> {
         self.check_shape(&Shape::of_witness(&witness))?;
-        let (a, b, c) = spmv::evaluate(self, &witness.input_assignment, &witness.aux_assignment);
         Ok(ProvingAssignment {
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
-            a,
-            b,
-            c,
+            constraints: self.num_constraints(),
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
             input_assignment: witness.input_assignment,
             aux_assignment: witness.aux_assignment,
         })
+    }
+
+    /// a, b, c of an assignment of this circuit's shape (the CPU SpMV).
+    pub fn abc(&self, pa: &ProvingAssignment) -> (Vec<Fr>, Vec<Fr>, Vec<Fr>) {
+        spmv::evaluate(self, &pa.input_assignment, &pa.aux_assignment)
     }
 
     /// Witness-only synthesis of `circuit`, then [`Pce::assignment`].

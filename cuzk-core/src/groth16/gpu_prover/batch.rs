@@ -15,7 +15,7 @@
 //! 0/1-heavy witnesses of Filecoin circuits cost their non-zero entries
 //! only; what a batch shares is the SRS read.
 
-use super::{compact, g1, g2, join, scalars_repr, GpuProveError, GpuProver, GpuTimings, HTerm, MsmChunks, StagedH};
+use super::{compact, g1, g2, join, scalars_repr, Abc, GpuProveError, GpuProver, GpuTimings, HTerm, MsmChunks, StagedH};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::MsmResults;
@@ -116,6 +116,7 @@ impl GpuProver {
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
         h: HTerm,
+        abc: Abc<'_>,
         chunks: MsmChunks,
         plan: BatchedMsms,
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
@@ -127,7 +128,7 @@ impl GpuProver {
             // hide it; it is ~0.4 s per 2^27 circuit).
             let compaction = s.spawn(|| CompactedScalars::of(assignments));
             let h_and_l = self
-                .h_msms(params, points, assignments, first, h, chunks, &mut times)
+                .h_msms(params, points, assignments, first, h, abc, chunks, &mut times)
                 .and_then(|hs| Ok((hs, self.l_msms(params, points, assignments, plan)?)));
             let t = Instant::now();
             let scalars = join(compaction);
@@ -179,10 +180,13 @@ impl GpuProver {
     /// Per circuit: the H term and the H MSM, through one set of H buffers
     /// (circuit 0's may be staged already), freed at the end so that the
     /// batch MSMs' budget has their VRAM. The H MSM reads only h (in
-    /// `bufs.a`), so while it runs another thread uploads the next
-    /// circuit's b and c into `bufs.b` and `bufs.c`, and only its a is
-    /// left to upload after: no room for a second set of H buffers is
-    /// needed to take most of the upload off the GPU's time.
+    /// `bufs.a`), so while it runs another thread stages what it can of the
+    /// next circuit's inputs: its b and c uploaded into `bufs.b` and
+    /// `bufs.c` (only its a is left to upload after), or, where the SpMV
+    /// computes a, b, c, its witness uploaded into z (only the SpMV is left
+    /// after; the L MSMs here read the witness from the host). No room for
+    /// a second set of H buffers is needed to take most of the upload off
+    /// the GPU's time.
     #[allow(clippy::too_many_arguments)]
     fn h_msms(
         &self,
@@ -191,6 +195,7 @@ impl GpuProver {
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
         h_term: HTerm,
+        abc: Abc<'_>,
         chunks: MsmChunks,
         times: &mut [GpuTimings],
     ) -> Result<Vec<G1Projective>, GpuProveError> {
@@ -198,31 +203,49 @@ impl GpuProver {
         let mut hs = Vec::with_capacity(assignments.len());
         // The H MSMs' workspace, freed (with the H buffers) on return.
         let mut ws = MsmWorkspace::new(self.device);
-        // Whether circuit i's b and c are in the buffers already (uploaded
-        // during circuit i - 1's H MSM).
-        let mut b_c_staged = false;
+        // What of circuit i's inputs is in place already (staged during
+        // circuit i - 1's H MSM).
+        let mut ahead = None;
         for (i, pa) in assignments.iter().enumerate() {
             let h = if h_term == HTerm::Cpu {
-                self.h_msm_via_cpu(params, points, pa, chunks, &mut ws, &mut times[i])?
+                self.h_msm_via_cpu(params, points, pa, abc, chunks, &mut ws, &mut times[i])?
             } else {
                 let t = Instant::now();
                 // Only circuit 0 may come staged (whole).
-                let st = match staged.as_mut() {
-                    Some(st) if b_c_staged => {
+                let st = match (staged.as_mut(), ahead, abc.spmv) {
+                    (Some(st), Some(Ahead::BAndC), _) => {
                         self.stage_input(&pa.a, st.log_n, &mut st.bufs.a)?;
                         st
                     }
-                    _ => self.staged_h(&mut staged, pa, i == 0)?,
+                    (Some(st), Some(Ahead::Witness), Some(pce)) => {
+                        self.spmv_from_z(pce, st)?;
+                        st
+                    }
+                    _ => self.staged_h(&mut staged, pa, i == 0, abc)?,
                 };
                 let log_n = st.log_n;
-                let next = assignments.get(i + 1);
-                let (h, _, staging) = self.h_then_msm_beside(params, points, st, t, chunks, &mut ws, &mut times[i], |b, c| {
-                    next.map(|npa| -> Result<(), GpuProveError> {
-                        self.stage_input(&npa.b, log_n, b)?;
-                        self.stage_input(&npa.c, log_n, c)
+                // A circuit carrying its witness only, with a, b, c
+                // uploaded: computed on the host when its turn comes.
+                let next = assignments.get(i + 1).filter(|npa| abc.spmv.is_some() || !npa.abc_deferred());
+                let (h, _, staging) = self.h_then_msm_beside(params, points, st, t, chunks, &mut ws, &mut times[i], |b, c, z| {
+                    next.map(|npa| -> Result<Option<Ahead>, GpuProveError> {
+                        match (abc.spmv, z.as_mut()) {
+                            (Some(pce), Some(z)) => {
+                                let stream = cuzk_sys::Stream::new(self.device)?;
+                                pce.upload_witness(&stream, &npa.input_assignment, &npa.aux_assignment, z)?;
+                                Ok(Some(Ahead::Witness))
+                            }
+                            // Circuit i was uploaded (staged so): no z yet.
+                            (Some(_), None) => Ok(None),
+                            (None, _) => {
+                                self.stage_input(&npa.b, log_n, b)?;
+                                self.stage_input(&npa.c, log_n, c)?;
+                                Ok(Some(Ahead::BAndC))
+                            }
+                        }
                     })
                 })?;
-                b_c_staged = staging.transpose()?.is_some();
+                ahead = staging.transpose()?.flatten();
                 times[i].h_msm = t.elapsed() - times[i].h_term;
                 h
             };
@@ -245,6 +268,15 @@ impl GpuProver {
         let l = batch_msm::<G1>(self.device, points.g1(Points::L, 0..params.l.len()), &aux, plan.g1_sets, plan.g1)?;
         Ok((l, t.elapsed()))
     }
+}
+
+/// What of the next circuit's inputs was staged beside an H MSM.
+#[derive(Clone, Copy)]
+enum Ahead {
+    /// Its b and c, in the H term's second and third buffers.
+    BAndC,
+    /// Its witness, in z, for the SpMV.
+    Witness,
 }
 
 /// Every circuit's scalars of the A and B queries: the aux variables in

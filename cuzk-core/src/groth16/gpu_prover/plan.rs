@@ -30,6 +30,14 @@
 //!   uploads the next b and c beside each H MSM in the buffers it frees.
 //! - Less VRAM than the whole working set (a VRAM limit, a small card):
 //!   MSMs chunked to the VRAM left after the H buffers ([`Chunks::Within`]).
+//! - The circuits' PCE resident on the device (a `GpuPce`) and room for z
+//!   (one Fr per variable) beside the working set: a, b, c computed there
+//!   from the witness ([`HInputs::SpmvOnDevice`]) instead of crossing PCIe
+//!   (12.9 GB per 2^27 circuit, against ~4 GB of witness); z stays for
+//!   the call, and the L, A and B MSMs' witness is copied from it on the
+//!   device. Under a VRAM limit that leaves no room for z, a, b, c are
+//!   uploaded ([`HInputs::Uploaded`]; computed on the host first for
+//!   circuits that carry only their witness).
 
 use super::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
 use cuzk_sys::msm::MsmOptions;
@@ -53,6 +61,17 @@ pub enum HTerm {
     /// On the CPU (no room for the H buffers); h and the witness's scalars
     /// are uploaded by their MSMs.
     Cpu,
+}
+
+/// Where the H term's inputs a, b, c come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HInputs {
+    /// Uploaded from host memory (computed there first by the CPU SpMV for
+    /// an assignment that carries its witness only).
+    Uploaded,
+    /// Computed on the device from the witness, uploaded once into z, and
+    /// the circuits' resident matrices.
+    SpmvOnDevice,
 }
 
 /// How the L, A, B_G1 and B_G2 MSMs run relative to the H MSM.
@@ -124,6 +143,7 @@ pub struct Plan {
     pub circuits: usize,
     pub points: PointsAt,
     pub h: HTerm,
+    pub inputs: HInputs,
     pub queries: Queries,
     pub next: NextInputs,
     pub chunks: Chunks,
@@ -143,6 +163,8 @@ pub struct Sizes {
     /// The smallest MSM workspace worth running beside the H buffers
     /// (chunks of 2^20 points); below it, the H term goes to the CPU.
     pub min_msm_bytes: u64,
+    /// The witness z = inputs ‖ aux on the device, for the SpMV.
+    pub z_bytes: u64,
 }
 
 /// What the request is and what VRAM it may use.
@@ -150,8 +172,11 @@ pub struct Sizes {
 pub struct Request {
     pub circuits: usize,
     pub srs_resident: bool,
-    /// Circuit 0's a, b, c are uploaded already (pre-staged into H buffers).
-    pub first_staged: bool,
+    /// Circuit 0's a, b, c are in H buffers already (pre-staged), and how
+    /// they came there (by the SpMV: its z is held in `granted`).
+    pub first_staged: Option<HInputs>,
+    /// The circuits' matrices are resident on this device (a GpuPce).
+    pub pce_resident: bool,
     /// Bytes this call holds: a reservation of at least `h_bytes +
     /// msm_bytes`, or a smaller grant under a VRAM limit.
     pub granted: u64,
@@ -168,7 +193,7 @@ impl Plan {
         let points = if req.srs_resident { PointsAt::Device } else { PointsAt::Host };
         let full = req.granted >= s.h_bytes.saturating_add(s.msm_bytes);
         // A pre-staged first circuit has its H buffers already.
-        let h = if req.first_staged || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted {
+        let h = if req.first_staged.is_some() || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted {
             HTerm::Device
         } else {
             HTerm::Cpu
@@ -179,6 +204,16 @@ impl Plan {
             (false, HTerm::Cpu) => Chunks::Within(req.granted),
         };
         let mut spare = if full { req.spare } else { 0 };
+        let inputs = match req.first_staged {
+            Some(HInputs::SpmvOnDevice) => HInputs::SpmvOnDevice,
+            _ if h == HTerm::Device && req.pce_resident && full && req.z_room() >= s.z_bytes => {
+                spare -= s.z_bytes.saturating_sub(req.surplus());
+                HInputs::SpmvOnDevice
+            }
+            _ => HInputs::Uploaded,
+        };
+        // A second set of H buffers computed by the SpMV has its own z.
+        let second_h = s.h_bytes + if inputs == HInputs::SpmvOnDevice { s.z_bytes } else { 0 };
         let batched = points == PointsAt::Host && req.circuits >= BATCH_MSMS_FROM_CIRCUITS;
         let queries = if batched {
             // The batch MSMs run after the H buffers are freed: all of the grant.
@@ -190,34 +225,63 @@ impl Plan {
         } else {
             Queries::AfterH // BesideH below, if its workspace fits
         };
-        let next = if !batched && h == HTerm::Device && req.circuits >= 2 && spare >= s.h_bytes {
-            spare -= s.h_bytes;
+        let next = if !batched && h == HTerm::Device && req.circuits >= 2 && spare >= second_h {
+            spare -= second_h;
             NextInputs::SecondHBuffers
         } else {
             NextInputs::WhenDue
         };
         let beside = h == HTerm::Device && points == PointsAt::Device && spare >= s.query_bytes;
         let queries = if queries == Queries::AfterH && beside { Queries::BesideH } else { queries };
-        Plan { circuits: req.circuits, points, h, queries, next, chunks }
+        Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks }
     }
 
-    /// VRAM the plan takes beyond the call's grant (borrowed from `spare`).
-    pub fn borrowed(&self, sizes: &Sizes) -> u64 {
-        let second_h = if self.next == NextInputs::SecondHBuffers { sizes.h_bytes } else { 0 };
+    /// VRAM the plan takes beyond the call's grant (borrowed from
+    /// `req.spare`).
+    pub fn borrowed(&self, req: &Request) -> u64 {
+        let sizes = &req.sizes;
+        let spmv = self.inputs == HInputs::SpmvOnDevice;
+        let z = if spmv && req.first_staged != Some(HInputs::SpmvOnDevice) {
+            sizes.z_bytes.saturating_sub(req.surplus())
+        } else {
+            0
+        };
+        let second_h = match self.next {
+            NextInputs::SecondHBuffers => sizes.h_bytes + if spmv { sizes.z_bytes } else { 0 },
+            NextInputs::WhenDue => 0,
+        };
         let queries = if self.queries == Queries::BesideH { sizes.query_bytes } else { 0 };
-        second_h + queries
+        z + second_h + queries
     }
 
     /// The same plan without what needs borrowed VRAM (where borrowing it
     /// failed).
-    pub fn without_borrowing(self) -> Plan {
+    pub fn without_borrowing(self, req: &Request) -> Plan {
         let queries = if self.queries == Queries::BesideH { Queries::AfterH } else { self.queries };
-        Plan { next: NextInputs::WhenDue, queries, ..self }
+        let inputs = match req.first_staged {
+            Some(staged) => staged,
+            None if req.surplus() >= req.sizes.z_bytes => self.inputs,
+            None => HInputs::Uploaded,
+        };
+        Plan { next: NextInputs::WhenDue, queries, inputs, ..self }
+    }
+}
+
+impl Request {
+    /// The grant beyond one whole working set (H buffers and the largest
+    /// MSM).
+    fn surplus(&self) -> u64 {
+        self.granted.saturating_sub(self.sizes.h_bytes.saturating_add(self.sizes.msm_bytes))
+    }
+
+    /// Where z can go: the grant's surplus and the spare VRAM.
+    fn z_room(&self) -> u64 {
+        self.surplus().saturating_add(self.spare)
     }
 }
 
 /// One line for the log, e.g. `circuits=2 points=device h=device
-/// queries=beside_h next=second_h_buffers chunks=whole`.
+/// inputs=spmv_on_device queries=beside_h next=second_h_buffers chunks=whole`.
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let points = match self.points {
@@ -228,7 +292,11 @@ impl fmt::Display for Plan {
             HTerm::Device => "device",
             HTerm::Cpu => "cpu",
         };
-        write!(f, "circuits={} points={points} h={h} queries=", self.circuits)?;
+        let inputs = match self.inputs {
+            HInputs::Uploaded => "uploaded",
+            HInputs::SpmvOnDevice => "spmv_on_device",
+        };
+        write!(f, "circuits={} points={points} h={h} inputs={inputs} queries=", self.circuits)?;
         match self.queries {
             Queries::AfterH => write!(f, "after_h")?,
             Queries::BesideH => write!(f, "beside_h")?,
@@ -260,30 +328,48 @@ mod tests {
 
     /// A modelled card and a 2^27 partition's sizes on it (the H200's
     /// figures, rounded): H buffers 12 GiB, the largest MSM whole ~10 GiB,
-    /// the query workspace ~9 GiB, an MSM of 2^20-point chunks ~0.2 GiB.
+    /// the query workspace ~9 GiB, an MSM of 2^20-point chunks ~0.2 GiB,
+    /// z 4 GiB. `pce`: the circuit's matrices resident, and the partitions
+    /// carry their witness only.
     struct Card {
         vram: u64,
+        pce: bool,
     }
 
     const PARTITION_2_27: Sizes =
-        Sizes { h_bytes: 12 * GIB, msm_bytes: 10 * GIB, query_bytes: 9 * GIB, min_msm_bytes: GIB / 5 };
+        Sizes { h_bytes: 12 * GIB, msm_bytes: 10 * GIB, query_bytes: 9 * GIB, min_msm_bytes: GIB / 5, z_bytes: 4 * GIB };
+    /// The matrices of a 2^27 partition in VRAM (~45 B per constraint).
+    const PCE_2_27: u64 = 6 * GIB;
     const SRS_2_27: u64 = 48 * GIB;
 
     impl Card {
-        /// A request the way the engine makes one: the SRS resident when it
-        /// fits beside two working sets, the working set reserved when it
-        /// fits (else all that is left granted), the rest spare.
+        /// A request the way the engine makes one: the matrices resident
+        /// (with `pce`), the SRS resident when it fits beside two working
+        /// sets, the working set (with z for witness-only partitions)
+        /// reserved and circuit 0 pre-staged when it fits (else all that is
+        /// left granted), the rest spare.
         fn request(&self, circuits: usize, sizes: Sizes, srs_bytes: u64) -> Request {
-            let working = sizes.h_bytes + sizes.msm_bytes;
-            let srs_resident = self.vram >= srs_bytes + 2 * working;
-            let left = self.vram - if srs_resident { srs_bytes } else { 0 };
+            let vram = self.vram - if self.pce { PCE_2_27 } else { 0 };
+            let working = sizes.h_bytes + sizes.msm_bytes + if self.pce { sizes.z_bytes } else { 0 };
+            let srs_resident = vram >= srs_bytes + 2 * working;
+            let left = vram - if srs_resident { srs_bytes } else { 0 };
             let granted = left.min(working);
-            Request { circuits, srs_resident, first_staged: granted >= working, granted, spare: left - granted, sizes }
+            let staged_by = if self.pce { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
+            let first_staged = (granted >= working).then_some(staged_by);
+            Request { circuits, srs_resident, first_staged, pce_resident: self.pce, granted, spare: left - granted, sizes }
         }
     }
 
+    fn request(vram: u64, circuits: usize) -> Request {
+        Card { vram, pce: false }.request(circuits, PARTITION_2_27, SRS_2_27)
+    }
+
     fn plan(vram: u64, circuits: usize) -> Plan {
-        Plan::choose(&Card { vram }.request(circuits, PARTITION_2_27, SRS_2_27))
+        Plan::choose(&request(vram, circuits))
+    }
+
+    fn pce_request(vram: u64, circuits: usize) -> Request {
+        Card { vram, pce: true }.request(circuits, PARTITION_2_27, SRS_2_27)
     }
 
     // The log line names every choice, so the tests compare it.
@@ -291,40 +377,40 @@ mod tests {
     #[test]
     fn resident_srs_runs_the_queries_beside_h() {
         let p = plan(139 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=device h=device queries=beside_h next=when_due chunks=whole");
-        assert_eq!(p.borrowed(&PARTITION_2_27), 9 * GIB);
+        assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=uploaded queries=beside_h next=when_due chunks=whole");
+        assert_eq!(p.borrowed(&request(139 * GIB, 1)), 9 * GIB);
     }
 
     #[test]
     fn resident_srs_batch_stages_the_next_circuit_and_overlaps() {
         let p = plan(139 * GIB, 2);
-        assert_eq!(p.to_string(), "circuits=2 points=device h=device queries=beside_h next=second_h_buffers chunks=whole");
-        assert_eq!(p.borrowed(&PARTITION_2_27), 21 * GIB);
+        assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=uploaded queries=beside_h next=second_h_buffers chunks=whole");
+        assert_eq!(p.borrowed(&request(139 * GIB, 2)), 21 * GIB);
     }
 
     #[test]
     fn resident_srs_without_spare_runs_the_queries_after_h() {
         // Room for the SRS and two working sets exactly: nothing to borrow.
-        let card = Card { vram: SRS_2_27 + 44 * GIB };
+        let card = Card { vram: SRS_2_27 + 44 * GIB, pce: false };
         let p = Plan::choose(&card.request(1, PARTITION_2_27, SRS_2_27));
         assert_eq!(p.points, PointsAt::Device);
         let req = Request { spare: 0, ..card.request(1, PARTITION_2_27, SRS_2_27) };
         assert_eq!(Plan::choose(&req).queries, Queries::AfterH);
         // Where reserving what it borrows fails.
-        assert_eq!(p.without_borrowing().queries, Queries::AfterH);
+        assert_eq!(p.without_borrowing(&req).queries, Queries::AfterH);
     }
 
     #[test]
     fn streamed_srs_runs_l_and_b_in_the_h_scratch() {
         let p = plan(40 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device queries=in_h_scratch(l,b) next=when_due chunks=whole");
-        assert_eq!(p.borrowed(&PARTITION_2_27), 0);
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=whole");
+        assert_eq!(p.borrowed(&request(40 * GIB, 1)), 0);
     }
 
     #[test]
     fn streamed_srs_two_circuits_stage_the_next() {
         let p = plan(40 * GIB, 2);
-        assert_eq!(p.to_string(), "circuits=2 points=host h=device queries=in_h_scratch(l,b) next=second_h_buffers chunks=whole");
+        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=whole");
     }
 
     #[test]
@@ -337,17 +423,17 @@ mod tests {
     #[test]
     fn sixteen_gib_keeps_h_on_the_device_and_chunks_the_msms() {
         let p = plan(16 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
         // Two circuits under the limit: no second set of H buffers.
         assert_eq!(plan(16 * GIB, 2).next, NextInputs::WhenDue);
         // A batch under it: batch MSMs within the whole grant.
-        assert_eq!(plan(16 * GIB, 4).to_string(), "circuits=4 points=host h=device queries=batched(within 16GiB) next=when_due chunks=within(4GiB)");
+        assert_eq!(plan(16 * GIB, 4).to_string(), "circuits=4 points=host h=device inputs=uploaded queries=batched(within 16GiB) next=when_due chunks=within(4GiB)");
     }
 
     #[test]
     fn too_little_for_the_h_buffers_puts_h_on_the_cpu() {
         let p = plan(8 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=cpu queries=after_h next=when_due chunks=within(8GiB)");
+        assert_eq!(p.to_string(), "circuits=1 points=host h=cpu inputs=uploaded queries=after_h next=when_due chunks=within(8GiB)");
     }
 
     #[test]
@@ -355,12 +441,72 @@ mod tests {
         let req = Request {
             circuits: 2,
             srs_resident: true,
-            first_staged: false,
+            first_staged: None,
+            pce_resident: false,
             granted: 16 * GIB,
             spare: 100 * GIB,
             sizes: PARTITION_2_27,
         };
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=2 points=device h=device queries=after_h next=when_due chunks=within(4GiB)");
+        assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(4GiB)");
+    }
+
+    #[test]
+    fn resident_matrices_compute_abc_on_the_device() {
+        let req = pce_request(139 * GIB, 1);
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=beside_h next=when_due chunks=whole");
+        // z came with the grant (circuit 0 was staged by the SpMV).
+        assert_eq!(p.borrowed(&req), 9 * GIB);
+        // Two circuits: the second set of H buffers has its own z.
+        let req = pce_request(139 * GIB, 2);
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=spmv_on_device queries=beside_h next=second_h_buffers chunks=whole");
+        assert_eq!(p.borrowed(&req), 12 * GIB + 4 * GIB + 9 * GIB);
+    }
+
+    #[test]
+    fn resident_matrices_with_the_srs_streamed() {
+        let req = pce_request(46 * GIB, 2);
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=whole");
+        assert_eq!(p.borrowed(&req), 0);
+    }
+
+    #[test]
+    fn assignments_with_abc_use_resident_matrices_when_z_fits_beside() {
+        // Circuit 0 uploaded; the others by the SpMV, z borrowed.
+        let req = Request { pce_resident: true, ..request(139 * GIB, 3) };
+        let p = Plan::choose(&req);
+        assert_eq!(p.inputs, HInputs::SpmvOnDevice);
+        assert_eq!(p.borrowed(&req), 4 * GIB + 16 * GIB + 9 * GIB);
+        // Where borrowing fails: uploaded.
+        assert_eq!(p.without_borrowing(&req).inputs, HInputs::Uploaded);
+        // No spare VRAM for z: uploaded.
+        let req = Request { spare: 3 * GIB, ..req };
+        assert_eq!(Plan::choose(&req).inputs, HInputs::Uploaded);
+    }
+
+    #[test]
+    fn sixteen_gib_uploads_abc_even_with_resident_matrices() {
+        let req = Request {
+            circuits: 1,
+            srs_resident: false,
+            first_staged: None,
+            pce_resident: true,
+            granted: 16 * GIB,
+            spare: 0,
+            sizes: PARTITION_2_27,
+        };
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(p.borrowed(&req), 0);
+    }
+
+    #[test]
+    fn staged_by_the_spmv_stays_so_without_borrowing() {
+        let req = pce_request(139 * GIB, 2);
+        let p = Plan::choose(&req).without_borrowing(&req);
+        assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=whole");
     }
 }

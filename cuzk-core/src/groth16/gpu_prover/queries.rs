@@ -4,7 +4,7 @@
 //! [`Queries::InHScratch`](super::Queries::InHScratch)) or after it.
 
 use super::beside::{Beside, InScratch};
-use super::{g1, g2, host, join, scalars_repr, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
+use super::{g1, g2, host, join, scalars_repr, Abc, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
@@ -74,7 +74,8 @@ impl GpuProver {
     /// The H term and the H MSM on this thread; on another, the witness
     /// upload into the H term's second buffer, then the query MSMs in
     /// `ws_queries` (and, once the witness is in, `next`'s a, b, c staged
-    /// on a third). Phase times as measured on their threads: they overlap.
+    /// on a third, as `abc` says). Phase times as measured on their
+    /// threads: they overlap.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn msms_overlapped(
         &self,
@@ -87,16 +88,17 @@ impl GpuProver {
         ws: &mut MsmWorkspace,
         ws_queries: &mut MsmWorkspace,
         next: Option<(&ProvingAssignment, &mut StagedH)>,
+        abc: Abc<'_>,
         times: &mut GpuTimings,
     ) -> (Result<MsmResults, GpuProveError>, Option<Result<(), GpuProveError>>) {
-        let overlapped = self.h_then_msm_beside(params, points, st, t, chunks, ws, times, |aux_buf, scratch| {
+        let overlapped = self.h_then_msm_beside(params, points, st, t, chunks, ws, times, |aux_buf, scratch, z| {
             let mut q_times = GpuTimings::default();
-            let witness = match self.upload_witness(pa, aux_buf, scratch) {
+            let witness = match self.upload_witness(pa, aux_buf, scratch, z.as_ref()) {
                 Ok(w) => w,
                 Err(e) => return (Err(e), q_times, None),
             };
             std::thread::scope(|s| {
-                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage_h(npa, sp.log_n, &mut sp.bufs)));
+                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage(npa, sp, abc)));
                 let q = self.query_msms(params, points, pa, witness, Beside::default(), chunks, ws_queries, &mut q_times);
                 (q, q_times, staging.map(join))
             })
@@ -129,8 +131,8 @@ impl GpuProver {
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
     ) -> Result<(G1Projective, Beside, Witness<'b>), GpuProveError> {
-        let (h, _, side) = self.h_then_msm_beside(params, points, st, t, chunks, ws, times, |aux_buf, c| {
-            let mut witness = self.upload_witness(pa, aux_buf, c)?;
+        let (h, _, side) = self.h_then_msm_beside(params, points, st, t, chunks, ws, times, |aux_buf, c, z| {
+            let mut witness = self.upload_witness(pa, aux_buf, c, z.as_ref())?;
             let mut side_times = GpuTimings::default();
             let beside = self.queries_in_scratch(params, points, pa, &mut witness, scratch, &mut side_times)?;
             Ok::<_, GpuProveError>((witness, beside, side_times))
@@ -144,20 +146,30 @@ impl GpuProver {
         Ok((h, beside, witness))
     }
 
-    /// `pa`'s aux witness uploaded into `aux_buf`, queries compacted into
-    /// `scratch`; on the host when it does not fit (longer than the H
-    /// domain: never for R1CS from synthesis, but possible).
+    /// `pa`'s aux witness put into `aux_buf` (copied on the device from
+    /// `z`, its witness there for the SpMV, else uploaded), queries
+    /// compacted into `scratch`; on the host when it does not fit (longer
+    /// than the H domain: never for R1CS from synthesis, but possible).
     fn upload_witness<'b>(
         &self,
         pa: &ProvingAssignment,
         aux_buf: &'b mut DeviceBuffer<FrRepr>,
         scratch: &'b mut DeviceBuffer<FrRepr>,
+        z: Option<&DeviceBuffer<FrRepr>>,
     ) -> Result<Witness<'b>, GpuProveError> {
         let aux = scalars_repr(&pa.aux_assignment);
         if aux.len() > aux_buf.len() {
             return Ok(Witness::Host);
         }
-        aux_buf.copy_from_host(&Stream::new(self.device)?, 0, aux)?;
+        let stream = Stream::new(self.device)?;
+        match z {
+            Some(z) => {
+                let n_in = pa.input_assignment.len();
+                aux_buf.copy_range_from_device_async(&stream, 0, z, n_in, aux.len())?;
+                stream.synchronize()?;
+            }
+            None => aux_buf.copy_from_host(&stream, 0, aux)?,
+        }
         Ok(Witness::Device { aux: aux_buf, scratch })
     }
 

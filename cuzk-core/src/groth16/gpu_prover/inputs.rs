@@ -1,0 +1,187 @@
+//! Where a circuit's H term inputs come from ([`HInputs`]): a, b, c
+//! uploaded from the host (computed there first for an assignment that
+//! carries its witness only), or computed on the device by the SpMV from
+//! the witness, uploaded once into a z that the set of H buffers keeps
+//! for the circuit's query MSMs.
+
+use super::{h_log_n, scalars_repr, GpuProveError, GpuProver, HInputs};
+use crate::cs::ProvingAssignment;
+use crate::groth16::prover::ProveError;
+use crate::pce::gpu::GpuPce;
+use crate::pce::Pce;
+use blstrs::Scalar as Fr;
+use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, Stream};
+use std::borrow::Cow;
+
+/// One circuit's a, b, c in the H term's buffers (the pre-staged part).
+pub struct StagedH {
+    pub(super) bufs: HTermBuffers,
+    pub(super) log_n: u32,
+    /// Where the SpMV computed them: that circuit's witness z = inputs ‖
+    /// aux, kept for its query MSMs.
+    pub(super) z: Option<DeviceBuffer<FrRepr>>,
+}
+
+impl StagedH {
+    /// How its a, b, c came there.
+    pub fn inputs(&self) -> HInputs {
+        if self.z.is_some() {
+            HInputs::SpmvOnDevice
+        } else {
+            HInputs::Uploaded
+        }
+    }
+
+    pub(super) fn new(device: i32, log_n: u32, z_len: Option<usize>) -> Result<Self, GpuProveError> {
+        let bufs = HTermBuffers::new(device, log_n)?;
+        let z = z_len.map(|n| DeviceBuffer::new(device, n.max(1))).transpose()?;
+        Ok(StagedH { bufs, log_n, z })
+    }
+}
+
+/// A circuit's recorded R1CS (its PCE) for a proving call: on the host,
+/// and resident on the device where it is.
+#[derive(Clone, Copy)]
+pub struct Matrices<'a> {
+    pub host: &'a Pce,
+    pub device: Option<&'a GpuPce>,
+}
+
+/// Where one call's a, b, c come from: the SpMV on the device (the plan's
+/// [`HInputs::SpmvOnDevice`]), else the assignments, or the host SpMV for
+/// those that carry their witness only.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Abc<'a> {
+    pub(super) spmv: Option<&'a GpuPce>,
+    host: Option<&'a Pce>,
+}
+
+/// a, b, c on the host.
+type HostAbc<'p> = [Cow<'p, [Fr]>; 3];
+
+impl Abc<'_> {
+    /// `pa`'s a, b, c on the host: its own, or computed from the PCE.
+    pub(super) fn on_host<'p>(&self, pa: &'p ProvingAssignment) -> Result<HostAbc<'p>, GpuProveError> {
+        if !pa.abc_deferred() {
+            return Ok([Cow::Borrowed(&pa.a[..]), Cow::Borrowed(&pa.b[..]), Cow::Borrowed(&pa.c[..])]);
+        }
+        let pce = self.host.ok_or(ProveError::AbcDeferred { index: 0 })?;
+        let (a, b, c) = pce.abc(pa);
+        Ok([Cow::Owned(a), Cow::Owned(b), Cow::Owned(c)])
+    }
+}
+
+impl GpuProver {
+    /// Allocates H buffers and puts `pa`'s a, b, c into them: computed by
+    /// the SpMV where `pce`'s matrices are resident on this device (its
+    /// witness uploaded into a z kept with them), else uploaded (computed
+    /// on the host first where `pa` carries its witness only).
+    pub fn stage_h(&self, pa: &ProvingAssignment, pce: Option<Matrices<'_>>) -> Result<StagedH, GpuProveError> {
+        let abc = self.abc(pce, pa, true)?;
+        let mut st = StagedH::new(self.device, h_log_n(pa.num_constraints())?, abc.spmv.map(GpuPce::num_vars))?;
+        self.restage(pa, &mut st, abc)?;
+        Ok(st)
+    }
+
+    /// Where a call's a, b, c come from: the SpMV when `spmv` (the plan's
+    /// choice) and `pce`'s matrices are on this device for circuits of
+    /// `shape`'s shape; `pce` must fit the shape where given, and be given
+    /// for an assignment that carries its witness only.
+    pub(super) fn abc<'a>(&self, pce: Option<Matrices<'a>>, shape: &ProvingAssignment, spmv: bool) -> Result<Abc<'a>, GpuProveError> {
+        let Some(m) = pce else {
+            return match shape.abc_deferred() {
+                true => Err(ProveError::AbcDeferred { index: 0 }.into()),
+                false => Ok(Abc::default()),
+            };
+        };
+        let (ni, na, n) = (shape.input_assignment.len(), shape.aux_assignment.len(), shape.num_constraints());
+        let rec = &m.host.shape;
+        if (rec.num_inputs, rec.num_aux, m.host.num_constraints()) != (ni, na, n) {
+            return Err(GpuProveError::Plan(format!(
+                "the PCE of {:?} has {} inputs, {} aux, {} constraints; the circuits {ni}, {na}, {n}",
+                m.host.circuit_id,
+                rec.num_inputs,
+                rec.num_aux,
+                m.host.num_constraints()
+            )));
+        }
+        let on_device = m.device.filter(|g| spmv && g.device() == self.device && g.num_vars() == ni + na && g.num_constraints() == n);
+        Ok(Abc { spmv: on_device, host: Some(m.host) })
+    }
+
+    /// Allocates H buffers and a z and computes a, b, c into them on the
+    /// device from a witness (inputs, aux) and the circuit's resident
+    /// matrices: what [`GpuProver::stage_h`] gives, without a, b, c
+    /// computed on the host or crossing PCIe.
+    pub fn stage_h_spmv(&self, pce: &GpuPce, inputs: &[Fr], aux: &[Fr]) -> Result<StagedH, GpuProveError> {
+        if pce.device() != self.device {
+            return Err(GpuProveError::Plan(format!("PCE on device {}, prover on {}", pce.device(), self.device)));
+        }
+        let mut st = StagedH::new(self.device, h_log_n(pce.num_constraints())?, Some(pce.num_vars()))?;
+        let z = st.z.as_mut().expect("allocated with z");
+        pce.upload_witness(&Stream::new(self.device)?, inputs, aux, z)?;
+        self.spmv_from_z(pce, &mut st)?;
+        Ok(st)
+    }
+
+    /// The H buffers in `slot` holding `pa`'s a, b, c: as they are when
+    /// `ready` (already staged), else staged into them as `abc` says,
+    /// allocated the first time.
+    pub(super) fn staged_h<'s>(
+        &self,
+        slot: &'s mut Option<StagedH>,
+        pa: &ProvingAssignment,
+        ready: bool,
+        abc: Abc<'_>,
+    ) -> Result<&'s mut StagedH, GpuProveError> {
+        let st = match *slot {
+            Some(ref mut st) => st,
+            None => slot.insert(StagedH::new(self.device, h_log_n(pa.num_constraints())?, abc.spmv.map(GpuPce::num_vars))?),
+        };
+        if !ready {
+            self.restage(pa, st, abc)?;
+        }
+        Ok(st)
+    }
+
+    /// `pa`'s a, b, c into `st`: by the SpMV (its witness into `st.z`), or
+    /// uploaded.
+    pub(super) fn restage(&self, pa: &ProvingAssignment, st: &mut StagedH, abc: Abc<'_>) -> Result<(), GpuProveError> {
+        let Some(pce) = abc.spmv else {
+            st.z = None; // no longer this circuit's witness
+            let [a, b, c] = abc.on_host(pa)?;
+            let stream = Stream::new(self.device)?;
+            self.ntt.h_stage(&stream, scalars_repr(&a), scalars_repr(&b), scalars_repr(&c), st.log_n, &mut st.bufs)?;
+            return Ok(());
+        };
+        let z = match st.z {
+            Some(ref mut z) => z,
+            None => st.z.insert(DeviceBuffer::new(self.device, pce.num_vars().max(1))?),
+        };
+        pce.upload_witness(&Stream::new(self.device)?, &pa.input_assignment, &pa.aux_assignment, z)?;
+        self.spmv_from_z(pce, st)
+    }
+
+    /// a, b, c into `st`'s buffers by the SpMV over the witness in `st.z`
+    /// (zero-padded to the domain); returns when they are computed.
+    pub(super) fn spmv_from_z(&self, pce: &GpuPce, st: &mut StagedH) -> Result<(), GpuProveError> {
+        let z = st.z.as_ref().ok_or_else(|| GpuProveError::Plan("SpMV without a witness on the device".into()))?;
+        let stream = Stream::new(self.device)?;
+        let HTermBuffers { a, b, c, .. } = &mut st.bufs;
+        pce.evaluate(&stream, z, [a, b, c], 1 << st.log_n)?;
+        stream.synchronize()?;
+        Ok(())
+    }
+
+    /// One of a circuit's a, b, c uploaded into `buf` and zero-padded to
+    /// the 2^log_n domain (what `restage_h` does for all three); returns
+    /// when it is in. (log_n comes from the constraint count, so a, b
+    /// and c fit the domain; the buffer checks both ranges.)
+    pub(super) fn stage_input(&self, host: &[Fr], log_n: u32, buf: &mut DeviceBuffer<FrRepr>) -> Result<(), GpuProveError> {
+        let stream = Stream::new(self.device)?;
+        buf.copy_from_host(&stream, 0, scalars_repr(host))?;
+        buf.zero_async(&stream, host.len(), (1usize << log_n).saturating_sub(host.len()))?;
+        stream.synchronize()?;
+        Ok(())
+    }
+}
