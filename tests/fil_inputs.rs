@@ -105,6 +105,20 @@ fn malformed_porep_envelopes_are_named_errors() {
 }
 
 #[test]
+fn a_porep_registered_proof_must_agree_with_its_c1_output() {
+    let mut req = porep_request(encode_envelope(42, 2048, &c1_json()));
+    for same_size in [0, 5, 10] {
+        req.registered_proof = same_size;
+        prepare(&req).unwrap();
+    }
+    req.registered_proof = 8;
+    let e = err(&req).to_string();
+    assert!(e.contains("registered_proof 8 (StackedDrg32GiBV1_1) but the C1 output is a StackedDrg2KiBV1_1 proof"), "{e}");
+    req.registered_proof = 99;
+    assert!(matches!(err(&req), FilecoinError::UnknownRegisteredProof { kind: "PoRep", value: 99 }));
+}
+
+#[test]
 fn wrong_public_values_are_caught_before_proving() {
     // Another miner: the replica id no longer matches.
     let mut req = porep_request(encode_envelope(42, 2048, &c1_json()));
@@ -141,7 +155,7 @@ fn malformed_post_and_snap_requests_are_named_errors() {
     req.vanilla_proofs = vec![];
     assert!(matches!(err(&req), FilecoinError::EmptyVanillaProof { .. }));
     req.vanilla_proofs = vec![vec![]];
-    assert!(matches!(err(&req), FilecoinError::EmptyVanillaProof { .. }));
+    assert!(matches!(err(&req), FilecoinError::EmptyVanillaProofAt { index: 0 }));
     let mut req = post_request(ProofKind::WindowPostPartition, 10);
     req.randomness = vec![1; 31];
     assert!(matches!(err(&req), FilecoinError::BadLength { field: "randomness", len: 31 }));
@@ -238,27 +252,22 @@ fn corrupted_porep_vanilla_proofs_are_refused_and_named() {
 /// missing parameters).
 #[test]
 fn the_engine_refuses_a_corrupted_c1_at_submit() {
-    use cuzk_core::engine::{Engine, EngineError, FilecoinInputs, ProofKind as Kind, ProofRequest as Request, ProofWork};
+    use cuzk_core::engine::{Engine, EngineError, ProofKind as Kind, ProofRequest as Request};
+    use cuzk_core::filecoin::ProofRequest as FilecoinRequest;
     use cuzk_tests::fil::{sector_data, seal_2kib};
     let sealed = seal_2kib(prover_id_from_miner(1000), 7, &sector_data(1));
     let good = sealed.commit_phase1([9u8; 32]);
     let mut c1: serde_json::Value = serde_json::from_slice(&good).unwrap();
     let byte = c1.pointer_mut("/vanilla_proofs/StackedDrg2KiBV1/0/1/comm_r_last_proof/data/Single/path/path/1/hashes/0/9").unwrap();
     flip(byte);
-    let request = |c1: &[u8]| Request {
-        request_id: None,
-        priority: None,
-        work: ProofWork::Filecoin {
-            kind: Kind::PorepSealCommit,
-            inputs: FilecoinInputs {
-                sector_size: 2048,
-                registered_proof: 5,
-                vanilla_proof: encode_envelope(7, 2048, c1),
-                sector_number: 7,
-                miner_id: 1000,
-                ..Default::default()
-            },
-        },
+    let request = |c1: &[u8]| {
+        Request::filecoin(FilecoinRequest {
+            sector_size: 2048,
+            registered_proof: 5,
+            vanilla_proof: encode_envelope(7, 2048, c1),
+            sector_number: 7,
+            ..FilecoinRequest::new(Kind::PorepSealCommit, 1000)
+        })
     };
     let mut cfg = cuzk_core::config::Config::default();
     let dir = tempfile::tempdir().unwrap();

@@ -81,22 +81,21 @@ fn window_post_2kib_two_partitions() {
 #[test]
 fn window_post_2kib_through_the_engine() {
     use cuzk_core::engine::{self, Engine, JobOutcome};
-    use cuzk_core::filecoin::FilecoinJob;
+    use cuzk_core::filecoin::{prepare, FilecoinJob};
     use cuzk_core::groth16::Proof;
     let cache = param_cache();
     let post = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
     ensure_params(ProofType::Post(post));
     let sector = seal_2kib(prover_id_from_miner(MINER), 30, &sector_data(9));
     let rand = randomness(3);
-    let inputs = engine::FilecoinInputs {
+    let request = ProofRequest {
         sector_size: 2048,
         registered_proof: 10,
         vanilla_proofs: vanilla(post, &rand, &[&sector]),
-        miner_id: MINER,
         randomness: rand.to_vec(),
-        ..Default::default()
+        ..ProofRequest::new(ProofKind::WindowPostPartition, MINER)
     };
-    let job = std::sync::Arc::new(FilecoinJob::from_engine(engine::ProofKind::WindowPostPartition, &inputs).unwrap());
+    let job = std::sync::Arc::new(FilecoinJob::new(prepare(&request).unwrap()));
     let meta = job.meta().clone();
     let mut cfg = cuzk_core::config::Config::default();
     cfg.srs.param_cache = cache.dir.clone();

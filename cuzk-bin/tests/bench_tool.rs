@@ -171,7 +171,8 @@ fn hex(b: &[u8]) -> String {
 /// The proofs of a vanilla JSON file.
 fn read_vanilla(path: &Path) -> Vec<Vec<u8>> {
     let json: Vec<String> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    json.iter().map(|s| cuzk_bin::daemon::filecoin_check::base64_decode(s).unwrap()).collect()
+    use base64::Engine;
+    json.iter().map(|s| base64::engine::general_purpose::STANDARD.decode(s).unwrap()).collect()
 }
 
 #[test]

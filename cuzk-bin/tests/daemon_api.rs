@@ -198,15 +198,15 @@ fn bad_requests_get_clear_errors_over_tcp() {
     expect(pb::SubmitProofRequest { proof_kind: 9, ..Default::default() }, inv, "proof_kind 9 is not a known ProofKind");
     expect(pb::SubmitProofRequest::default(), inv, "proof_kind is unspecified");
     expect(porep(b"", 2048, 0), inv, "vanilla_proof is empty");
-    expect(porep(b"{\"SectorNum\": 1, \"Phase1Out\": \"@@@", 2048, 0), inv, "not valid JSON");
-    expect(porep(br#"{"SectorNum":1,"Phase1Out":"aGVsbG8=","SectorSize":2048}"#, 2048, 0), inv, "does not decode to JSON");
+    expect(porep(b"{\"SectorNum\": 1, \"Phase1Out\": \"@@@", 2048, 0), inv, "vanilla_proof (the PoRep envelope): malformed JSON");
+    expect(porep(br#"{"SectorNum":1,"Phase1Out":"aGVsbG8=","SectorSize":2048}"#, 2048, 0), inv, "SealCommitPhase1Output: malformed JSON");
     let c1 = br#"{"SectorNum":1,"Phase1Out":"eyJhIjoxfQ==","SectorSize":2048}"#;
-    expect(porep(c1, 34359738368, 5), inv, "sector_size 34359738368 (32GiB) does not match registered_proof 5");
-    // Registered proof 0 with a sector size: the C1 output's proof of that size (as the existing daemon).
-    expect(porep(c1, 34359738368, 0), inv, "vanilla_proof SectorSize 2048 does not match the registered proof's 32GiB sectors");
-    expect(porep(c1, 0, 99), inv, "registered_proof 99");
     let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 13, vanilla_proofs: vec![vec![]], randomness: vec![0; 32], ..Default::default() };
     expect(wpost, inv, "vanilla_proofs[0] is empty");
+    let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 99, vanilla_proofs: vec![vec![1]], randomness: vec![0; 32], ..Default::default() };
+    expect(wpost, inv, "unknown registered proof 99 for PoSt");
+    let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 3, vanilla_proofs: vec![vec![1]], ..Default::default() };
+    expect(wpost, inv, "is not a WindowPoSt proof");
     expect(builtin("synthetic:2^30", 1, 0), inv, "larger than built-in circuits may be");
     expect(builtin("nonsense:3", 1, 0), inv, "unknown circuit");
 

@@ -245,10 +245,10 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     let envelope = encode_envelope(42, SECTOR_2KIB, &c1);
     let mut req = porep_request(42, envelope.clone());
     req.sector_size = 32 << 30;
-    expect(req, RpcStatusCode::INVALID_ARGUMENT, &["sector_size 34359738368", "registered_proof 5"]);
+    expect(req, RpcStatusCode::INVALID_ARGUMENT, &["sector_size 34359738368", "StackedDrg2KiBV1_1"]);
     let mut req = porep_request(42, envelope.clone());
     (req.registered_proof, req.sector_size) = (8, 0);
-    expect(req, RpcStatusCode::INVALID_ARGUMENT, &["SectorSize 2048", "32GiB"]);
+    expect(req, RpcStatusCode::INVALID_ARGUMENT, &["registered_proof 8", "StackedDrg32GiBV1_1"]);
     expect(porep_request(42, envelope), RpcStatusCode::INVALID_ARGUMENT, &["replica_id", "prover id"]);
     // A good C1 output whose parameters are not in the cache.
     let sealed = seal_2kib(prover, 7, &sector_data(4));
@@ -261,7 +261,7 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     let rand = post_randomness(5);
     let vanilla = post_vanilla(WINNING, prover, &rand, &[&sealed]);
     let req = post_request(pb::ProofKind::WinningPost, 10, rand, vanilla.clone());
-    expect(req, RpcStatusCode::INVALID_ARGUMENT, &["registered_proof 10", "winning_post"]);
+    expect(req, RpcStatusCode::INVALID_ARGUMENT, &["registered proof 10", "WinningPoSt"]);
     // (The 32 GiB tree shape decodes from 2 KiB proofs: only the check of
     // the vanilla proofs finds the mismatch.)
     let mut req = post_request(pb::ProofKind::WinningPost, 3, rand, vanilla.clone());

@@ -188,7 +188,7 @@ fn refused_large_requests_leave_no_memory_behind() {
                         ..Default::default()
                     };
                     let (code, msg) = rpc_error(c.submit_proof(&porep));
-                    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("not valid JSON"), "{msg}");
+                    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("malformed JSON"), "{msg}");
                 });
             }
         });

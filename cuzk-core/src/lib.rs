@@ -18,12 +18,13 @@ pub mod circuits;
 pub mod config;
 pub mod cs;
 pub mod engine;
-#[cfg(feature = "filecoin")]
 pub mod filecoin;
 pub mod groth16;
 pub mod ntt;
 pub mod par;
+pub mod partitioned;
 pub mod pce;
+pub mod proof_kind;
 pub mod srs;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};

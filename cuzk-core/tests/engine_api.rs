@@ -6,9 +6,10 @@ mod common;
 
 use common::*;
 use cuzk_core::engine::{
-    BuiltinJob, Engine, EngineError, FilecoinInputs, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind,
-    ProofRequest, ProofWork, ShutdownMode,
+    BuiltinJob, Engine, EngineError, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind,
+    ProofRequest, ShutdownMode,
 };
+use cuzk_core::filecoin::ProofRequest as FilecoinRequest;
 use cuzk_core::engine::job::Phase;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,7 +57,7 @@ fn mixed_concurrent_jobs_all_complete_with_valid_proofs() {
 fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
     let engine = Engine::start(config(1, 1)).unwrap();
     for kind in [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate, ProofKind::WindowPostPartition, ProofKind::WinningPost] {
-        let req = ProofRequest { request_id: None, priority: None, work: ProofWork::Filecoin { kind, inputs: FilecoinInputs::default() } };
+        let req = ProofRequest::filecoin(FilecoinRequest::new(kind, 1000));
         assert_eq!(req.priority(), kind.default_priority());
         // Empty inputs: rejected at once with the reason (the filecoin
         // feature decodes them; without it the feature is named).
@@ -71,7 +72,7 @@ fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
     assert_eq!(ProofKind::WinningPost.default_priority(), Priority::Critical);
     assert_eq!(ProofKind::WindowPostPartition.default_priority(), Priority::High);
     assert_eq!(ProofKind::PorepSealCommit.default_priority(), Priority::Normal);
-    let req = ProofRequest { request_id: None, priority: None, work: ProofWork::Filecoin { kind: ProofKind::Builtin, inputs: FilecoinInputs::default() } };
+    let req = ProofRequest::filecoin(FilecoinRequest::new(ProofKind::Builtin, 1000));
     assert!(matches!(engine.submit(req), Err(EngineError::BadRequest(m)) if m.contains("not a Filecoin kind")));
     let zero = ProofRequest::builtin(builtin("synthetic:64:2", 0, 1));
     assert!(matches!(engine.submit(zero), Err(EngineError::BadRequest(m)) if m.contains("at least one partition")));

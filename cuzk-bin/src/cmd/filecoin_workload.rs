@@ -17,7 +17,7 @@
 //! verifier and the daemon's submit check, PoSt and SnapDeals by the
 //! daemon's submit check (filecoin-proofs' vanilla verification).
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use base64::Engine as _;
 use cuzk_core::filecoin::workload::{porep, post, snap, PorepSpec, PostSpec, SnapSpec};
 use cuzk_core::filecoin::{encode_envelope, parse_sector_size, prepare, ProofKind, ProofRequest, ProofType};
@@ -60,6 +60,7 @@ pub fn run(a: Args) -> Result<()> {
         ProofKind::PorepSealCommit => write_porep(&a, size)?,
         ProofKind::WindowPostPartition | ProofKind::WinningPost => write_post(&a, kind, size)?,
         ProofKind::SnapDealsUpdate => write_snap(&a, size)?,
+        ProofKind::Builtin | ProofKind::Custom => bail!("{kind} is not a Filecoin proof kind"),
     };
     println!("{written} and meta.json in {:.1} s, checked\n  prove it: cuzk single {}", t.elapsed().as_secs_f64(), single.join(" "));
     Ok(())

@@ -6,7 +6,6 @@
 //! local verification of built-in proofs.
 
 use anyhow::{bail, ensure, Context, Result};
-use cuzk_bin::daemon::filecoin_check::base64_decode;
 use cuzk_bin::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::engine::BuiltinJob;
@@ -203,6 +202,13 @@ fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
         .enumerate()
         .map(|(i, s)| base64_decode(s).map_err(|e| anyhow::anyhow!("{} element {i}: not base64: {e}", path.display())))
         .collect()
+}
+
+/// Standard base64, padded or not (Go's encoder pads; hand-made files may not).
+fn base64_decode(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine;
+    let s = s.trim();
+    base64::engine::general_purpose::STANDARD.decode(s).or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(s.trim_end_matches('=')))
 }
 
 fn hex_flag(flag: &str, s: Option<&str>) -> Result<Vec<u8>> {

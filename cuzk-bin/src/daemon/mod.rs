@@ -6,7 +6,6 @@
 //! Shutdown: stop taking jobs, drain or cancel the engine's jobs, let the
 //! waiting calls answer, stop the servers, remove the socket file.
 
-pub mod filecoin_check;
 pub mod http;
 pub mod listen;
 pub mod process;

@@ -2,13 +2,13 @@
 //! requests (checked, with errors that name the field), outcomes, status,
 //! and engine errors as gRPC status codes.
 
-use super::filecoin_check;
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::engine::{
-    BuiltinJob, EngineError, EngineStatus, FilecoinInputs, JobId, JobOutcome, JobTimings, Priority, ProofKind, ProofRequest, ProofWork,
+    BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, Priority, ProofKind, ProofRequest, ProofWork,
     WorkerRole,
 };
+use cuzk_core::filecoin::{prover_id_from_miner, ProofRequest as FilecoinRequest};
 use grpcio::{RpcStatus, RpcStatusCode};
 
 /// Built-in circuits are for tests and demos; these bounds keep a request
@@ -55,11 +55,8 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus>
         }
         (Some(k), Some(_)) => return Err(invalid(format!("the builtin field needs proof_kind PROOF_KIND_UNSPECIFIED, not {k}"))),
         (None, Some(b)) => ProofWork::Builtin(builtin_job(b)?),
-        (Some(kind), None) => {
-            let inputs = filecoin_inputs(r);
-            filecoin_check::check(kind, &inputs).map_err(invalid)?;
-            ProofWork::Filecoin { kind, inputs }
-        }
+        // Decoded and checked once, by the engine's submission.
+        (Some(kind), None) => ProofWork::Filecoin(filecoin_request(kind, r)),
     };
     check_id_len("request_id", &r.request_id)?;
     let request_id = Some(r.request_id.clone()).filter(|s| !s.is_empty());
@@ -84,14 +81,15 @@ fn builtin_job(b: &pb::BuiltinCircuit) -> Result<BuiltinJob, RpcStatus> {
     Ok(BuiltinJob::new(spec, b.partitions.max(1) as usize, b.seed))
 }
 
-fn filecoin_inputs(r: &pb::SubmitProofRequest) -> FilecoinInputs {
-    FilecoinInputs {
+fn filecoin_request(kind: ProofKind, r: &pb::SubmitProofRequest) -> FilecoinRequest {
+    FilecoinRequest {
+        kind,
         sector_size: r.sector_size,
         registered_proof: r.registered_proof,
         vanilla_proof: r.vanilla_proof.clone(),
         vanilla_proofs: r.vanilla_proofs.clone(),
         sector_number: r.sector_number,
-        miner_id: r.miner_id,
+        prover_id: prover_id_from_miner(r.miner_id),
         randomness: r.randomness.clone(),
         partition_index: r.partition_index,
         comm_r_old: r.comm_r_old.clone(),

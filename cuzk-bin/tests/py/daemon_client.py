@@ -90,7 +90,7 @@ assert stub.AwaitProof(pb.AwaitProofRequest(job_id=long_job.job_id)).status == S
 INV = grpc.StatusCode.INVALID_ARGUMENT
 expect_error(lambda: stub.SubmitProof(pb.SubmitProofRequest(proof_kind=7)), INV, "proof_kind 7")
 expect_error(lambda: stub.SubmitProof(pb.SubmitProofRequest(proof_kind=pb.POREP_SEAL_COMMIT, registered_proof=8)), INV, "vanilla_proof is empty")
-expect_error(lambda: stub.SubmitProof(pb.SubmitProofRequest(proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b"\x00garbage")), INV, "not valid JSON")
+expect_error(lambda: stub.SubmitProof(pb.SubmitProofRequest(proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b"\x00garbage")), INV, "malformed JSON")
 expect_error(lambda: stub.AwaitProof(pb.AwaitProofRequest(job_id="job-424242")), grpc.StatusCode.NOT_FOUND, "unknown job")
 expect_error(lambda: stub.CancelProof(pb.CancelProofRequest(job_id="x")), INV, "not a job id")
 

@@ -1,80 +1,15 @@
-//! Where a job's partitions and SRS come from: the [`PartitionedCircuit`]
-//! trait, its partitions as [`AnyCircuit`]s (which the engine synthesizes
-//! classically or through the circuit's PCE, as it chooses), and its
-//! implementation for the built-in circuits.
+//! The built-in circuits as [`PartitionedCircuit`]s, and how many host
+//! bytes a synthesized partition holds.
 //!
 //! Built-in SRS: `<param_cache>/<circuit-id>.params` when that file exists,
 //! else a random setup generated in memory (fine for tests and demos; the
 //! SRS manager then keeps it like any other entry).
 
+pub use crate::partitioned::{AnyCircuit, PartitionedCircuit};
 use crate::circuits::CircuitSpec;
-use crate::cs::{generate_witness, synthesize, ProvingAssignment, WitnessOnly};
-use crate::pce::{record_with_witness, Pce, PceError};
 use crate::srs::{Parameters, ReadOptions};
-use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar as Fr;
 use std::path::Path;
-
-/// One partition's circuit, boxed so the engine can synthesize it any way:
-/// implemented for every bellpepper circuit that is `Send`.
-pub trait AnyCircuit: Send {
-    /// Classic synthesis ([`crate::cs::synthesize`]).
-    fn classic(self: Box<Self>) -> Result<ProvingAssignment, SynthesisError>;
-    /// Witness-only synthesis ([`crate::cs::generate_witness`]).
-    fn witness(self: Box<Self>) -> Result<WitnessOnly, SynthesisError>;
-    /// The circuit's PCE and this instance's witness, in one pass.
-    fn record(self: Box<Self>, circuit_id: &str) -> Result<(Pce, WitnessOnly), PceError>;
-}
-
-impl<C: Circuit<Fr> + Send> AnyCircuit for C {
-    fn classic(self: Box<Self>) -> Result<ProvingAssignment, SynthesisError> {
-        synthesize(*self)
-    }
-    fn witness(self: Box<Self>) -> Result<WitnessOnly, SynthesisError> {
-        generate_witness(*self)
-    }
-    fn record(self: Box<Self>, circuit_id: &str) -> Result<(Pce, WitnessOnly), PceError> {
-        record_with_witness(circuit_id, *self)
-    }
-}
-
-/// A circuit the engine can prove: N independent partitions sharing one
-/// SRS named by `circuit_id`.
-pub trait PartitionedCircuit: Send + Sync {
-    /// Names the SRS; jobs with the same id share it and may be batched
-    /// (their partitions must then have the same shape).
-    fn circuit_id(&self) -> String;
-    fn partitions(&self) -> usize;
-    /// The circuit of one partition (`partition < partitions()`); the
-    /// engine synthesizes it (through the circuit id's PCE when
-    /// `[synthesis] pce` is on, else classically).
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String>;
-    /// Checks a synthesized partition before it is proved (Filecoin: its
-    /// public inputs are the verifier's); an error fails the job.
-    fn check_assignment(&self, _partition: usize, _assignment: &ProvingAssignment) -> Result<(), String> {
-        Ok(())
-    }
-    /// Classic synthesis of one partition, checked.
-    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
-        let pa = self.circuit(partition)?.classic().map_err(|e| e.to_string())?;
-        self.check_assignment(partition, &pa)?;
-        Ok(pa)
-    }
-    /// Produces the SRS when the SRS manager does not hold it.
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String>;
-    /// An upper bound of the SRS's size, known before loading it: the SRS
-    /// manager reserves it first (making room by eviction) so a large SRS
-    /// never loads past the memory budget. None = reserve after loading.
-    fn srs_size_hint(&self, _param_cache: &Path) -> Option<u64> {
-        None
-    }
-    /// Turns the partition proofs (in partition order) into the job's
-    /// proof; an error fails the job with that reason. By default the
-    /// proofs concatenated; Filecoin jobs self-check here.
-    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
-        Ok(partition_proofs.concat())
-    }
-}
 
 /// A job of a built-in circuit: partition `p` is the instance with witness
 /// seed `seed + p`.

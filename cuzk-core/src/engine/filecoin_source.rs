@@ -8,7 +8,7 @@
 
 use super::circuit_source::PartitionedCircuit;
 use super::outcome::EngineError;
-use super::request::{FilecoinInputs, ProofKind};
+use crate::filecoin::ProofRequest;
 use super::srs_manager::SrsLoader;
 use crate::config::SrsConfig;
 use std::sync::Arc;
@@ -41,7 +41,7 @@ pub fn is_filecoin_id(circuit_id: &str) -> bool {
 #[cfg(feature = "filecoin")]
 mod imp {
     use super::*;
-    use crate::filecoin::{FilecoinJob, JobSettings, ParamCache};
+    use crate::filecoin::{prepare, FilecoinJob, JobSettings, ParamCache};
     use crate::srs::ReadOptions;
 
     fn read_options(srs: &SrsConfig) -> ReadOptions {
@@ -58,12 +58,12 @@ mod imp {
     /// whether the SRS of a circuit id is already loaded: then its
     /// `.params` file need not exist any more.
     pub fn circuit(
-        kind: ProofKind,
-        inputs: &FilecoinInputs,
+        request: &ProofRequest,
         srs: &SrsConfig,
         resident: &dyn Fn(&str) -> bool,
     ) -> Result<Arc<dyn PartitionedCircuit>, EngineError> {
-        let job = FilecoinJob::from_engine(kind, inputs).map_err(|e| EngineError::BadRequest(e.to_string()))?;
+        let prepared = prepare(request).map_err(|e| EngineError::BadRequest(e.to_string()))?;
+        let job = FilecoinJob::new(prepared);
         let id = job.meta().circuit_id.clone();
         let cache = ParamCache::new(&srs.param_cache);
         // A missing file fails the request now, not after queueing (and,
@@ -103,12 +103,11 @@ mod imp {
     const MISSING: &str = "cuzk was built without its `filecoin` feature";
 
     pub fn circuit(
-        kind: ProofKind,
-        _inputs: &FilecoinInputs,
+        request: &ProofRequest,
         _srs: &SrsConfig,
         _resident: &dyn Fn(&str) -> bool,
     ) -> Result<Arc<dyn PartitionedCircuit>, EngineError> {
-        Err(EngineError::BadRequest(format!("proof kind {kind} is not supported: {MISSING}")))
+        Err(EngineError::BadRequest(format!("proof kind {} is not supported: {MISSING}", request.kind)))
     }
 
     pub fn short_id(_short: &str) -> Option<String> {

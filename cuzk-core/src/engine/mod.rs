@@ -40,7 +40,7 @@ pub mod work_queue;
 pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, ProveInput, ProverBackend, ProverError};
 pub use circuit_source::{AnyCircuit, BuiltinJob, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
-pub use request::{FilecoinInputs, JobId, Priority, ProofKind, ProofRequest, ProofWork};
+pub use request::{JobId, Priority, ProofKind, ProofRequest, ProofWork};
 pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionView, PceStatus, QueueStatus, WorkerRole, WorkerStatus};
 
 use job::{Job, JobSpec, Phase};
@@ -264,11 +264,11 @@ impl Drop for Engine {
 fn job_spec(sh: &Shared, req: &ProofRequest) -> Result<JobSpec, EngineError> {
     let bad = |m: String| Err(EngineError::BadRequest(m));
     let circuit: Arc<dyn PartitionedCircuit> = match &req.work {
-        ProofWork::Filecoin { kind, inputs } => {
-            if matches!(kind, ProofKind::Builtin | ProofKind::Custom) {
-                return bad(format!("proof kind {kind} is not a Filecoin kind"));
+        ProofWork::Filecoin(r) => {
+            if !r.kind.is_filecoin() {
+                return bad(format!("proof kind {} is not a Filecoin kind", r.kind));
             }
-            filecoin_source::circuit(*kind, inputs, &sh.config.srs, &|id| sh.srs.resident(id).is_some())?
+            filecoin_source::circuit(r, &sh.config.srs, &|id| sh.srs.resident(id).is_some())?
         }
         ProofWork::Builtin(b) => Arc::new(*b),
         ProofWork::Custom(c) => c.clone(),

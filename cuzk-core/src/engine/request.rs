@@ -4,75 +4,14 @@
 //! partition proofs (192 bytes each) concatenated in partition order.
 
 use super::circuit_source::{BuiltinJob, PartitionedCircuit};
+use crate::filecoin::ProofRequest as FilecoinRequest;
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
 
-/// Proof kinds, numbered as in the gRPC `cuzk.v1.ProofKind` enum; `Builtin`
-/// (our test/demo circuits) and `Custom` (a caller's circuit) are engine
-/// extensions outside the wire enum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum ProofKind {
-    PorepSealCommit = 1,
-    SnapDealsUpdate = 2,
-    WindowPostPartition = 3,
-    WinningPost = 4,
-    Builtin = 100,
-    Custom = 101,
-}
+pub use crate::proof_kind::ProofKind;
 
 impl ProofKind {
-    pub const ALL: [ProofKind; 6] = [
-        ProofKind::PorepSealCommit,
-        ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPostPartition,
-        ProofKind::WinningPost,
-        ProofKind::Builtin,
-        ProofKind::Custom,
-    ];
-
-    /// The label used in logs and metrics.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProofKind::PorepSealCommit => "porep_seal_commit",
-            ProofKind::SnapDealsUpdate => "snap_deals_update",
-            ProofKind::WindowPostPartition => "window_post_partition",
-            ProofKind::WinningPost => "winning_post",
-            ProofKind::Builtin => "builtin",
-            ProofKind::Custom => "custom",
-        }
-    }
-
-    /// The name the existing cuzk daemon gives the kind in GetStatus and
-    /// `GET /status` (its dashboards and scripts match on these).
-    pub fn compat_name(self) -> &'static str {
-        match self {
-            ProofKind::PorepSealCommit => "porep-c2",
-            ProofKind::SnapDealsUpdate => "snap-update",
-            ProofKind::WindowPostPartition => "window-post",
-            ProofKind::WinningPost => "winning-post",
-            ProofKind::Builtin => "builtin",
-            ProofKind::Custom => "custom",
-        }
-    }
-
-    /// The existing daemon's `proof_kind` label value in its metrics.
-    pub fn compat_label(self) -> &'static str {
-        match self {
-            ProofKind::PorepSealCommit => "porep_c2",
-            ProofKind::SnapDealsUpdate => "snap_update",
-            ProofKind::WindowPostPartition => "window_post",
-            ProofKind::WinningPost => "winning_post",
-            ProofKind::Builtin => "builtin",
-            ProofKind::Custom => "custom",
-        }
-    }
-
-    /// Position in [`Self::ALL`].
-    pub fn index(self) -> usize {
-        ProofKind::ALL.iter().position(|&k| k == self).expect("ALL lists every kind")
-    }
-
     /// The priority of a request that leaves it unspecified.
     pub fn default_priority(self) -> Priority {
         match self {
@@ -80,12 +19,6 @@ impl ProofKind {
             ProofKind::WindowPostPartition => Priority::High,
             _ => Priority::Normal,
         }
-    }
-}
-
-impl fmt::Display for ProofKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -98,29 +31,12 @@ pub enum Priority {
     Critical = 4,
 }
 
-/// The inputs of a Filecoin proof, as the gRPC SubmitProofRequest carries
-/// them. They are decoded into the Filecoin circuits
-/// at submission (feature `filecoin`; without it the request is refused).
-#[derive(Clone, Debug, Default)]
-pub struct FilecoinInputs {
-    pub sector_size: u64,
-    pub registered_proof: u64,
-    pub vanilla_proof: Vec<u8>,
-    pub vanilla_proofs: Vec<Vec<u8>>,
-    pub sector_number: u64,
-    pub miner_id: u64,
-    pub randomness: Vec<u8>,
-    pub partition_index: u32,
-    pub comm_r_old: Vec<u8>,
-    pub comm_r_new: Vec<u8>,
-    pub comm_d_new: Vec<u8>,
-}
-
 /// What to prove.
 #[derive(Clone)]
 pub enum ProofWork {
-    /// A Filecoin proof; `kind` must be one of the four Filecoin kinds.
-    Filecoin { kind: ProofKind, inputs: FilecoinInputs },
+    /// A Filecoin proof (its `kind` must be one of the four Filecoin
+    /// kinds), decoded by the filecoin module at submission.
+    Filecoin(FilecoinRequest),
     /// A built-in circuit (see [`crate::circuits`]).
     Builtin(BuiltinJob),
     /// Any circuit a Rust caller brings.
@@ -130,7 +46,7 @@ pub enum ProofWork {
 impl fmt::Debug for ProofWork {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProofWork::Filecoin { kind, .. } => write!(f, "Filecoin({kind})"),
+            ProofWork::Filecoin(r) => write!(f, "Filecoin({})", r.kind),
             ProofWork::Builtin(b) => write!(f, "Builtin({b:?})"),
             ProofWork::Custom(c) => write!(f, "Custom({})", c.circuit_id()),
         }
@@ -153,6 +69,10 @@ impl ProofRequest {
         Self { request_id: None, priority: None, work: ProofWork::Builtin(job) }
     }
 
+    pub fn filecoin(request: FilecoinRequest) -> Self {
+        Self { request_id: None, priority: None, work: ProofWork::Filecoin(request) }
+    }
+
     pub fn custom(circuit: Arc<dyn PartitionedCircuit>) -> Self {
         Self { request_id: None, priority: None, work: ProofWork::Custom(circuit) }
     }
@@ -169,7 +89,7 @@ impl ProofRequest {
 
     pub fn kind(&self) -> ProofKind {
         match &self.work {
-            ProofWork::Filecoin { kind, .. } => *kind,
+            ProofWork::Filecoin(r) => r.kind,
             ProofWork::Builtin(_) => ProofKind::Builtin,
             ProofWork::Custom(_) => ProofKind::Custom,
         }

@@ -33,7 +33,7 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<C1Input> {
         return Err(FilecoinError::EmptyVanillaProof { field: "vanilla_proof" });
     }
     let env: Envelope =
-        serde_json::from_slice(bytes).map_err(|source| FilecoinError::Json { what: "PoRep envelope", source })?;
+        serde_json::from_slice(bytes).map_err(|source| FilecoinError::Json { what: "vanilla_proof (the PoRep envelope)", source })?;
     if env.sector_num < 0 {
         return Err(FilecoinError::Inconsistent(format!("negative SectorNum {}", env.sector_num)));
     }

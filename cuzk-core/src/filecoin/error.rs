@@ -9,7 +9,7 @@ pub enum FilecoinError {
     UnknownRegisteredProof { kind: &'static str, value: u64 },
     #[error("{what} is not supported: {why}")]
     Unsupported { what: String, why: &'static str },
-    #[error("sector size {request} in the request does not match {registered} ({expected} bytes)")]
+    #[error("sector_size {request} in the request does not match {registered} ({expected} bytes)")]
     SectorSizeMismatch { request: u64, registered: String, expected: u64 },
     #[error("{field} must be exactly 32 bytes, got {len}")]
     BadLength { field: &'static str, len: usize },
@@ -17,6 +17,8 @@ pub enum FilecoinError {
     BadFieldElement { field: &'static str, why: String },
     #[error("the request has no vanilla proof ({field} is empty)")]
     EmptyVanillaProof { field: &'static str },
+    #[error("vanilla_proofs[{index}] is empty (one vanilla proof per sector or partition)")]
+    EmptyVanillaProofAt { index: usize },
     #[error("{what}: malformed JSON: {source}")]
     Json { what: &'static str, #[source] source: serde_json::Error },
     #[error("{what}: malformed base64: {source}")]
@@ -55,6 +57,23 @@ pub enum FilecoinError {
 }
 
 pub type Result<T> = std::result::Result<T, FilecoinError>;
+
+/// Checks a PoSt or SnapDeals request's list of vanilla proofs: present,
+/// and no element empty.
+pub(crate) fn check_vanilla_list(proofs: &[Vec<u8>]) -> Result<()> {
+    if proofs.is_empty() {
+        return Err(FilecoinError::EmptyVanillaProof { field: "vanilla_proofs" });
+    }
+    match proofs.iter().position(|p| p.is_empty()) {
+        Some(index) => Err(FilecoinError::EmptyVanillaProofAt { index }),
+        None => Ok(()),
+    }
+}
+
+/// A 32-byte field of the request.
+pub(crate) fn bytes32(field: &'static str, b: &[u8]) -> Result<[u8; 32]> {
+    b.try_into().map_err(|_| FilecoinError::BadLength { field, len: b.len() })
+}
 
 /// Runs Filecoin code that may panic on malformed input (it indexes and
 /// `expect`s freely) and turns a panic into a named error.

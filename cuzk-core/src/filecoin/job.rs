@@ -1,18 +1,15 @@
-//! The engine's view of a Filecoin request: an
-//! [`engine::PartitionedCircuit`](crate::engine::PartitionedCircuit) whose
+//! The engine's view of a Filecoin request: a
+//! [`PartitionedCircuit`] whose
 //! partitions are the prepared circuits. Each circuit is synthesized once
 //! (filecoin-proofs' circuits are consumed by synthesis). The job reads
 //! its parameters and checks its finished proof as its [`JobSettings`] say.
 
 use super::circuit::FilecoinCircuit;
-use super::error::{FilecoinError, Result};
-use super::kind::ProofKind;
-use super::params::ParamCache;
 use super::assemble::check_public_inputs;
-use super::prepare::{prepare, PreparedProof, ProofMeta};
-use super::request::{prover_id_from_miner, ProofRequest};
+use super::params::ParamCache;
+use super::prepare::{PreparedProof, ProofMeta};
 use crate::cs::ProvingAssignment;
-use crate::engine::{self, PartitionedCircuit};
+use crate::partitioned::{AnyCircuit, PartitionedCircuit};
 use crate::groth16::Proof;
 use crate::srs::{Parameters, ReadOptions};
 use std::path::Path;
@@ -45,38 +42,11 @@ impl FilecoinJob {
         self
     }
 
-    /// Decodes and prepares an engine request (the gRPC fields).
-    pub fn from_engine(kind: engine::ProofKind, inputs: &engine::FilecoinInputs) -> Result<Self> {
-        Ok(Self::new(prepare(&request_from_engine(kind, inputs)?)?))
-    }
-
     /// Public inputs and the assembly / self-check step
     /// ([`ProofMeta::finish`]).
     pub fn meta(&self) -> &ProofMeta {
         &self.meta
     }
-}
-
-/// The engine's request fields as a [`ProofRequest`].
-pub fn request_from_engine(kind: engine::ProofKind, i: &engine::FilecoinInputs) -> Result<ProofRequest> {
-    let kind = ProofKind::from_proto(kind as i32).ok_or_else(|| FilecoinError::Unsupported {
-        what: format!("proof kind {kind:?}"),
-        why: "not a Filecoin proof kind",
-    })?;
-    Ok(ProofRequest {
-        kind,
-        registered_proof: i.registered_proof,
-        sector_size: i.sector_size,
-        vanilla_proof: i.vanilla_proof.clone(),
-        vanilla_proofs: i.vanilla_proofs.clone(),
-        sector_number: i.sector_number,
-        prover_id: prover_id_from_miner(i.miner_id),
-        randomness: i.randomness.clone(),
-        partition_index: i.partition_index,
-        comm_r_old: i.comm_r_old.clone(),
-        comm_r_new: i.comm_r_new.clone(),
-        comm_d_new: i.comm_d_new.clone(),
-    })
 }
 
 impl PartitionedCircuit for FilecoinJob {
@@ -88,7 +58,7 @@ impl PartitionedCircuit for FilecoinJob {
         self.meta.partitions()
     }
 
-    fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn engine::AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
         let circuit = {
             let mut all = self.circuits.lock().unwrap_or_else(|e| e.into_inner());
             all.get_mut(partition).and_then(Option::take)

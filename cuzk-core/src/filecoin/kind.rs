@@ -1,4 +1,4 @@
-//! Proof kinds and registered proof types: which circuit a request needs,
+//! Registered proof types: which circuit a request needs,
 //! its sector size and how many partition circuits it has.
 //!
 //! Numbers on the wire are Go's `abi.Registered*Proof` values, as Curio
@@ -6,38 +6,9 @@
 //! `V1_2`, the grindability fix).
 
 use super::error::{FilecoinError, Result};
+use crate::proof_kind::ProofKind;
 use filecoin_proofs::types::SectorUpdateConfig;
 use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
-
-/// The proof kinds of `cuzk.v1.ProofKind` (same numbers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProofKind {
-    PorepSealCommit = 1,
-    SnapDealsUpdate = 2,
-    WindowPostPartition = 3,
-    WinningPost = 4,
-}
-
-impl ProofKind {
-    pub fn from_proto(v: i32) -> Option<Self> {
-        Some(match v {
-            1 => Self::PorepSealCommit,
-            2 => Self::SnapDealsUpdate,
-            3 => Self::WindowPostPartition,
-            4 => Self::WinningPost,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::PorepSealCommit => "PoRep C2",
-            Self::SnapDealsUpdate => "SnapDeals update",
-            Self::WindowPostPartition => "WindowPoSt",
-            Self::WinningPost => "WinningPoSt",
-        }
-    }
-}
 
 /// A registered proof: what fixes the circuit (and so the parameters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -110,11 +81,12 @@ impl ProofType {
                 if p.typ() != want {
                     return Err(FilecoinError::Inconsistent(format!(
                         "registered proof {registered_proof} ({p:?}) is not a {} proof",
-                        kind.name()
+                        kind.title()
                     )));
                 }
                 Self::Post(p)
             }
+            ProofKind::Builtin | ProofKind::Custom => return Err(not_filecoin(kind)),
         };
         Ok(t)
     }
@@ -159,19 +131,6 @@ impl ProofType {
     }
 }
 
-impl ProofKind {
-    /// `porep`, `snap`, `window` or `winning` (for tools).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "porep" | "porep-c2" | "seal" => Self::PorepSealCommit,
-            "snap" | "snapdeals" | "update" => Self::SnapDealsUpdate,
-            "window" | "windowpost" | "window-post" => Self::WindowPostPartition,
-            "winning" | "winningpost" | "winning-post" => Self::WinningPost,
-            _ => return None,
-        })
-    }
-}
-
 /// The sector sizes Filecoin supports, in bytes.
 pub const SECTOR_SIZES: [u64; 5] = [2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30];
 
@@ -199,6 +158,7 @@ impl ProofType {
             ProofKind::SnapDealsUpdate => Self::Update(update_proof_from_u64(v)?),
             ProofKind::WindowPostPartition => Self::Post(post_proof_from_u64(v)?),
             ProofKind::WinningPost => Self::Post(post_proof_from_u64(v)?),
+            ProofKind::Builtin | ProofKind::Custom => return Err(not_filecoin(kind)),
         })
     }
 
@@ -212,6 +172,11 @@ impl ProofType {
             ProofKind::PorepSealCommit => 5 + i,
             ProofKind::SnapDealsUpdate | ProofKind::WinningPost => i,
             ProofKind::WindowPostPartition => 10 + i,
+            ProofKind::Builtin | ProofKind::Custom => return Err(not_filecoin(kind)),
         })
     }
+}
+
+pub(crate) fn not_filecoin(kind: ProofKind) -> FilecoinError {
+    FilecoinError::Unsupported { what: format!("proof kind {kind}"), why: "it is not a Filecoin proof kind" }
 }

@@ -1,4 +1,4 @@
-//! Filecoin proofs (feature `filecoin`): PoRep C2, SnapDeals, WindowPoSt
+//! Filecoin proofs: PoRep C2, SnapDeals, WindowPoSt
 //! and WinningPoSt requests as Curio sends them, turned into the partition
 //! circuits filecoin-proofs 19 builds, proven with our prover, assembled
 //! into the bytes filecoin-proofs returns and checked with the `.vk`.
@@ -11,37 +11,62 @@
 //! [`ProofMeta::circuit_id`] names the SRS) → [`synthesize_partition`] per
 //! partition → prove → [`ProofMeta::finish`] (assemble + self-check).
 //! [`prove_request`] does all of it on the CPU.
+//!
+//! This module owns a Filecoin request from the wire on: its kinds (the
+//! crate's one [`ProofKind`]), the registered-proof numbers and sector
+//! sizes, and its decoding. Only the request itself exists without the
+//! `filecoin` feature (the engine then refuses it, naming the feature).
 
-mod assemble;
-mod built;
-pub mod circuit;
-mod envelope;
-mod error;
-mod job;
-mod kind;
-mod params;
-mod porep;
-mod porep_check;
-mod post;
-mod prepare;
-mod prove;
 mod request;
-pub mod setup;
-mod snap;
-pub mod workload;
-
-pub use assemble::{assemble, check_public_inputs, self_check};
-pub use circuit::FilecoinCircuit;
-pub use envelope::{decode_c1, decode_envelope, decode_porep_body, encode_envelope, C1Input};
-pub use error::{FilecoinError, Result};
-pub use job::{request_from_engine, FilecoinJob, JobSettings};
-pub use kind::{
-    parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofKind, ProofType, SECTOR_SIZES, SHORT_IDS,
-};
-pub use params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey};
-pub use prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof};
-pub use prove::{load_self_check, prove_partitions, prove_request, ProveOptions};
+pub use crate::proof_kind::ProofKind;
 pub use request::{prover_id_from_miner, ProofRequest};
 
+#[cfg(feature = "filecoin")]
+mod assemble;
+#[cfg(feature = "filecoin")]
+mod built;
+#[cfg(feature = "filecoin")]
+pub mod circuit;
+#[cfg(feature = "filecoin")]
+mod envelope;
+#[cfg(feature = "filecoin")]
+mod error;
+#[cfg(feature = "filecoin")]
+mod job;
+#[cfg(feature = "filecoin")]
+mod kind;
+#[cfg(feature = "filecoin")]
+mod params;
+#[cfg(feature = "filecoin")]
+mod porep;
+#[cfg(feature = "filecoin")]
+mod porep_check;
+#[cfg(feature = "filecoin")]
+mod post;
+#[cfg(feature = "filecoin")]
+mod prepare;
+#[cfg(feature = "filecoin")]
+mod prove;
+#[cfg(feature = "filecoin")]
+pub mod setup;
+#[cfg(feature = "filecoin")]
+mod snap;
+#[cfg(feature = "filecoin")]
+pub mod workload;
+
+#[cfg(feature = "filecoin")]
+pub use self::{
+    assemble::{assemble, check_public_inputs, self_check},
+    circuit::FilecoinCircuit,
+    envelope::{decode_c1, decode_envelope, decode_porep_body, encode_envelope, C1Input},
+    error::{FilecoinError, Result},
+    job::{FilecoinJob, JobSettings},
+    kind::{parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofType, SECTOR_SIZES, SHORT_IDS },
+    params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey},
+    prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof},
+    prove::{load_self_check, prove_partitions, prove_request, ProveOptions},
+};
+
 /// The Filecoin crates, for callers that need their types (tests, tools).
+#[cfg(feature = "filecoin")]
 pub use {filecoin_hashers, filecoin_proofs, filecoin_proofs_api, storage_proofs_core};

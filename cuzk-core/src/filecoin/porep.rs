@@ -7,7 +7,7 @@ use super::built::Built;
 use super::circuit::IntoFilecoinCircuit;
 use super::envelope::decode_porep_body;
 use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
-use super::kind::ProofType;
+use super::kind::{seal_proof_from_u64, ProofType};
 use super::porep_check::check_partitions;
 use super::request::ProofRequest;
 use filecoin_hashers::{Domain, Hasher};
@@ -31,6 +31,18 @@ pub(crate) fn build(req: &ProofRequest) -> Result<Built> {
         });
     }
     let pt = ProofType::Seal(rp);
+    // The C1 output names its registered proof; a request's own number (0
+    // is the protobuf default: not given) must exist and name the same
+    // sector size.
+    if req.registered_proof != 0 {
+        let given = seal_proof_from_u64(req.registered_proof)?;
+        if u64::from(given.sector_size()) != pt.sector_size() {
+            return Err(FilecoinError::Inconsistent(format!(
+                "registered_proof {} ({given:?}) but the C1 output is a {rp:?} proof",
+                req.registered_proof
+            )));
+        }
+    }
     pt.check_sector_size(req.sector_size)?;
     pt.check_sector_size(c1.sector_size)?;
     if req.sector_number != 0 && req.sector_number != c1.sector_num {

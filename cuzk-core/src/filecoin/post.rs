@@ -8,7 +8,8 @@ use super::built::Built;
 use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
 use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
-use super::request::{bytes32, ProofRequest};
+use super::error::{bytes32, check_vanilla_list};
+use super::request::ProofRequest;
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::types::{FallbackPoStSectorProof, PoStType};
@@ -27,9 +28,7 @@ const MAX_LEGACY_PARTITION_INDEX: u32 = 1024;
 pub(crate) fn build(req: &ProofRequest, pt: ProofType) -> Result<Built> {
     let ProofType::Post(rp) = pt else { unreachable!("caller passes a PoSt type") };
     pt.check_sector_size(req.sector_size)?;
-    if req.vanilla_proofs.is_empty() || req.vanilla_proofs.iter().any(|v| v.is_empty()) {
-        return Err(FilecoinError::EmptyVanillaProof { field: "vanilla_proofs" });
-    }
+    check_vanilla_list(&req.vanilla_proofs)?;
     let randomness = bytes32("randomness", &req.randomness)?;
     let (circuits, public_inputs) =
         by_shape!(pt.sector_size(), build_shape, rp, &req.vanilla_proofs, randomness, req.prover_id, req.partition_index)?;

@@ -9,7 +9,8 @@
 use super::assemble::{assemble, check_public_inputs, self_check};
 use super::circuit::FilecoinCircuit;
 use super::error::{FilecoinError, Result};
-use super::kind::{ProofKind, ProofType};
+use super::kind::{not_filecoin, ProofType};
+use crate::proof_kind::ProofKind;
 use super::params::{circuit_id, SelfCheckKey};
 use super::request::ProofRequest;
 use super::{porep, post, snap};
@@ -49,6 +50,7 @@ pub fn prepare(req: &ProofRequest) -> Result<PreparedProof> {
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
             post::build(req, ProofType::for_kind(req.kind, req.registered_proof)?)?
         }
+        ProofKind::Builtin | ProofKind::Custom => return Err(not_filecoin(req.kind)),
     };
     let meta = ProofMeta {
         kind: req.kind,

@@ -1,11 +1,11 @@
 //! A proof request as the daemon receives it (the fields of
 //! `SubmitProofRequest` that matter for the proof), before any decoding.
 
-use super::error::{FilecoinError, Result};
-use super::kind::ProofKind;
+use crate::proof_kind::ProofKind;
 
-/// What Curio sends for one proof. Bytes are kept raw here; decoding and
-/// validation happen in [`super::prepare`], which names what is wrong.
+/// What Curio sends for one proof: the one shape a Filecoin request has
+/// from the gRPC message to the circuits. Bytes are kept raw here; decoding
+/// and validation happen once, in `prepare`, which names what is wrong.
 #[derive(Clone, Debug)]
 pub struct ProofRequest {
     pub kind: ProofKind,
@@ -68,9 +68,4 @@ pub fn prover_id_from_miner(miner_id: u64) -> [u8; 32] {
         out[i] = byte | 0x80;
         i += 1;
     }
-}
-
-/// A 32-byte field of the request.
-pub(crate) fn bytes32(field: &'static str, b: &[u8]) -> Result<[u8; 32]> {
-    b.try_into().map_err(|_| FilecoinError::BadLength { field, len: b.len() })
 }

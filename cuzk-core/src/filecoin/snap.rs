@@ -6,7 +6,8 @@ use super::built::Built;
 use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
 use super::error::{no_panic, FilecoinError, Result, VanillaFailure};
 use super::kind::ProofType;
-use super::request::{bytes32, ProofRequest};
+use super::error::{bytes32, check_vanilla_list};
+use super::request::ProofRequest;
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::types::SectorUpdateConfig;
@@ -30,9 +31,7 @@ struct Comms {
 pub(crate) fn build(req: &ProofRequest, pt: ProofType) -> Result<Built> {
     let ProofType::Update(rp) = pt else { unreachable!("caller passes an update type") };
     pt.check_sector_size(req.sector_size)?;
-    if req.vanilla_proofs.is_empty() || req.vanilla_proofs.iter().any(|v| v.is_empty()) {
-        return Err(FilecoinError::EmptyVanillaProof { field: "vanilla_proofs" });
-    }
+    check_vanilla_list(&req.vanilla_proofs)?;
     let comms = Comms {
         r_old: bytes32("comm_r_old", &req.comm_r_old)?,
         r_new: bytes32("comm_r_new", &req.comm_r_new)?,

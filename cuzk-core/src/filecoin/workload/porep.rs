@@ -26,7 +26,8 @@
 
 use super::sparse_tree::{prf, prf_bytes, PeriodicTree, SparseTree};
 use crate::filecoin::error::{FilecoinError, Result};
-use crate::filecoin::kind::{ProofKind, ProofType};
+use crate::filecoin::kind::ProofType;
+use crate::proof_kind::ProofKind;
 use crate::filecoin::porep_check::check_partitions;
 use crate::filecoin::request::prover_id_from_miner;
 use blstrs::Scalar as Fr;

@@ -11,7 +11,8 @@
 
 use super::sparse_tree::{prf, prf_bytes, SparseTree};
 use crate::filecoin::error::{FilecoinError, Result};
-use crate::filecoin::kind::{ProofKind, ProofType};
+use crate::filecoin::kind::ProofType;
+use crate::proof_kind::ProofKind;
 use crate::filecoin::request::prover_id_from_miner;
 use filecoin_hashers::{Domain, HashFunction, Hasher};
 use filecoin_proofs::constants::*;
@@ -54,7 +55,7 @@ pub struct PostWorkload {
 /// Generates the vanilla proofs of `spec` (deterministic in it).
 pub fn post(spec: PostSpec) -> Result<PostWorkload> {
     let ProofType::Post(rp) = ProofType::current(spec.kind, spec.sector_size)? else {
-        return Err(FilecoinError::Unsupported { what: spec.kind.name().into(), why: "not a PoSt kind" });
+        return Err(FilecoinError::Unsupported { what: spec.kind.title().into(), why: "not a PoSt kind" });
     };
     let prover_id = prover_id_from_miner(spec.miner_id);
     let config = rp.as_v1_config();

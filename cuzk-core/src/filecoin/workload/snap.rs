@@ -15,7 +15,8 @@
 
 use super::sparse_tree::{prf, PeriodicTree, SparseTree};
 use crate::filecoin::error::{FilecoinError, Result};
-use crate::filecoin::kind::{ProofKind, ProofType};
+use crate::filecoin::kind::ProofType;
+use crate::proof_kind::ProofKind;
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::constants::*;
