@@ -43,27 +43,12 @@ pub trait FixedBaseAffine: MsmAffine {
     fn gpu_mul(device: i32, table: &FixedBase<Self>, scalars: &[Fr], out: &mut [Self::Proj]) -> cuzk_sys::Result<()>;
 }
 
-/// blstrs' point and scalar types are #[repr(transparent)] over blst's,
-/// which is what cuzk-sys speaks.
-#[cfg(feature = "cuda")]
-fn repr<T, R>(v: &[T]) -> &[R] {
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<R>(), "blst layout");
-    // SAFETY: same size, and R (u64 arrays) has no invalid bit patterns.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len()) }
-}
-
-#[cfg(feature = "cuda")]
-fn repr_mut<T, R>(v: &mut [T]) -> &mut [R] {
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<R>(), "blst layout");
-    // SAFETY: same size; the device writes valid blst points.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len()) }
-}
-
 macro_rules! impl_fixed_base_affine {
     ($affine:ty, $entry:ident) => {
         impl FixedBaseAffine for $affine {
             #[cfg(feature = "cuda")]
             fn gpu_mul(device: i32, t: &FixedBase<Self>, scalars: &[Fr], out: &mut [Self::Proj]) -> cuzk_sys::Result<()> {
+                use crate::arith::blst_layout::{repr, repr_mut};
                 cuzk_sys::fixed_base::$entry(device, repr(&t.table), t.c as u32, t.windows as u32, repr(scalars), repr_mut(out))
             }
         }

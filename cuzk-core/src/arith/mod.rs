@@ -2,6 +2,8 @@
 //! blstrs (same memory layout as blst: Fr is 4×u64 little-endian Montgomery),
 //! the bulk operations (MSM, batch additions) call blst directly.
 
+#[cfg(feature = "cuda")]
+pub mod blst_layout;
 pub mod curve;
 pub mod density;
 pub mod fixed_base;

@@ -50,6 +50,7 @@ use queries::{compact, Witness};
 use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
 use super::Proof;
+use crate::arith::blst_layout::{from_repr, repr};
 use crate::cs::ProvingAssignment;
 use crate::pce::gpu::GpuPce;
 use crate::srs::Parameters;
@@ -73,21 +74,14 @@ pub enum GpuProveError {
     Plan(String),
 }
 
-// blstrs' types are #[repr(transparent)] over blst's; cuzk-sys speaks blst.
-pub(crate) fn scalars_repr(s: &[Fr]) -> &[FrRepr] {
-    const _: () = assert!(std::mem::size_of::<Fr>() == std::mem::size_of::<FrRepr>());
-    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const FrRepr, s.len()) }
-}
 fn host(s: &[Fr]) -> Input<'_, FrRepr> {
-    Input::Host(scalars_repr(s))
+    Input::Host(repr(s))
 }
 fn g1(raw: msm::G1ProjRepr) -> G1Projective {
-    const _: () = assert!(std::mem::size_of::<G1Projective>() == std::mem::size_of::<msm::G1ProjRepr>());
-    unsafe { std::mem::transmute::<msm::G1ProjRepr, G1Projective>(raw) }
+    from_repr(raw)
 }
 fn g2(raw: msm::G2ProjRepr) -> G2Projective {
-    const _: () = assert!(std::mem::size_of::<G2Projective>() == std::mem::size_of::<msm::G2ProjRepr>());
-    unsafe { std::mem::transmute::<msm::G2ProjRepr, G2Projective>(raw) }
+    from_repr(raw)
 }
 
 /// The first CUDA device, or a clear error where there is none (including

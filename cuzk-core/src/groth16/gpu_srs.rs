@@ -3,21 +3,10 @@
 //! there ([`DeviceSrs`]) so a batch, and every later batch of the same
 //! circuit, reads them at device bandwidth instead of PCIe bandwidth.
 
+use crate::arith::blst_layout::repr;
 use crate::srs::Parameters;
-use blstrs::{G1Affine, G2Affine};
 use cuzk_sys::msm::{G1AffineRepr, G2AffineRepr, Input};
 use cuzk_sys::{DeviceBuffer, HostRegistration, Stream};
-
-// blstrs' affine types are #[repr(transparent)] over blst's; cuzk-sys
-// speaks blst.
-pub(crate) fn g1_repr(p: &[G1Affine]) -> &[G1AffineRepr] {
-    const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<G1AffineRepr>());
-    unsafe { std::slice::from_raw_parts(p.as_ptr() as *const G1AffineRepr, p.len()) }
-}
-pub(crate) fn g2_repr(p: &[G2Affine]) -> &[G2AffineRepr] {
-    const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<G2AffineRepr>());
-    unsafe { std::slice::from_raw_parts(p.as_ptr() as *const G2AffineRepr, p.len()) }
-}
 
 /// The five point vectors of a proving key in device memory.
 pub struct DeviceSrs {
@@ -47,11 +36,11 @@ impl DeviceSrs {
         let stream = Stream::new(device)?;
         Ok(DeviceSrs {
             device,
-            h: upload(device, &stream, g1_repr(&params.h))?,
-            l: upload(device, &stream, g1_repr(&params.l))?,
-            a: upload(device, &stream, g1_repr(&params.a))?,
-            b_g1: upload(device, &stream, g1_repr(&params.b_g1))?,
-            b_g2: upload(device, &stream, g2_repr(&params.b_g2))?,
+            h: upload(device, &stream, repr(&params.h))?,
+            l: upload(device, &stream, repr(&params.l))?,
+            a: upload(device, &stream, repr(&params.a))?,
+            b_g1: upload(device, &stream, repr(&params.b_g1))?,
+            b_g2: upload(device, &stream, repr(&params.b_g2))?,
         })
     }
 }
@@ -147,7 +136,7 @@ impl<'a> SrsPoints<'a> {
                     Points::A => &p.a,
                     Points::BG1 => &p.b_g1,
                 };
-                Input::Host(g1_repr(&v[range]))
+                Input::Host(repr(&v[range]))
             }
             SrsPoints::Device(d) => {
                 let buf = match which {
@@ -164,7 +153,7 @@ impl<'a> SrsPoints<'a> {
     /// `range` of the B_G2 points.
     pub fn g2(&self, range: std::ops::Range<usize>) -> Input<'a, G2AffineRepr> {
         match *self {
-            SrsPoints::Host(p) => Input::Host(g2_repr(&p.b_g2[range])),
+            SrsPoints::Host(p) => Input::Host(repr(&p.b_g2[range])),
             SrsPoints::Device(d) => Input::Device { buf: &d.b_g2, offset: range.start, len: range.len() },
         }
     }

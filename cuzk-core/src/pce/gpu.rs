@@ -3,7 +3,7 @@
 //! [`super::spmv::evaluate`] gives on the host.
 
 use super::Pce;
-use crate::groth16::gpu_prover::scalars_repr;
+use crate::arith::blst_layout::{repr, repr_mut};
 use blstrs::Scalar as Fr;
 use ff::Field;
 use cuzk_sys::{Csr, DeviceBuffer, FrRepr, SpmvMatrices, Stream};
@@ -29,7 +29,7 @@ impl GpuPce {
     pub fn upload(pce: &Pce, device: i32) -> cuzk_sys::Result<Self> {
         let num_vars = pce.shape.num_inputs + pce.shape.num_aux;
         let matrices =
-            SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], scalars_repr(&pce.coeffs), num_vars)?;
+            SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], repr(&pce.coeffs), num_vars)?;
         Ok(GpuPce { matrices, num_inputs: pce.shape.num_inputs })
     }
 
@@ -63,8 +63,8 @@ impl GpuPce {
                 self.num_vars() - self.num_inputs
             )));
         }
-        z.copy_from_host(stream, 0, scalars_repr(inputs))?;
-        z.copy_from_host(stream, inputs.len(), scalars_repr(aux))
+        z.copy_from_host(stream, 0, repr(inputs))?;
+        z.copy_from_host(stream, inputs.len(), repr(aux))
     }
 
     /// Enqueues a, b, c for the witness in `z` into the first `len`
@@ -92,15 +92,9 @@ impl GpuPce {
         self.evaluate(&stream, &z, [&mut a, &mut b, &mut c], n)?;
         let to_host = |d: &DeviceBuffer<FrRepr>| -> cuzk_sys::Result<Vec<Fr>> {
             let mut host = vec![Fr::ZERO; n];
-            d.copy_to_host(&stream, 0, scalars_repr_mut(&mut host))?;
+            d.copy_to_host(&stream, 0, repr_mut(&mut host))?;
             Ok(host)
         };
         Ok((to_host(&a)?, to_host(&b)?, to_host(&c)?))
     }
-}
-
-fn scalars_repr_mut(s: &mut [Fr]) -> &mut [FrRepr] {
-    // blstrs::Scalar is #[repr(transparent)] over blst's four limbs.
-    const _: () = assert!(std::mem::size_of::<Fr>() == std::mem::size_of::<FrRepr>());
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut FrRepr, s.len()) }
 }

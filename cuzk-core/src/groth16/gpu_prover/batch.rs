@@ -15,7 +15,8 @@
 //! 0/1-heavy witnesses of Filecoin circuits cost their non-zero entries
 //! only; what a batch shares is the SRS read.
 
-use super::{compact, g1, g2, join, scalars_repr, Abc, GpuProveError, GpuProver, GpuTimings, HTerm, MsmChunks, StagedH};
+use super::{compact, g1, g2, join, Abc, GpuProveError, GpuProver, GpuTimings, HTerm, MsmChunks, StagedH};
+use crate::arith::blst_layout::repr;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::MsmResults;
@@ -88,7 +89,7 @@ fn batch_msm<G: Group>(
 ) -> Result<Vec<G::Proj>, GpuProveError> {
     let mut out = Vec::with_capacity(sets.len());
     for group in sets.chunks(per_call.max(1) as usize) {
-        let inputs: Vec<Input<'_, FrRepr>> = group.iter().map(|s| Input::Host(scalars_repr(s))).collect();
+        let inputs: Vec<Input<'_, FrRepr>> = group.iter().map(|s| Input::Host(repr(s))).collect();
         out.extend(msm::msm_batch::<G>(device, points, &inputs, Some(opts))?.0);
     }
     Ok(out)

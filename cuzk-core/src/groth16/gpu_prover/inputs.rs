@@ -4,7 +4,8 @@
 //! the witness, uploaded once into a z that the set of H buffers keeps
 //! for the circuit's query MSMs.
 
-use super::{h_log_n, scalars_repr, GpuProveError, GpuProver, HInputs};
+use super::{h_log_n, GpuProveError, GpuProver, HInputs};
+use crate::arith::blst_layout::repr;
 use crate::cs::ProvingAssignment;
 use crate::groth16::prover::ProveError;
 use crate::pce::gpu::GpuPce;
@@ -118,9 +119,7 @@ impl GpuProver {
             return Err(GpuProveError::Plan(format!("PCE on device {}, prover on {}", pce.device(), self.device)));
         }
         let mut st = StagedH::new(self.device, h_log_n(pce.num_constraints())?, Some(pce.num_vars()))?;
-        let z = st.z.as_mut().expect("allocated with z");
-        pce.upload_witness(&Stream::new(self.device)?, inputs, aux, z)?;
-        self.spmv_from_z(pce, &mut st)?;
+        self.spmv_stage(pce, inputs, aux, &mut st)?;
         Ok(st)
     }
 
@@ -151,14 +150,20 @@ impl GpuProver {
             st.z = None; // no longer this circuit's witness
             let [a, b, c] = abc.on_host(pa)?;
             let stream = Stream::new(self.device)?;
-            self.ntt.h_stage(&stream, scalars_repr(&a), scalars_repr(&b), scalars_repr(&c), st.log_n, &mut st.bufs)?;
+            self.ntt.h_stage(&stream, repr(&a), repr(&b), repr(&c), st.log_n, &mut st.bufs)?;
             return Ok(());
         };
+        self.spmv_stage(pce, &pa.input_assignment, &pa.aux_assignment, st)
+    }
+
+    /// A witness (inputs, aux) into `st.z` (allocated the first time), then
+    /// a, b, c by the SpMV over it.
+    fn spmv_stage(&self, pce: &GpuPce, inputs: &[Fr], aux: &[Fr], st: &mut StagedH) -> Result<(), GpuProveError> {
         let z = match st.z {
             Some(ref mut z) => z,
             None => st.z.insert(DeviceBuffer::new(self.device, pce.num_vars().max(1))?),
         };
-        pce.upload_witness(&Stream::new(self.device)?, &pa.input_assignment, &pa.aux_assignment, z)?;
+        pce.upload_witness(&Stream::new(self.device)?, inputs, aux, z)?;
         self.spmv_from_z(pce, st)
     }
 
@@ -179,7 +184,7 @@ impl GpuProver {
     /// and c fit the domain; the buffer checks both ranges.)
     pub(super) fn stage_input(&self, host: &[Fr], log_n: u32, buf: &mut DeviceBuffer<FrRepr>) -> Result<(), GpuProveError> {
         let stream = Stream::new(self.device)?;
-        buf.copy_from_host(&stream, 0, scalars_repr(host))?;
+        buf.copy_from_host(&stream, 0, repr(host))?;
         buf.zero_async(&stream, host.len(), (1usize << log_n).saturating_sub(host.len()))?;
         stream.synchronize()?;
         Ok(())

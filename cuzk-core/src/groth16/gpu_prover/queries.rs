@@ -4,7 +4,8 @@
 //! [`Queries::InHScratch`](super::Queries::InHScratch)) or after it.
 
 use super::beside::{Beside, InScratch};
-use super::{g1, g2, host, join, scalars_repr, Abc, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
+use super::{g1, g2, host, join, Abc, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
+use crate::arith::blst_layout::repr;
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
@@ -157,7 +158,7 @@ impl GpuProver {
         scratch: &'b mut DeviceBuffer<FrRepr>,
         z: Option<&DeviceBuffer<FrRepr>>,
     ) -> Result<Witness<'b>, GpuProveError> {
-        let aux = scalars_repr(&pa.aux_assignment);
+        let aux = repr(&pa.aux_assignment);
         if aux.len() > aux_buf.len() {
             return Ok(Witness::Host);
         }
