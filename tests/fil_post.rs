@@ -71,7 +71,9 @@ fn window_post_2kib_two_partitions() {
     proof.extend(prove(ProofKind::WindowPostPartition, 10, rand, second, 1));
     let reps = replicas(post, &all);
     assert!(verify_window_post(&rand, &[(post, &proof)], &reps, prover_id_from_miner(MINER)).unwrap());
-    proof.swap(0, 200);
+    // One bit of the first partition's A changed (swapping two bytes left
+    // the proof as it was whenever they were equal: flaky).
+    proof[10] ^= 1;
     assert!(!verify_window_post(&rand, &[(post, &proof)], &reps, prover_id_from_miner(MINER)).unwrap_or(false));
 }
 
