@@ -9,6 +9,8 @@
 #   4. srs       cuzk preload (the SRS read into host memory)
 #   5. prove     cuzk single (the request Curio sends), proof to a file
 #   6. verify    cuzk filecoin-verify (filecoin-proofs' own verifier, our .vk)
+#   7. stream    (STREAM=N) N more proofs of the same request submitted at
+#                once: proofs/hour at steady state, GPU busy, each verified
 # and prints, per phase: wall time, the peak RSS of its process, the host's
 # peak memory in use, the GPU's peak memory in use, and the disk in use
 # after it; then the daemon's per-partition timings and memory decisions.
@@ -28,6 +30,7 @@
 #   SETUP_FLAGS  extra filecoin-setup flags (e.g. --cpu)
 #   PARAMS        a param cache to use [DIR/params]; setup is skipped when it
 #                 holds the circuit's .params and .vk, and it is never deleted
+#   STREAM [0]    after the single proof, N proofs submitted together
 #   KEEP_PARAMS=1 keep DIR/params at the end (default: deleted when the run
 #                 passed, as they are 47 GiB at 32 GiB PoRep)
 # A setup already done in DIR/params for the same kind, size and toxic seed
@@ -67,15 +70,18 @@ GPU=0
 command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && GPU=1
 
 now() { date +%s.%N; }
-# Host memory in use (MiB) and GPU memory in use (MiB, 0 without a GPU).
+# Host memory in use (MiB); GPU memory in use (MiB) and utilization (%),
+# "0 0" without a GPU.
 host_used_mib() { awk '/^MemTotal:/ {t=$2} /^MemAvailable:/ {a=$2} END {printf "%d", (t-a)/1024}' /proc/meminfo; }
-gpu_used_mib() {
-    if [ "$GPU" = 1 ]; then nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -dc 0-9; else echo 0; fi
+gpu_used_and_busy() {
+    if [ "$GPU" = 1 ]; then
+        nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -d ' ' | tr ',' '\t'
+    else printf '0\t0\n'; fi
 }
-# One sample a second for the whole run: time, host MiB, GPU MiB.
+# One sample a second for the whole run: time, host MiB, GPU MiB, GPU busy %.
 (
     while :; do
-        printf '%s\t%s\t%s\n' "$(now)" "$(host_used_mib)" "$(gpu_used_mib)" >>"$SAMPLES"
+        printf '%s\t%s\t%s\n' "$(now)" "$(host_used_mib)" "$(gpu_used_and_busy)" >>"$SAMPLES"
         sleep 1
     done
 ) &
@@ -98,6 +104,10 @@ disk_used() { du -sh "$DIR" 2>/dev/null | cut -f1; }
 peaks() {
     awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b + 1 { n++; if ($2 > h) h = $2; if ($3 > g) g = $3 }
         END { if (n) printf "%d\t%d", h, g; else printf "-\t-" }' "$SAMPLES"
+}
+# Mean GPU utilization (%) over [t0, t1]: the share of each second a kernel ran.
+gpu_busy() {
+    awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b { n++; u += $4 } END { if (n) printf "%.0f", u / n; else printf "-" }' "$SAMPLES"
 }
 # row NAME T0 T1 PEAK_RSS_KIB RC NOTE
 row() {
@@ -235,4 +245,35 @@ row prove "$t0" "$(now)" "$(daemon_hwm)" "$rc" "(daemon RSS)"
 
 # 6. filecoin-proofs' verifier with our .vk
 phase verify "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/proof.bin" --param-cache "$P" || finish $?
+
+# 7. stream: STREAM proofs of the same request submitted together. The rate at
+# steady state is taken between the first and the last completion (the first
+# proof's fill of the pipeline left out): (N - 1) proofs in that time.
+STREAM="${STREAM:-0}"
+if [ "$STREAM" -gt 0 ]; then
+    echo "== stream: $STREAM proofs submitted together"
+    t0="$(now)"
+    pids=()
+    for i in $(seq "$STREAM"); do
+        ( "$CUZK" single "${SINGLE[@]}" --out "$DIR/stream-$i.bin" >"$DIR/stream-$i.log" 2>&1
+          echo "$? $(now)" >"$DIR/stream-$i.end" ) &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    t1="$(now)"
+    src=0
+    for i in $(seq "$STREAM"); do
+        read -r r _ <"$DIR/stream-$i.end"
+        [ "$r" = 0 ] || { echo "stream proof $i: rc $r"; tail -3 "$DIR/stream-$i.log"; src=$r; }
+    done
+    rate="$(cat "$DIR"/stream-*.end | awk '{ if (!n || $2 < a) a = $2; if ($2 > b) b = $2; n++ }
+        END { if (n > 1 && b > a) printf "%.1f proofs/hour (%.1f s per proof) between the first and last of %d completions", (n - 1) * 3600 / (b - a), (b - a) / (n - 1), n; else printf "n/a" }')"
+    row stream "$t0" "$t1" "$(daemon_hwm)" "$src" "GPU busy $(gpu_busy "$t0" "$t1") %; $rate"
+    echo "stream: $rate"
+    [ "$src" = 0 ] || finish "$src"
+    "$CUZK" status >"$DIR/status-stream.txt" 2>&1
+    for i in $(seq "$STREAM"); do
+        phase "verify-$i" "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/stream-$i.bin" --param-cache "$P" || finish $?
+    done
+fi
 finish 0
