@@ -31,6 +31,10 @@
 #   PARAMS        a param cache to use [DIR/params]; setup is skipped when it
 #                 holds the circuit's .params and .vk, and it is never deleted
 #   STREAM [0]    after the single proof, N proofs submitted together
+#   UNDER_LOAD    kinds proved once while the stream runs (e.g. "winning"):
+#                 their workload and setup at SIZE in the same param cache,
+#                 submitted after the stream's first completion, timed and
+#                 verified (without STREAM: after the single proof)
 #   KEEP_PARAMS=1 keep DIR/params at the end (default: deleted when the run
 #                 passed, as they are 47 GiB at 32 GiB PoRep)
 # A setup already done in DIR/params for the same kind, size and toxic seed
@@ -190,6 +194,22 @@ else
     echo "$DONE" >"$P/setup.done"
 fi
 
+# 2b. the kinds proved under load: their own workload, setup in the same cache
+read -r -a LOAD_KINDS <<<"${UNDER_LOAD:-}"
+declare -A LOAD_ID
+for K in "${LOAD_KINDS[@]}"; do
+    phase "work-$K" "$CUZK" filecoin-workload --kind "$K" --sector-size "$SIZE" --seed "$SEED" --out "$DIR/load-$K" || finish $?
+    LOAD_ID[$K]="$("$CUZK" filecoin-setup --kind "$K" --sector-size "$SIZE" --param-cache "$P" --dry-run | head -1 | sed 's/^[^:]*: //')"
+    [ -n "${LOAD_ID[$K]}" ] || finish 2
+    KDONE="$K $SIZE ${LOAD_ID[$K]} toxic-seed $TOXIC_SEED"
+    if [ "$(cat "$P/setup-$K.done" 2>/dev/null)" != "$KDONE" ] || [ ! -f "$P/v28-${LOAD_ID[$K]}.vk" ]; then
+        # shellcheck disable=SC2086
+        phase "setup-$K" "$CUZK" filecoin-setup --kind "$K" --sector-size "$SIZE" --param-cache "$P" \
+            --toxic-seed "$TOXIC_SEED" --save-pce $SETUP_FLAGS || finish $?
+        echo "$KDONE" >"$P/setup-$K.done"
+    fi
+done
+
 # 3. daemon
 SOCK="$DIR/cuzk.sock"
 rm -f "$SOCK"
@@ -233,6 +253,13 @@ t0="$(now)"
 rc=${PIPESTATUS[0]}
 row srs "$t0" "$(now)" "$(daemon_hwm)" "$rc" "(daemon RSS)"
 [ "$rc" = 0 ] || finish "$rc"
+for K in "${LOAD_KINDS[@]}"; do
+    t0="$(now)"
+    "$CUZK" preload -c "v28-${LOAD_ID[$K]}" >"$DIR/srs-$K.log" 2>&1
+    rc=$?
+    row "srs-$K" "$t0" "$(now)" "$(daemon_hwm)" "$rc" "(daemon RSS)"
+    [ "$rc" = 0 ] || finish "$rc"
+done
 
 # 5. prove: the request the workload wrote (meta.json's cuzk_single)
 mapfile -t SINGLE < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$W/meta.json")
@@ -245,6 +272,25 @@ row prove "$t0" "$(now)" "$(daemon_hwm)" "$rc" "(daemon RSS)"
 
 # 6. filecoin-proofs' verifier with our .vk
 phase verify "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/proof.bin" --param-cache "$P" || finish $?
+
+# Each UNDER_LOAD kind's proof, timed (its latency: WinningPoSt has seconds).
+prove_under_load() {
+    for K in "${LOAD_KINDS[@]}"; do
+        local args t0 rc
+        mapfile -t args < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$DIR/load-$K/meta.json")
+        t0="$(now)"
+        "$CUZK" single "${args[@]}" --out "$DIR/load-$K.bin" >"$DIR/load-$K.log" 2>&1
+        rc=$?
+        row "load-$K" "$t0" "$(now)" "$(daemon_hwm)" "$rc" "$K while $( [ "$STREAM" -gt 0 ] && echo "the stream runs" || echo "idle"): $(grep -E '^timings' "$DIR/load-$K.log")"
+        LOAD_RC=$(( LOAD_RC | rc ))
+    done
+}
+verify_under_load() {
+    for K in "${LOAD_KINDS[@]}"; do
+        phase "verify-$K" "$CUZK" filecoin-verify --workload "$DIR/load-$K" --proof "$DIR/load-$K.bin" --param-cache "$P" || finish $?
+    done
+}
+LOAD_RC=0
 
 # 7. stream: STREAM proofs of the same request submitted together. The rate at
 # steady state is taken between the first and the last completion (the first
@@ -259,6 +305,10 @@ if [ "$STREAM" -gt 0 ]; then
           echo "$? $(now)" >"$DIR/stream-$i.end" ) &
         pids+=($!)
     done
+    if [ "${#LOAD_KINDS[@]}" -gt 0 ]; then
+        while ! compgen -G "$DIR/stream-*.end" >/dev/null; do sleep 0.5; done
+        prove_under_load
+    fi
     wait "${pids[@]}"
     t1="$(now)"
     src=0
@@ -275,5 +325,9 @@ if [ "$STREAM" -gt 0 ]; then
     for i in $(seq "$STREAM"); do
         phase "verify-$i" "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/stream-$i.bin" --param-cache "$P" || finish $?
     done
+elif [ "${#LOAD_KINDS[@]}" -gt 0 ]; then
+    prove_under_load
 fi
+[ "$LOAD_RC" = 0 ] || finish "$LOAD_RC"
+verify_under_load
 finish 0
