@@ -1,7 +1,10 @@
 //! `cuzk-bench synth-only`: the CPU synthesis of a PoRep C2 alone, in this
 //! process (no daemon, GPU or SRS): the C1 output decoded and checked, its
 //! partition circuits built and synthesized, `--iterations` times, each
-//! result dropped before the next. The existing bench tool's flags.
+//! result dropped before the next. The existing bench tool's flags, and
+//! ours: `--witness-only` also times what the PCE path runs per partition
+//! (witness-only synthesis; with `--pce FILE`, the CPU SpMV that turns the
+//! witness into a, b, c, on one thread and on all), on the same partition.
 
 use anyhow::{ensure, Context, Result};
 use cuzk_core::filecoin::{prepare, synthesize_partition, ProofKind, ProofRequest};
@@ -23,6 +26,14 @@ pub struct Args {
     /// Synthesize this partition only (default: all of them).
     #[arg(long)]
     pub partition: Option<usize>,
+    /// Also time witness-only synthesis of the partition after the classic
+    /// one, and their ratio (both on one thread; partition 0 unless named).
+    #[arg(long)]
+    pub witness_only: bool,
+    /// The circuit's recorded R1CS (`cuzk filecoin-setup --save-pce` writes
+    /// `<id>.pce`): with --witness-only, also time its CPU SpMV.
+    #[arg(long, requires = "witness_only")]
+    pub pce: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -30,17 +41,28 @@ pub fn run(a: Args) -> Result<()> {
     println!("=== Synthesis Microbenchmark ===");
     println!("c1:         {} ({} bytes)", a.c1.display(), c1.len());
     println!("sector:     {} (miner {})", a.sector_num, a.miner_id);
-    println!("partition:  {}", a.partition.map_or("all".to_string(), |p| p.to_string()));
+    // The comparison is per partition, each synthesized on one thread.
+    let partition = a.partition.or(a.witness_only.then_some(0));
+    println!("partition:  {}", partition.map_or("all".to_string(), |p| p.to_string()));
     println!("iterations: {}\n", a.iterations);
     let mut req = ProofRequest::new(ProofKind::PorepSealCommit, a.miner_id);
     req.vanilla_proof = c1;
     req.sector_number = a.sector_num;
+    let pce = match &a.pce {
+        Some(path) => {
+            let t = Instant::now();
+            let p = cuzk_core::pce::file::read(path).with_context(|| format!("the PCE {}", path.display()))?;
+            println!("pce:        {} ({} constraints, loaded in {:.1} s)", path.display(), p.num_constraints(), t.elapsed().as_secs_f64());
+            Some(p)
+        }
+        None => None,
+    };
     let mut times = Vec::new();
     for i in 1..=a.iterations {
         let wall = Instant::now();
         let prepared = prepare(&req).with_context(|| format!("the C1 output {}", a.c1.display()))?;
         let synth = Instant::now();
-        let (partitions, constraints) = match a.partition {
+        let (partitions, constraints) = match partition {
             Some(p) => {
                 let n = prepared.circuits.len();
                 ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
@@ -56,6 +78,9 @@ pub fn run(a: Args) -> Result<()> {
         let (wall, synth) = (wall.elapsed().as_secs_f64(), synth.elapsed().as_secs_f64());
         println!("  [{i}] wall={wall:.1}s  synth={synth:.1}s  circuits={partitions}  constraints={constraints}");
         times.push((wall, synth));
+        if a.witness_only {
+            witness_only(&req, partition.unwrap_or(0), i, synth, pce.as_ref())?;
+        }
     }
     if times.len() > 1 {
         let avg = |f: fn(&(f64, f64)) -> f64| times.iter().map(f).sum::<f64>() / times.len() as f64;
@@ -63,6 +88,35 @@ pub fn run(a: Args) -> Result<()> {
         println!("\n=== Summary ({} iterations) ===", times.len());
         println!("wall:   avg={:.1}s  min={:.1}s", avg(|t| t.0), min(|t| t.0));
         println!("synth:  avg={:.1}s  min={:.1}s", avg(|t| t.1), min(|t| t.1));
+    }
+    Ok(())
+}
+
+/// Witness-only synthesis of one partition (the PCE path), against `classic`
+/// seconds of the classic synthesis just measured; then the PCE's SpMV.
+fn witness_only(req: &ProofRequest, p: usize, i: u32, classic: f64, pce: Option<&cuzk_core::pce::Pce>) -> Result<()> {
+    let prepared = prepare(req)?;
+    let n = prepared.circuits.len();
+    ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
+    let circuit = prepared.circuits.into_iter().nth(p).expect("checked above");
+    let t = Instant::now();
+    let w = cuzk_core::cs::generate_witness(circuit)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "  [{i}] witness-only={secs:.1}s  partition={p}  variables={}  classic/witness-only={:.1}x",
+        w.input_assignment.len() + w.aux_assignment.len(),
+        classic / secs
+    );
+    if let Some(pce) = pce {
+        pce.check_shape(&cuzk_core::pce::Shape::of_witness(&w)).context("the PCE does not match this circuit")?;
+        let all = cuzk_core::par::threads();
+        for t in [1, all] {
+            cuzk_core::par::set_threads(t);
+            let start = Instant::now();
+            std::hint::black_box(cuzk_core::pce::spmv::evaluate(pce, &w.input_assignment, &w.aux_assignment));
+            println!("  [{i}] spmv={:.2}s  threads={t}", start.elapsed().as_secs_f64());
+        }
+        cuzk_core::par::set_threads(all);
     }
     Ok(())
 }
