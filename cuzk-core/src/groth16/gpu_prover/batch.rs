@@ -200,6 +200,9 @@ impl GpuProver {
         chunks: MsmChunks,
         times: &mut [GpuTimings],
     ) -> Result<Vec<G1Projective>, GpuProveError> {
+        // Circuit 0 is staged already only where it came staged: buffers
+        // allocated here hold whatever the device memory held before.
+        let first_staged = first.is_some();
         let mut staged = first;
         let mut hs = Vec::with_capacity(assignments.len());
         // The H MSMs' workspace, freed (with the H buffers) on return.
@@ -222,7 +225,7 @@ impl GpuProver {
                         self.spmv_from_z(pce, st)?;
                         st
                     }
-                    _ => self.staged_h(&mut staged, pa, i == 0, abc)?,
+                    _ => self.staged_h(&mut staged, pa, i == 0 && first_staged, abc)?,
                 };
                 let log_n = st.log_n;
                 // A circuit carrying its witness only, with a, b, c
