@@ -261,7 +261,7 @@ fn the_engine_refuses_a_corrupted_c1_at_submit() {
     let byte = c1.pointer_mut("/vanilla_proofs/StackedDrg2KiBV1/0/1/comm_r_last_proof/data/Single/path/path/1/hashes/0/9").unwrap();
     flip(byte);
     let request = |c1: &[u8]| {
-        Request::filecoin(FilecoinRequest {
+        Request::new(FilecoinRequest {
             sector_size: 2048,
             registered_proof: 5,
             vanilla_proof: encode_envelope(7, 2048, c1),

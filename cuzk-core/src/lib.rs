@@ -11,9 +11,13 @@
 //!   [`arith::msm`]), proofs and the verifier;
 //! - [`circuits`]: built-in circuits for tests, demos and benchmarks;
 //! - [`engine`]: the proving engine (scheduler, synthesis and prover
-//!   workers, GPU interlock, memory budget, SRS manager), set up by [`config`].
+//!   workers, GPU interlock, memory budget, SRS manager), set up by [`config`];
+//!   it proves any [`partitioned::PartitionedCircuit`] and is given the
+//!   families it does not define through [`circuit_source`];
+//! - [`filecoin`]: Filecoin's proofs as such a family.
 
 pub mod arith;
+pub mod circuit_source;
 pub mod circuits;
 pub mod config;
 pub mod cs;
@@ -28,3 +32,11 @@ pub mod proof_kind;
 pub mod srs;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
+
+/// The circuit families an engine started with [`engine::Engine::start`]
+/// knows by id beside its built-in circuits: Filecoin's
+/// ([`filecoin::FilecoinSource`]; without the `filecoin` feature its ids
+/// are recognised and their loading names the missing feature).
+pub fn standard_sources() -> Vec<std::sync::Arc<dyn circuit_source::CircuitSource>> {
+    vec![std::sync::Arc::new(filecoin::FilecoinSource)]
+}

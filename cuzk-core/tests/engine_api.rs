@@ -1,12 +1,14 @@
 //! The engine's API end to end on the CPU backend: mixed concurrent jobs,
 //! request validation, idempotent request ids, await timeouts, status,
-//! metrics and SRS preload/evict.
+//! metrics, SRS preload/evict, and the circuit sources it is given.
 
 mod common;
 
 use common::*;
+use cuzk_core::circuit_source::CircuitSource;
+use cuzk_core::config::SrsConfig;
 use cuzk_core::engine::{
-    BuiltinJob, Engine, EngineError, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind,
+    BuiltinJob, CpuBackend, Engine, EngineError, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind,
     ProofRequest, ShutdownMode,
 };
 use cuzk_core::filecoin::ProofRequest as FilecoinRequest;
@@ -57,7 +59,7 @@ fn mixed_concurrent_jobs_all_complete_with_valid_proofs() {
 fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
     let engine = Engine::start(config(1, 1)).unwrap();
     for kind in [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate, ProofKind::WindowPostPartition, ProofKind::WinningPost] {
-        let req = ProofRequest::filecoin(FilecoinRequest::new(kind, 1000));
+        let req = ProofRequest::new(FilecoinRequest::new(kind, 1000));
         assert_eq!(req.priority(), kind.default_priority());
         // Empty inputs: rejected at once with the reason (the filecoin
         // feature decodes them; without it the feature is named).
@@ -72,7 +74,7 @@ fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
     assert_eq!(ProofKind::WinningPost.default_priority(), Priority::Critical);
     assert_eq!(ProofKind::WindowPostPartition.default_priority(), Priority::High);
     assert_eq!(ProofKind::PorepSealCommit.default_priority(), Priority::Normal);
-    let req = ProofRequest::filecoin(FilecoinRequest::new(ProofKind::Builtin, 1000));
+    let req = ProofRequest::new(FilecoinRequest::new(ProofKind::Builtin, 1000));
     assert!(matches!(engine.submit(req), Err(EngineError::BadRequest(m)) if m.contains("not a Filecoin kind")));
     let zero = ProofRequest::builtin(builtin("synthetic:64:2", 0, 1));
     assert!(matches!(engine.submit(zero), Err(EngineError::BadRequest(m)) if m.contains("at least one partition")));
@@ -202,4 +204,42 @@ fn srs_is_read_from_param_cache_when_present() {
     assert_eq!(*engine.parameters(&job.circuit_id()).unwrap(), params);
     let (_, out) = engine.prove(ProofRequest::builtin(job), WAIT).unwrap();
     verify(&engine, &job, &expect_completed(out));
+}
+
+/// A family of one circuit id with an alias, given to the engine at start.
+struct AliasSource;
+
+impl CircuitSource for AliasSource {
+    fn resolve(&self, circuit_id: &str) -> Option<String> {
+        matches!(circuit_id, "toy" | "toy-circuit").then(|| "toy-circuit".to_string())
+    }
+    fn id_forms(&self) -> &str {
+        "a toy one (toy)"
+    }
+    fn load_params(&self, circuit_id: &str, _: &SrsConfig) -> Result<cuzk_core::srs::Parameters, String> {
+        assert_eq!(circuit_id, "toy-circuit", "the engine loads resolved ids");
+        let spec: cuzk_core::circuits::CircuitSpec = "synthetic:64:2".parse().unwrap();
+        cuzk_core::groth16::generate_random_parameters(spec.blank(), &mut rand_core::OsRng).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn circuit_ids_come_from_the_sources_the_engine_is_given() {
+    let backend = Arc::new(CpuBackend);
+    let engine = Engine::start_with(config(1, 1), backend.clone(), vec![Arc::new(AliasSource)]).unwrap();
+    let pre = engine.preload_srs("toy").unwrap();
+    assert!(!pre.already_loaded);
+    assert!(engine.preload_srs("toy-circuit").unwrap().already_loaded, "both spellings name one SRS");
+    assert!(engine.status().srs.iter().any(|e| e.circuit_id == "toy-circuit"));
+    assert!(engine.evict_srs("toy").unwrap().was_loaded);
+    // Without Filecoin's source its ids are unknown, and the error lists
+    // the families the engine knows.
+    let fil = "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-0123";
+    match engine.preload_srs(fil) {
+        Err(EngineError::Srs { message, .. }) => {
+            assert!(message.contains("unknown circuit id") && message.contains("a built-in id") && message.contains("a toy one"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    engine.shutdown(ShutdownMode::Drain);
 }

@@ -56,7 +56,7 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus>
         (Some(k), Some(_)) => return Err(invalid(format!("the builtin field needs proof_kind PROOF_KIND_UNSPECIFIED, not {k}"))),
         (None, Some(b)) => ProofWork::Builtin(builtin_job(b)?),
         // Decoded and checked once, by the engine's submission.
-        (Some(kind), None) => ProofWork::Filecoin(filecoin_request(kind, r)),
+        (Some(kind), None) => ProofWork::Request(std::sync::Arc::new(filecoin_request(kind, r))),
     };
     check_id_len("request_id", &r.request_id)?;
     let request_id = Some(r.request_id.clone()).filter(|s| !s.is_empty());

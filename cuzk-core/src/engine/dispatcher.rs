@@ -7,7 +7,7 @@
 //! synthesized, so the next batch's synthesis overlaps this one's proving
 //! (cross-job pipelining), or when it is proved if pipelining is off.
 
-use super::circuit_source::partition_bytes_estimate;
+use super::memory::partition_bytes_estimate;
 use super::job::Job;
 use super::pipeline::{BatchCtx, Member, Permit, SynthUnit};
 use super::shared::{panic_message, Shared};

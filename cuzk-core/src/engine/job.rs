@@ -5,7 +5,7 @@
 //! it at once; work still in flight for it is dropped at the next
 //! partition boundary (every stage checks [`Job::is_finished`]).
 
-use super::circuit_source::PartitionedCircuit;
+use crate::partitioned::PartitionedCircuit;
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
 use super::request::{JobId, Priority, ProofKind};
 use super::status::{JobView, PartitionPhase, PartitionView};

@@ -4,6 +4,7 @@
 //! enough are evicted to make room (the caller's pressure hook).
 
 use crate::config::{format_size, MemoryConfig, TotalBudget};
+use crate::srs::Parameters;
 use serde::Serialize;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -159,6 +160,19 @@ pub fn resolve_budget(cfg: &MemoryConfig) -> Result<u64, String> {
             Ok(total - margin)
         }
     }
+}
+
+/// Host bytes one synthesized partition of this SRS's circuit holds until
+/// it is proved: a, b, c (one Fr per constraint, rounded up to the domain
+/// as vectors grow), the assignments, and the prover's working copies of
+/// a, b, c for the H term. Derived from the SRS shape because the
+/// constraint count is known before synthesis only through it.
+pub fn partition_bytes_estimate(params: &Parameters) -> u64 {
+    let fr = 32u64;
+    let domain = params.h.len() as u64 + 1;
+    let vars = (params.vk.ic.len() + params.l.len()) as u64;
+    let abc = 3 * domain * fr;
+    2 * abc + vars * fr + vars / 4
 }
 
 #[cfg(test)]

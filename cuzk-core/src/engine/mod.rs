@@ -10,9 +10,8 @@
 
 pub mod backend;
 pub mod batch;
-pub mod circuit_source;
+pub mod builtin;
 mod dispatcher;
-mod filecoin_source;
 #[cfg(feature = "cuda")]
 pub mod gpu_backend;
 mod inflight;
@@ -38,11 +37,12 @@ pub mod timeline_stats;
 pub mod work_queue;
 
 pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, ProveInput, ProverBackend, ProverError};
-pub use circuit_source::{AnyCircuit, BuiltinJob, PartitionedCircuit};
+pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{JobId, Priority, ProofKind, ProofRequest, ProofWork};
 pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionView, PceStatus, QueueStatus, WorkerRole, WorkerStatus};
 
+use crate::circuit_source::BuildContext;
 use job::{Job, JobSpec, Phase};
 use shared::Shared;
 use std::sync::atomic::Ordering;
@@ -94,9 +94,15 @@ pub struct Engine {
 
 impl Engine {
     /// Starts the engine on the GPUs where the build and machine have them
-    /// ([`default_backend`]), else on the CPU.
+    /// ([`default_backend`]), else on the CPU, knowing the circuit ids of
+    /// [`crate::standard_sources`] beside the built-in ones.
     pub fn start(config: crate::config::Config) -> Result<Engine, EngineError> {
         Self::start_with_backend(config, default_backend())
+    }
+
+    /// [`Self::start`] over the given backend.
+    pub fn start_with_backend(config: crate::config::Config, backend: Arc<dyn Backend>) -> Result<Engine, EngineError> {
+        Self::start_with(config, backend, crate::standard_sources())
     }
 
     /// Submits a job; returns at once. A request id already used by a
@@ -193,21 +199,22 @@ impl Engine {
         self.shared.memory.usage()
     }
 
-    /// The parameters of a circuit id, loading them if needed (built-in and
-    /// Filecoin ids can be loaded; others only once a job has loaded them).
-    /// A Filecoin id may carry its file prefix (`v28-<id>`).
+    /// The parameters of a circuit id, loading them if needed (ids of the
+    /// built-in circuits and of the engine's sources can be loaded; others
+    /// only once a job has loaded them). An id may be given in any spelling
+    /// its source accepts (a Filecoin id with its file prefix `v28-<id>`).
     pub fn parameters(&self, circuit_id: &str) -> Result<Arc<crate::srs::Parameters>, EngineError> {
-        start::lease(&self.shared, &filecoin_source::canonical_id(circuit_id)).map(|(l, _)| l.params.clone())
+        start::lease(&self.shared, &start::resolve(&self.shared, circuit_id)).map(|(l, _)| l.params.clone())
     }
 
     pub fn preload_srs(&self, circuit_id: &str) -> Result<PreloadResult, EngineError> {
         let t = std::time::Instant::now();
-        let (_, loaded) = start::lease(&self.shared, &filecoin_source::canonical_id(circuit_id))?;
+        let (_, loaded) = start::lease(&self.shared, &start::resolve(&self.shared, circuit_id))?;
         Ok(PreloadResult { already_loaded: !loaded, load_time_ms: if loaded { t.elapsed().as_millis() as u64 } else { 0 } })
     }
 
     pub fn evict_srs(&self, circuit_id: &str) -> Result<EvictResult, EngineError> {
-        let circuit_id = &*filecoin_source::canonical_id(circuit_id);
+        let circuit_id = &*start::resolve(&self.shared, circuit_id);
         match self.shared.srs.evict(circuit_id) {
             Ok(freed) => {
                 // The circuit's PCE goes with its SRS (recorded or loaded again at its next proof).
@@ -258,17 +265,15 @@ impl Drop for Engine {
     }
 }
 
-/// Checks a request and describes its job. A Filecoin request is decoded
-/// and its circuits built here (bad input fails the submission, naming
-/// what is wrong); its SRS must be resident or on disk.
+/// Checks a request and describes its job. A [`ProofWork::Request`] is
+/// decoded and its circuits built here (bad input fails the submission,
+/// naming what is wrong).
 fn job_spec(sh: &Shared, req: &ProofRequest) -> Result<JobSpec, EngineError> {
     let bad = |m: String| Err(EngineError::BadRequest(m));
     let circuit: Arc<dyn PartitionedCircuit> = match &req.work {
-        ProofWork::Filecoin(r) => {
-            if !r.kind.is_filecoin() {
-                return bad(format!("proof kind {} is not a Filecoin kind", r.kind));
-            }
-            filecoin_source::circuit(r, &sh.config.srs, &|id| sh.srs.resident(id).is_some())?
+        ProofWork::Request(r) => {
+            let resident = |id: &str| sh.srs.resident(id).is_some();
+            r.build(&BuildContext { srs: &sh.config.srs, resident: &resident })?
         }
         ProofWork::Builtin(b) => Arc::new(*b),
         ProofWork::Custom(c) => c.clone(),

@@ -1,6 +1,7 @@
 //! What a job ends with, and the engine's errors.
 
 use super::request::JobId;
+use crate::circuit_source::BuildError;
 use serde::Serialize;
 
 /// Where a job's time went, in milliseconds. Synthesis and prover times
@@ -66,4 +67,13 @@ pub enum EngineError {
     Srs { circuit_id: String, message: String },
     #[error("cannot start the engine: {0}")]
     Start(String),
+}
+
+impl From<BuildError> for EngineError {
+    fn from(e: BuildError) -> Self {
+        match e {
+            BuildError::BadRequest(m) => EngineError::BadRequest(m),
+            BuildError::Srs { circuit_id, message } => EngineError::Srs { circuit_id, message },
+        }
+    }
 }

@@ -14,7 +14,7 @@
 //! a partition is synthesized witness-only and carries no a, b, c
 //! ([`SynthPath::Witness`]); the CPU SpMV runs otherwise.
 
-use super::circuit_source::PartitionedCircuit;
+use crate::partitioned::PartitionedCircuit;
 use super::memory::{MemoryBudget, Purpose, Reservation};
 use super::status::PceStatus;
 use crate::cs::ProvingAssignment;

@@ -7,7 +7,7 @@
 //! a ticket (on success, skip, failure or panic alike) counts the stage
 //! done for the batch, which releases the batch's synthesis permit.
 
-use super::circuit_source::PartitionedCircuit;
+use crate::partitioned::PartitionedCircuit;
 use super::inflight::InflightGuard;
 use super::job::Job;
 use super::memory::Reservation;

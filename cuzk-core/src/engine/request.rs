@@ -3,8 +3,8 @@
 //! A job is N independent partitions of one circuit; its proof is the
 //! partition proofs (192 bytes each) concatenated in partition order.
 
-use super::circuit_source::{BuiltinJob, PartitionedCircuit};
-use crate::filecoin::ProofRequest as FilecoinRequest;
+use super::builtin::{BuiltinJob, PartitionedCircuit};
+use crate::circuit_source::CircuitRequest;
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -34,9 +34,9 @@ pub enum Priority {
 /// What to prove.
 #[derive(Clone)]
 pub enum ProofWork {
-    /// A Filecoin proof (its `kind` must be one of the four Filecoin
-    /// kinds), decoded by the filecoin module at submission.
-    Filecoin(FilecoinRequest),
+    /// A request whose circuits are built at submission (decoded and
+    /// checked there): e.g. a `filecoin::ProofRequest`.
+    Request(Arc<dyn CircuitRequest>),
     /// A built-in circuit (see [`crate::circuits`]).
     Builtin(BuiltinJob),
     /// Any circuit a Rust caller brings.
@@ -46,7 +46,7 @@ pub enum ProofWork {
 impl fmt::Debug for ProofWork {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProofWork::Filecoin(r) => write!(f, "Filecoin({})", r.kind),
+            ProofWork::Request(r) => write!(f, "Request({})", r.kind()),
             ProofWork::Builtin(b) => write!(f, "Builtin({b:?})"),
             ProofWork::Custom(c) => write!(f, "Custom({})", c.circuit_id()),
         }
@@ -69,8 +69,10 @@ impl ProofRequest {
         Self { request_id: None, priority: None, work: ProofWork::Builtin(job) }
     }
 
-    pub fn filecoin(request: FilecoinRequest) -> Self {
-        Self { request_id: None, priority: None, work: ProofWork::Filecoin(request) }
+    /// A request whose circuits are built at submission, e.g.
+    /// `ProofRequest::new(filecoin::ProofRequest { .. })`.
+    pub fn new(request: impl CircuitRequest + 'static) -> Self {
+        Self { request_id: None, priority: None, work: ProofWork::Request(Arc::new(request)) }
     }
 
     pub fn custom(circuit: Arc<dyn PartitionedCircuit>) -> Self {
@@ -89,7 +91,7 @@ impl ProofRequest {
 
     pub fn kind(&self) -> ProofKind {
         match &self.work {
-            ProofWork::Filecoin(r) => r.kind,
+            ProofWork::Request(r) => r.kind(),
             ProofWork::Builtin(_) => ProofKind::Builtin,
             ProofWork::Custom(_) => ProofKind::Custom,
         }

@@ -10,6 +10,7 @@ use super::scheduler::Scheduler;
 use super::srs_manager::SrsManager;
 use super::status::WorkerStatus;
 use super::timeline::Timeline;
+use crate::circuit_source::CircuitSource;
 use crate::config::Config;
 use std::any::Any;
 use std::sync::atomic::AtomicBool;
@@ -32,6 +33,9 @@ pub struct Shared {
     pub pce: Option<super::pce_store::PceStore>,
     pub inflight: Arc<super::inflight::InflightBatches>,
     pub backend: Arc<dyn Backend>,
+    /// The circuit families known by id: the built-in one first, then
+    /// those the engine was started with.
+    pub sources: Vec<Arc<dyn CircuitSource>>,
     pub devices: Vec<Arc<DeviceLocks>>,
     pub timeline: Timeline,
     /// Synthesis workers first, then prover workers.

@@ -3,7 +3,7 @@
 
 use super::backend::Backend;
 use super::batch::BatchRules;
-use super::circuit_source::BuiltinJob;
+use super::builtin::BuiltinSource;
 use super::interlock::{DeviceLocks, Service};
 use super::job::Phase;
 use super::job_table::JobTable;
@@ -19,15 +19,19 @@ use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerR
 use super::timeline::Timeline;
 use super::work_queue::WorkQueue;
 use super::{dispatcher, synthesis, Engine, EngineError, Threads};
+use crate::circuit_source::CircuitSource;
 use crate::config::{format_size, Config};
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 impl Engine {
-    /// Starts the engine's threads over the given backend.
-    pub fn start_with_backend(config: Config, backend: Arc<dyn Backend>) -> Result<Engine, EngineError> {
+    /// Starts the engine's threads over the given backend, knowing the
+    /// circuit ids of `sources` beside the built-in ones (the engine
+    /// defines no other circuit family: see [`crate::circuit_source`]).
+    pub fn start_with(config: Config, backend: Arc<dyn Backend>, sources: Vec<Arc<dyn CircuitSource>>) -> Result<Engine, EngineError> {
         config.validate().map_err(|e| EngineError::Start(e.to_string()))?;
         let budget = resolve_budget(&config.memory).map_err(EngineError::Start)?;
         if config.gpus.gpu_threads > 0 {
@@ -72,6 +76,7 @@ impl Engine {
             pce: config.synthesis.pce.then(|| PceStore::new(&config.srs.param_cache, memory.clone())),
             memory,
             backend,
+            sources: std::iter::once(Arc::new(BuiltinSource) as Arc<dyn CircuitSource>).chain(sources).collect(),
             devices: devices.clone(),
             timeline,
             workers,
@@ -173,21 +178,27 @@ pub fn status(sh: &Shared) -> EngineStatus {
     }
 }
 
-/// A lease on a circuit's SRS by id: resident entries, built-in ids
-/// (loaded or generated) or Filecoin ids (`v28-<id>.params` in the param
-/// cache, see `filecoin_source`). The bool says whether this call loaded it.
+/// The id the SRS manager keys a circuit id by: the resolution of the
+/// first source that knows it, else the id unchanged.
+pub fn resolve<'a>(sh: &Shared, circuit_id: &'a str) -> Cow<'a, str> {
+    sh.sources.iter().find_map(|s| s.resolve(circuit_id)).map_or(Cow::Borrowed(circuit_id), Cow::Owned)
+}
+
+/// A lease on a circuit's SRS by (resolved) id: a resident entry, or the
+/// parameters of a source's id. The bool says whether this call loaded it.
 pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineError> {
     let err = |message: String| EngineError::Srs { circuit_id: circuit_id.into(), message };
-    let param_cache = sh.config.srs.param_cache.clone();
-    let loader = match BuiltinJob::spec_of_circuit_id(circuit_id) {
-        Some(spec) => SrsLoader { size_hint: None, load: Box::new(move || BuiltinJob::load_builtin_params(&spec, &param_cache)) },
-        None => match super::filecoin_source::srs_loader(&sh.config.srs, circuit_id) {
-            Some(loader) => loader,
-            None => {
-                let id = circuit_id.to_string();
-                SrsLoader { size_hint: None, load: Box::new(move || Err(format!("unknown circuit id {id:?}: not resident, and not a built-in id (builtin-<circuit>, e.g. builtin-synthetic-4096-8) or a Filecoin one (v28-stacked-proof-of-replication-..., v28-proof-of-spacetime-fallback-..., v28-empty-sector-update-...)"))) }
-            }
-        },
+    let id = circuit_id.to_string();
+    let loader = match sh.sources.iter().find(|s| s.resolve(circuit_id).is_some()) {
+        Some(source) => {
+            let (source, srs) = (source.clone(), sh.config.srs.clone());
+            SrsLoader { size_hint: source.srs_size_hint(circuit_id, &srs), load: Box::new(move || source.load_params(&id, &srs)) }
+        }
+        None => {
+            let forms: Vec<&str> = sh.sources.iter().map(|s| s.id_forms()).collect();
+            let message = format!("unknown circuit id {id:?}: not resident, and not {}", forms.join(" or "));
+            SrsLoader { size_hint: None, load: Box::new(move || Err(message)) }
+        }
     };
     sh.srs.acquire(circuit_id, loader, &|| false).map_err(err)
 }

@@ -14,12 +14,18 @@
 //!
 //! This module owns a Filecoin request from the wire on: its kinds (the
 //! crate's one [`ProofKind`]), the registered-proof numbers and sector
-//! sizes, and its decoding. Only the request itself exists without the
-//! `filecoin` feature (the engine then refuses it, naming the feature).
+//! sizes, its decoding, and its circuit ids and parameter file names. The
+//! engine sees it through [`crate::circuit_source`] only: a
+//! [`ProofRequest`] is a `CircuitRequest` and [`FilecoinSource`] the
+//! family of its circuit ids; neither module imports the other. Only
+//! those exist without the `filecoin` feature (they then refuse, naming
+//! the feature).
 
 mod request;
+mod source;
 pub use crate::proof_kind::ProofKind;
 pub use request::{prover_id_from_miner, ProofRequest};
+pub use source::FilecoinSource;
 
 #[cfg(feature = "filecoin")]
 mod assemble;

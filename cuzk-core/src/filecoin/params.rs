@@ -9,11 +9,12 @@
 use super::circuit::by_shape;
 use super::error::{FilecoinError, Result};
 use super::kind::ProofType;
+use super::source::FILE_PREFIX;
 use crate::groth16::{prepare_verifying_key, PreparedVerifyingKey};
 use crate::srs::{Parameters, ReadOptions, VerifyingKey};
 use std::path::{Path, PathBuf};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_core::parameter_cache::{CacheableParameters, VERSION};
+use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_update::constants::TreeRHasher;
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams};
 
@@ -53,7 +54,7 @@ impl ParamCache {
     }
 
     pub fn files(&self, circuit_id: &str) -> ParamFiles {
-        let name = |ext: &str| self.dir.join(format!("v{VERSION}-{circuit_id}.{ext}"));
+        let name = |ext: &str| self.dir.join(format!("{FILE_PREFIX}{circuit_id}.{ext}"));
         ParamFiles { circuit_id: circuit_id.to_string(), params: name("params"), vk: name("vk") }
     }
 
@@ -112,4 +113,15 @@ fn exists(path: &Path, circuit_id: &str) -> Result<()> {
 pub struct SelfCheckKey {
     pub pvk: PreparedVerifyingKey,
     pub path: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storage_proofs_core::parameter_cache::VERSION;
+
+    #[test]
+    fn file_prefix_is_filecoin_proofs_parameter_version() {
+        assert_eq!(FILE_PREFIX, format!("v{VERSION}-"));
+    }
 }

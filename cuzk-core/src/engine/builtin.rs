@@ -1,12 +1,14 @@
-//! The built-in circuits as [`PartitionedCircuit`]s, and how many host
-//! bytes a synthesized partition holds.
+//! The built-in circuits as [`PartitionedCircuit`]s, and their ids as a
+//! [`CircuitSource`] (the one family the engine defines itself).
 //!
 //! Built-in SRS: `<param_cache>/<circuit-id>.params` when that file exists,
 //! else a random setup generated in memory (fine for tests and demos; the
 //! SRS manager then keeps it like any other entry).
 
-pub use crate::partitioned::{AnyCircuit, PartitionedCircuit};
+use crate::circuit_source::CircuitSource;
 use crate::circuits::CircuitSpec;
+use crate::config::SrsConfig;
+pub use crate::partitioned::{AnyCircuit, PartitionedCircuit};
 use crate::srs::{Parameters, ReadOptions};
 use blstrs::Scalar as Fr;
 use std::path::Path;
@@ -75,17 +77,22 @@ impl PartitionedCircuit for BuiltinJob {
     }
 }
 
-/// Host bytes one synthesized partition of this SRS's circuit holds until
-/// it is proved: a, b, c (one Fr per constraint, rounded up to the domain
-/// as vectors grow), the assignments, and the prover's working copies of
-/// a, b, c for the H term. Derived from the SRS shape because the
-/// constraint count is known before synthesis only through it.
-pub fn partition_bytes_estimate(params: &Parameters) -> u64 {
-    let fr = 32u64;
-    let domain = params.h.len() as u64 + 1;
-    let vars = (params.vk.ic.len() + params.l.len()) as u64;
-    let abc = 3 * domain * fr;
-    2 * abc + vars * fr + vars / 4
+/// The ids `builtin-<circuit>` (see [`BuiltinJob::circuit_id_of`]).
+pub struct BuiltinSource;
+
+impl CircuitSource for BuiltinSource {
+    fn resolve(&self, circuit_id: &str) -> Option<String> {
+        BuiltinJob::spec_of_circuit_id(circuit_id).map(|_| circuit_id.to_string())
+    }
+
+    fn id_forms(&self) -> &str {
+        "a built-in id (builtin-<circuit>, e.g. builtin-synthetic-4096-8)"
+    }
+
+    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, String> {
+        let spec = BuiltinJob::spec_of_circuit_id(circuit_id).ok_or_else(|| format!("{circuit_id} is not a built-in circuit id"))?;
+        BuiltinJob::load_builtin_params(&spec, &srs.param_cache)
+    }
 }
 
 #[cfg(test)]
