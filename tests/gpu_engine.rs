@@ -57,7 +57,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
         for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
             let input = ProveInput { params: &params, assignments, vram: &vram, pce };
-            let need = streamed.vram_needed(&input);
+            let need = streamed.vram_needed(0, &input);
             let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
                 ("prestaged, SRS resident", &resident, None),
                 ("prestaged again, SRS reused", &resident, None),
@@ -165,7 +165,7 @@ fn engine_vram_limit_forces_the_fallback() {
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
     let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None };
-    let limit = GpuBackend::new().unwrap().vram_needed(&input) - 1;
+    let limit = GpuBackend::new().unwrap().vram_needed(0, &input) - 1;
     let (paths, _) = run_engine(2, limit, true);
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");
     println!("engine with vram_limit={limit} B (mimc:200's estimate less 1): paths {paths:?}, all proofs verify");

@@ -22,7 +22,7 @@ impl ProverBackend for FixedRandomness {
     fn devices(&self) -> Vec<cuzk_core::engine::DeviceInfo> {
         ProverBackend::devices(&cuzk_core::engine::CpuBackend)
     }
-    fn vram_needed(&self, _: &ProveInput<'_>) -> u64 {
+    fn vram_needed(&self, _: u32, _: &ProveInput<'_>) -> u64 {
         0
     }
     fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<(), ProverError> {

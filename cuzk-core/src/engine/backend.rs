@@ -84,7 +84,7 @@ pub trait ProverBackend: Send + Sync {
     fn name(&self) -> &str;
     fn devices(&self) -> Vec<DeviceInfo>;
     /// Device bytes that pre-staging and proving this input needs.
-    fn vram_needed(&self, input: &ProveInput<'_>) -> u64;
+    fn vram_needed(&self, device: u32, input: &ProveInput<'_>) -> u64;
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError>;
     fn compute(&self, device: u32, staged: Self::Staged, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
     /// `vram_granted` (maybe less than needed) is what the fallback may use.
@@ -178,7 +178,7 @@ impl ProverBackend for CpuBackend {
         vec![DeviceInfo { ordinal: 0, name: "cpu".into(), vram_bytes: u64::MAX }]
     }
 
-    fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
+    fn vram_needed(&self, _device: u32, input: &ProveInput<'_>) -> u64 {
         abc_device_bytes(input)
     }
 

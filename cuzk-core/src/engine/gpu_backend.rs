@@ -207,7 +207,7 @@ impl GpuBackend {
             return Ok(None);
         }
         let bytes = DeviceSrs::bytes(input.params);
-        let want = bytes + self.vram_needed(input);
+        let want = bytes + Self::vram_needed_on(dev, input);
         let mut resident = dev.resident.lock().unwrap();
         let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
         while input.vram.free() < want {
@@ -248,7 +248,7 @@ impl GpuBackend {
             return Some(gpu);
         }
         let bytes = GpuPce::device_bytes(pce).ok()?;
-        let working = self.working_set(params, pce.num_constraints(), z_bytes(pce));
+        let working = Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes());
         if vram.usage().total_bytes < bytes.saturating_add(working) {
             return None;
         }
@@ -271,11 +271,10 @@ impl GpuBackend {
         Some(gpu)
     }
 
-    /// Device bytes of one call's working set: the H buffers, the largest
-    /// MSM whole (points from the host: the upper bound) and `z` bytes
-    /// of witness.
-    fn working_set(&self, params: &Parameters, constraints: usize, z: u64) -> u64 {
-        let Some(dev) = self.devices.first() else { return 0 };
+    /// Device bytes of one call's working set on `dev`: the H buffers, the
+    /// largest MSM whole (points from the host: the upper bound) and `z`
+    /// bytes of witness.
+    fn working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64) -> u64 {
         let h = h_log_n(constraints).map_or(0, cuzk_sys::HTermBuffers::bytes);
         let (n1, n2) = msm_sizes(params);
         let o = dev.info.ordinal as i32;
@@ -286,6 +285,18 @@ impl GpuBackend {
         h + g1.max(g2) + z
     }
 
+    /// The working set of `input` on `dev`: the H buffers plus the largest
+    /// MSM workspace (points from the host: the upper bound), and z where
+    /// the circuits carry their witness only (for the SpMV).
+    fn vram_needed_on(dev: &GpuDevice, input: &ProveInput<'_>) -> u64 {
+        let Some(first) = input.assignments.first() else { return 0 };
+        let z = match input.pce {
+            Some(pce) if input.witness_only() => pce.z_bytes(),
+            _ => 0,
+        };
+        Self::working_set(dev, input.params, first.num_constraints(), z)
+    }
+
     fn points<'a>(params: &'a Parameters, srs: &'a Option<Arc<DeviceSrs>>) -> SrsPoints<'a> {
         match srs {
             Some(d) => SrsPoints::Device(d),
@@ -294,7 +305,9 @@ impl GpuBackend {
     }
 
     /// The VRAM sizes of `input` on `dev` that a plan is made from.
-    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, pce: Option<&GpuPce>) -> Result<Sizes, ProverError> {
+    /// `pce_resident`: `input.pce`'s matrices are on `dev` (then the SpMV
+    /// may run there, into a z of the circuit's variables).
+    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, pce_resident: bool) -> Result<Sizes, ProverError> {
         let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
         let o = dev.info.ordinal as i32;
         let (n1, n2) = msm_sizes(input.params);
@@ -312,7 +325,7 @@ impl GpuBackend {
             msm_bytes: whole(false, MsmOptions::default(), n1, n2)?,
             query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
             min_msm_bytes: whole(resident, small, n1.min(min_chunk), n2.min(min_chunk))?,
-            z_bytes: pce.map_or(0, |p| 32 * p.num_vars() as u64),
+            z_bytes: input.pce.filter(|_| pce_resident).map_or(0, |p| p.z_bytes()),
         })
     }
 
@@ -330,7 +343,7 @@ impl GpuBackend {
         granted: u64,
         may_borrow: bool,
     ) -> Result<GpuComputed, ProverError> {
-        let sizes = Self::sizes(dev, input, srs.is_some(), pce.as_deref())?;
+        let sizes = Self::sizes(dev, input, srs.is_some(), pce.is_some())?;
         let req = Request {
             circuits: input.assignments.len(),
             srs_resident: srs.is_some(),
@@ -373,16 +386,10 @@ impl ProverBackend for GpuBackend {
         self.devices.iter().map(|d| d.info.clone()).collect()
     }
 
-    /// The working set: the H buffers plus the largest MSM workspace
-    /// (points from the host: the upper bound), and z where the circuits
-    /// carry their witness only (for the SpMV).
-    fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
-        let Some(first) = input.assignments.first() else { return 0 };
-        let z = match input.pce {
-            Some(pce) if input.witness_only() => z_bytes(pce),
-            _ => 0,
-        };
-        self.working_set(input.params, first.num_constraints(), z)
+    /// See [`GpuBackend::vram_needed_on`]; 0 for a device this backend
+    /// does not have (prestaging or computing there fails, saying so).
+    fn vram_needed(&self, device: u32, input: &ProveInput<'_>) -> u64 {
+        self.device(device).map_or(0, |dev| Self::vram_needed_on(dev, input))
     }
 
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
@@ -411,7 +418,7 @@ impl ProverBackend for GpuBackend {
     fn compute(&self, device: u32, staged: GpuStaged, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
         let GpuStaged { first, srs, pce } = staged;
-        self.plan_and_run(dev, input, srs, pce, first, self.vram_needed(input), true)
+        self.plan_and_run(dev, input, srs, pce, first, Self::vram_needed_on(dev, input), true)
     }
 
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
@@ -457,9 +464,4 @@ impl ProverBackend for GpuBackend {
         serving.peek().is_some()
             && serving.all(|d| self.device(d.ordinal).is_ok_and(|dev| self.ensure_pce(dev, pce, params, &d.vram).is_some()))
     }
-}
-
-/// Device bytes of a witness z of `pce`'s circuit.
-fn z_bytes(pce: &Pce) -> u64 {
-    32 * (pce.shape.num_inputs + pce.shape.num_aux) as u64
 }

@@ -161,7 +161,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
     input: &ProveInput<'_>,
     gpu_event: &dyn Fn(&'static str, Option<&'static str>),
 ) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
-    let need = backend.vram_needed(input);
+    let need = backend.vram_needed(dev.ordinal, input);
     // Under compute_mtx: whatever of `need` is free, and a plan within it.
     let fallback = || {
         let vram = dev.vram.reserve_up_to(need);

@@ -27,9 +27,8 @@ impl GpuPce {
     /// Uploads `pce`'s matrices and coefficients to `device` (returns when
     /// the copies are done).
     pub fn upload(pce: &Pce, device: i32) -> cuzk_sys::Result<Self> {
-        let num_vars = pce.shape.num_inputs + pce.shape.num_aux;
         let matrices =
-            SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], repr(&pce.coeffs), num_vars)?;
+            SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], repr(&pce.coeffs), pce.shape.num_vars())?;
         Ok(GpuPce { matrices, num_inputs: pce.shape.num_inputs })
     }
 

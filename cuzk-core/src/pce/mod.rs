@@ -69,6 +69,11 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// Elements of z: inputs ‖ aux.
+    pub fn num_vars(&self) -> usize {
+        self.num_inputs + self.num_aux
+    }
+
     /// The shape of a witness produced by [`WitnessOnly`].
     pub fn of_witness(w: &WitnessOnly) -> Self {
         Shape {
@@ -190,7 +195,7 @@ impl Pce {
         if self.coeffs.len() < 2 || self.coeffs[0] != Fr::from(1u64) || self.coeffs[1] != -Fr::from(1u64) {
             return bad("the coefficient table does not start with 1, -1".into());
         }
-        let vars = self.shape.num_inputs as u64 + self.shape.num_aux as u64;
+        let vars = self.shape.num_vars() as u64;
         let rows = self.a.num_rows();
         for (name, m) in [("A", &self.a), ("B", &self.b), ("C", &self.c)] {
             if m.num_rows() != rows || m.row_ptr.is_empty() {
@@ -225,7 +230,13 @@ impl Pce {
     /// witness and densities; [`Pce::witness_assignment`]).
     pub fn witness_bytes(&self) -> u64 {
         let bitmaps = (self.a_aux_density.len() + self.b_input_density.len() + self.b_aux_density.len()) as u64 / 8;
-        32 * (self.shape.num_inputs + self.shape.num_aux) as u64 + bitmaps
+        self.z_bytes() + bitmaps
+    }
+
+    /// Bytes of one witness z = inputs ‖ aux of this circuit (on the host,
+    /// or on a device for the SpMV).
+    pub fn z_bytes(&self) -> u64 {
+        32 * self.shape.num_vars() as u64
     }
 
     /// Checks a witness's shape against the recorded one.

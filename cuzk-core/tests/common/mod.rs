@@ -179,8 +179,8 @@ impl ProverBackend for TestBackend {
     fn devices(&self) -> Vec<DeviceInfo> {
         (0..self.devices.max(1) as u32).map(|ordinal| DeviceInfo { ordinal, name: "test".into(), vram_bytes: u64::MAX }).collect()
     }
-    fn vram_needed(&self, input: &ProveInput<'_>) -> u64 {
-        CpuBackend.vram_needed(input)
+    fn vram_needed(&self, device: u32, input: &ProveInput<'_>) -> u64 {
+        CpuBackend.vram_needed(device, input)
     }
     fn prestage(&self, d: u32, input: &ProveInput<'_>) -> Result<(), ProverError> {
         CpuBackend.prestage(d, input)
