@@ -30,7 +30,7 @@ impl ProverBackend for FixedRandomness {
     }
     fn compute(&self, _: u32, _: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         let rs: Vec<(Fr, Fr)> = (0..input.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
-        Ok(prove_synthesized_deterministic(input.params, input.assignments, &rs)?)
+        Ok(prove_synthesized_deterministic(input.params, &input.with_abc()?, &rs)?)
     }
     fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         self.compute(d, (), input)
@@ -63,4 +63,79 @@ fn proofs_with_and_without_pce_are_identical() {
     }
     assert!(outputs[1] == outputs[0], "recorded PCE: proofs differ from classic synthesis");
     assert!(outputs[2] == outputs[0], "PCE loaded from its file: proofs differ from classic synthesis");
+}
+
+/// [`FixedRandomness`] that says it computes a, b, c itself from the
+/// circuit's PCE (as a GPU with the matrices resident does): the engine
+/// then synthesizes witness-only partitions and reserves their witness only.
+struct AbcOnDevice;
+
+impl ProverBackend for AbcOnDevice {
+    type Staged = ();
+    type Computed = Vec<Proof>;
+    fn name(&self) -> &str {
+        "cpu-abc-on-device"
+    }
+    fn devices(&self) -> Vec<cuzk_core::engine::DeviceInfo> {
+        ProverBackend::devices(&FixedRandomness)
+    }
+    fn vram_needed(&self, _: &ProveInput<'_>) -> u64 {
+        0
+    }
+    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<(), ProverError> {
+        Ok(())
+    }
+    fn compute(&self, d: u32, _: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        FixedRandomness.compute(d, (), input)
+    }
+    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        FixedRandomness.compute(d, (), input)
+    }
+    fn epilogue(&self, _: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
+        Ok(computed)
+    }
+    fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
+        true
+    }
+}
+
+/// A circuit's first job, its PCE not yet held: the partitions that wait
+/// for room at the classic size while the first one loads the PCE are
+/// synthesized witness-only once it is ready (under a budget with room for
+/// one classic partition only), not one classic-size reservation at a time.
+#[test]
+fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = builtin("synthetic:32768:4", 6, 9);
+    let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
+    params.write_file(&dir.path().join(format!("{}.params", job.circuit_id()))).unwrap();
+    let classic = cuzk_core::engine::memory::partition_bytes_estimate(&params);
+    // A first engine with room for everything: the PCE file, the sizes.
+    let mut c = config(4, 1);
+    c.srs.param_cache = dir.path().to_path_buf();
+    c.synthesis.pce = true;
+    c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(8 << 30);
+    let engine = Engine::start_with_backend(c.clone(), Arc::new(AbcOnDevice)).unwrap();
+    let first = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
+    let used = engine.memory();
+    engine.shutdown(ShutdownMode::Drain);
+    assert!(used.pce_bytes > 0 && used.srs_bytes > 0, "{used:?}");
+    // Room for the SRS, the PCE and one and a half classic partitions.
+    let timeline = dir.path().join("timeline.jsonl");
+    c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(used.srs_bytes + used.pce_bytes + classic + classic / 2);
+    c.logging.timeline = timeline.display().to_string();
+    let engine = Engine::start_with_backend(c, Arc::new(AbcOnDevice)).unwrap();
+    let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
+    verify(&engine, &job, &out);
+    assert!(out.proof == first.proof, "the same job, the same r and s: the same proofs");
+    engine.shutdown(ShutdownMode::Drain);
+    let paths: Vec<String> = std::fs::read_to_string(&timeline)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["ev"] == "synth_end")
+        .map(|v| v["path"].as_str().unwrap_or("").to_string())
+        .collect();
+    let witness = paths.iter().filter(|p| *p == "pce-witness").count();
+    assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
 }

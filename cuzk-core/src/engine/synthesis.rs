@@ -9,7 +9,9 @@
 //! partitions' a, b, c on the device from the circuit's resident matrices
 //! (`Backend::abc_on_device`, with the circuit's PCE held): then they are
 //! synthesized witness-only, the CPU SpMV skipped, and the reservation
-//! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB).
+//! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB). A
+//! unit still waiting for room when the circuit's PCE becomes ready asks
+//! again.
 //!
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
@@ -46,21 +48,33 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         return;
     }
     // A unit is one partition of each job of one batch: one circuit.
-    let pce = sh.pce.as_ref().and_then(|store| store.ready(&members[0].circuit.circuit_id()));
+    let circuit_id = members[0].circuit.circuit_id();
+    let ready_pce = || sh.pce.as_ref().and_then(|store| store.ready(&circuit_id));
     let params = &synth_ticket.batch.srs.params;
-    let witness_only = pce.clone().filter(|p| sh.backend.abc_on_device(p, params, &sh.devices));
-    let per_partition = witness_only.as_ref().map_or(synth_ticket.batch.partition_bytes, |p| p.witness_bytes());
-    let bytes = per_partition * members.len() as u64;
     let abandon = || members.iter().all(|m| m.job.is_finished());
     let pinned = synth_ticket.batch.srs.bytes;
-    let memory = match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.make_room(need); }, abandon) {
-        Ok(r) => r,
-        Err(ReserveError::Abandoned) => return,
-        Err(e @ ReserveError::TooLarge { .. }) => {
-            for m in &members {
-                m.job.fail(format!("partition {}: a synthesized partition {e}", m.partition));
+    let (pce, witness_only, memory) = loop {
+        let pce = ready_pce();
+        let witness_only = pce.clone().filter(|p| sh.backend.abc_on_device(p, params, &sh.devices));
+        let per_partition = witness_only.as_ref().map_or(synth_ticket.batch.partition_bytes, |p| p.witness_bytes());
+        let bytes = per_partition * members.len() as u64;
+        // While this unit waits for room at the classic size, another
+        // worker may finish loading or recording the circuit's PCE (the
+        // first partitions of a circuit's first job): then it asks again,
+        // for the witness's reservation only, instead of the whole job
+        // going through at the classic size a few partitions at a time.
+        let pce_missing = pce.is_none() && sh.pce.is_some();
+        let pce_arrived = || pce_missing && ready_pce().is_some();
+        match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.make_room(need); }, || abandon() || pce_arrived()) {
+            Ok(r) => break (pce, witness_only, r),
+            Err(ReserveError::Abandoned) if !abandon() => continue,
+            Err(ReserveError::Abandoned) => return,
+            Err(e @ ReserveError::TooLarge { .. }) => {
+                for m in &members {
+                    m.job.fail(format!("partition {}: a synthesized partition {e}", m.partition));
+                }
+                return;
             }
-            return;
         }
     };
     let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
