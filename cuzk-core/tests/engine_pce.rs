@@ -79,7 +79,7 @@ impl ProverBackend for AbcOnDevice {
     fn devices(&self) -> Vec<cuzk_core::engine::DeviceInfo> {
         ProverBackend::devices(&FixedRandomness)
     }
-    fn vram_needed(&self, _: &ProveInput<'_>) -> u64 {
+    fn vram_needed(&self, _: u32, _: &ProveInput<'_>) -> u64 {
         0
     }
     fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<(), ProverError> {
