@@ -10,8 +10,14 @@ use cuzk_core::groth16::{prove_synthesized_deterministic, Proof};
 use cuzk_core::Fr;
 use std::sync::Arc;
 
-/// The CPU prover with r = 7 + k, s = 11 + k for the k-th assignment of a batch.
-struct FixedRandomness;
+/// The CPU prover with r = 7 + k, s = 11 + k for the k-th assignment of a
+/// batch. With `abc_on_device` it says it computes a, b, c itself from the
+/// circuit's PCE (as a GPU with the matrices resident does): the engine then
+/// synthesizes witness-only partitions and reserves their witness only.
+#[derive(Default)]
+struct FixedRandomness {
+    abc_on_device: bool,
+}
 
 impl ProverBackend for FixedRandomness {
     type Staged = ();
@@ -38,6 +44,9 @@ impl ProverBackend for FixedRandomness {
     fn epilogue(&self, _: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
         Ok(computed)
     }
+    fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
+        self.abc_on_device
+    }
 }
 
 #[test]
@@ -53,7 +62,7 @@ fn proofs_with_and_without_pce_are_identical() {
         let mut c = config(2, 1);
         c.srs.param_cache = dir.path().to_path_buf();
         c.synthesis.pce = pce;
-        let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness)).unwrap();
+        let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness::default())).unwrap();
         let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
         verify(&engine, &job, &out);
         assert_eq!(pce_file.exists(), pce, "pce = {pce}: the .pce file");
@@ -63,40 +72,6 @@ fn proofs_with_and_without_pce_are_identical() {
     }
     assert!(outputs[1] == outputs[0], "recorded PCE: proofs differ from classic synthesis");
     assert!(outputs[2] == outputs[0], "PCE loaded from its file: proofs differ from classic synthesis");
-}
-
-/// [`FixedRandomness`] that says it computes a, b, c itself from the
-/// circuit's PCE (as a GPU with the matrices resident does): the engine
-/// then synthesizes witness-only partitions and reserves their witness only.
-struct AbcOnDevice;
-
-impl ProverBackend for AbcOnDevice {
-    type Staged = ();
-    type Computed = Vec<Proof>;
-    fn name(&self) -> &str {
-        "cpu-abc-on-device"
-    }
-    fn devices(&self) -> Vec<cuzk_core::engine::DeviceInfo> {
-        ProverBackend::devices(&FixedRandomness)
-    }
-    fn vram_needed(&self, _: u32, _: &ProveInput<'_>) -> u64 {
-        0
-    }
-    fn prestage(&self, _: u32, _: &ProveInput<'_>) -> Result<(), ProverError> {
-        Ok(())
-    }
-    fn compute(&self, d: u32, _: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
-        FixedRandomness.compute(d, (), input)
-    }
-    fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
-        FixedRandomness.compute(d, (), input)
-    }
-    fn epilogue(&self, _: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
-        Ok(computed)
-    }
-    fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
-        true
-    }
 }
 
 /// A circuit's first job, its PCE not yet held: the partitions that wait
@@ -115,7 +90,7 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
     c.srs.param_cache = dir.path().to_path_buf();
     c.synthesis.pce = true;
     c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(8 << 30);
-    let engine = Engine::start_with_backend(c.clone(), Arc::new(AbcOnDevice)).unwrap();
+    let engine = Engine::start_with_backend(c.clone(), Arc::new(FixedRandomness { abc_on_device: true })).unwrap();
     let first = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     let used = engine.memory();
     engine.shutdown(ShutdownMode::Drain);
@@ -124,7 +99,7 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
     let timeline = dir.path().join("timeline.jsonl");
     c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(used.srs_bytes + used.pce_bytes + classic + classic / 2);
     c.logging.timeline = timeline.display().to_string();
-    let engine = Engine::start_with_backend(c, Arc::new(AbcOnDevice)).unwrap();
+    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness { abc_on_device: true })).unwrap();
     let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     verify(&engine, &job, &out);
     assert!(out.proof == first.proof, "the same job, the same r and s: the same proofs");
