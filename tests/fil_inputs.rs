@@ -5,7 +5,7 @@
 use cuzk_core::filecoin::filecoin_proofs_api::{get_parameter_data, RegisteredSealProof};
 use cuzk_core::filecoin::{
     circuit_id, encode_envelope, prepare, prover_id_from_miner, setup, FilecoinError, ParamCache, ProofKind,
-    ProofRequest, ProofType, SECTOR_SIZES,
+    ProofRequest, ProofType, PublishedDigests, SECTOR_SIZES,
 };
 use cuzk_tests::fil::data_dir;
 
@@ -57,6 +57,12 @@ fn circuit_ids_are_production_names() {
             let pt = ProofType::current(kind, size).unwrap();
             let id = circuit_id(pt).unwrap();
             assert!(get_parameter_data(&id).is_some(), "{pt:?}: {id} is not in filecoin-proofs' parameters.json");
+            // The names the param cache gives its files are the published ones.
+            let files = ParamCache::new("/p").files(&id);
+            for f in [files.params, files.vk] {
+                let name = f.file_name().unwrap().to_str().unwrap();
+                assert!(PublishedDigests::filecoin().get(name).is_some(), "{name} has no published digest");
+            }
         }
     }
     // The SnapDeals id is not the PoRep one (filecoin-proofs-api 19.1 bug).

@@ -1,10 +1,12 @@
 //! Bad inputs get named errors, never panics: tampered proofs, wrong
 //! inputs or keys fail verification; truncated, oversized or corrupted
-//! params files are rejected with the section and byte offset.
+//! params files are rejected with the section and byte offset; a params
+//! file whose digest is published under its name is trusted.
 
 use blstrs::{Fp, G1Affine, Scalar as Fr};
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof, ProofError};
+use cuzk_core::filecoin::{file_digest, FilecoinError, ParamCache, PublishedDigests};
 use cuzk_core::srs::{Parameters, ParamsError, PointFault, ReadOptions, VerifyingKey};
 use cuzk_tests::rng;
 use ff::Field;
@@ -212,4 +214,106 @@ fn params_for_another_circuit_are_a_named_error() {
     let other = CircuitSpec::Synthetic { constraints: 301, inputs: 3 }.instance(1);
     let err = groth16::prove(&params, other).unwrap_err().to_string();
     assert!(err.contains("different circuit"), "{err}");
+}
+
+/// A param cache holding `bytes` as the `.params` of circuit `id`.
+fn cache_with(bytes: &[u8], id: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ParamCache::new(dir.path()).files(id).params;
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn params_with_their_published_digest_skip_the_subgroup_checks() {
+    let (params, bytes) = fixture();
+    let l_first = section_offset(&params, 2) + 4;
+    let mut outside = bytes.clone();
+    outside[l_first..l_first + 96].copy_from_slice(&point_outside_subgroup());
+    let id = "test-circuit";
+    let (dir, path) = cache_with(&outside, id);
+    let name = path.file_name().unwrap().to_str().unwrap().to_string();
+    let listed = |digest: String| ParamCache::new(dir.path()).with_published(PublishedDigests::new([(name.clone(), digest)]));
+    let load = |cache: ParamCache| cache.load_params(id, ReadOptions::default());
+
+    // Its digest listed under its name: trusted (the point outside the
+    // subgroup is not looked for).
+    assert!(load(listed(file_digest(&outside))).is_ok());
+    // Not listed, or listed with another digest: every point is checked.
+    let unlisted = ParamCache::new(dir.path()).with_published(PublishedDigests::new([]));
+    for cache in [unlisted, listed(file_digest(&bytes))] {
+        match load(cache) {
+            Err(FilecoinError::Params {
+                source: ParamsError::InvalidPoint { section: "l", index: 0, offset, fault: PointFault::NotInSubgroup },
+                ..
+            }) if offset == l_first => {}
+            other => panic!("expected the point outside the subgroup, got {:?}", other.map(|_| ())),
+        }
+    }
+    // A valid file under a stale digest loads, checked point by point.
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(load(listed(file_digest(&outside))).unwrap(), params);
+    // One byte changed: its digest differs, and the point is refused.
+    let mut one = bytes.clone();
+    one[l_first + 50] ^= 1;
+    std::fs::write(&path, &one).unwrap();
+    assert!(matches!(load(listed(file_digest(&bytes))), Err(FilecoinError::Params { source: ParamsError::InvalidPoint { .. }, .. })));
+}
+
+#[test]
+fn our_digest_is_the_one_filecoin_proofs_checks() {
+    use cuzk_core::filecoin::storage_proofs_core::parameter_cache::{verify_production_entry, ParameterData};
+    use std::collections::BTreeMap;
+    static LIST: std::sync::OnceLock<BTreeMap<String, ParameterData>> = std::sync::OnceLock::new();
+    fn selector(name: &str) -> Option<&'static ParameterData> {
+        LIST.get().unwrap().get(name)
+    }
+    let (_, bytes) = fixture();
+    let (_dir, path) = cache_with(&bytes, "digest-check");
+    let data = |digest: String| ParameterData { cid: String::new(), digest, sector_size: 0 };
+    let mut other = file_digest(&bytes);
+    other.replace_range(0..1, if other.starts_with('0') { "1" } else { "0" });
+    LIST.set(BTreeMap::from([("ours".into(), data(file_digest(&bytes))), ("other".into(), data(other))])).unwrap();
+    assert!(verify_production_entry(&path, "ours".into(), selector).unwrap());
+    assert!(verify_production_entry(&path, "other".into(), selector).is_err());
+    // BLAKE2b-512 of nothing, truncated as the list does.
+    assert_eq!(file_digest(&[]), "786a02f742015903c6c6fd852552d272");
+}
+
+#[test]
+fn the_subgroup_check_after_decoding_names_the_point_as_decoding_does() {
+    let (params, bytes) = fixture();
+    let g1_points = [("vk.alpha_g1", 0), ("vk.delta_g1", 96 * 2 + 192 * 2)]
+        .into_iter()
+        .chain(["vk.ic", "h", "l", "a", "b_g1"].into_iter().enumerate().map(|(k, s)| (s, section_offset(&params, k) + 4 + 96)));
+    for (section, at) in g1_points {
+        let mut b = bytes.clone();
+        b[at..at + 96].copy_from_slice(&point_outside_subgroup());
+        let decoding = Parameters::from_bytes(&b, ReadOptions::default()).err().expect("refused");
+        let after = Parameters::from_bytes(&b, ReadOptions::trusted()).unwrap().check_subgroups().err().expect("refused");
+        assert!(matches!(decoding, ParamsError::InvalidPoint { section: s, .. } if s == section), "{decoding}");
+        assert_eq!(after.to_string(), decoding.to_string());
+    }
+    assert!(params.check_subgroups().is_ok());
+}
+
+#[test]
+fn the_self_check_key_comes_from_the_params_head_without_a_vk() {
+    let (params, bytes) = fixture();
+    let (dir, path) = cache_with(&bytes, "head");
+    let cache = ParamCache::new(dir.path());
+    let head = VerifyingKey::read_params_head(&path, ReadOptions::default()).unwrap();
+    assert_eq!(head, params.vk);
+    assert!(cache.check_files("head", true, true).is_ok());
+    assert_eq!(cache.load_vk("head").unwrap().path, path);
+    // With a .vk, that file is used, and holds the same key.
+    let vk = cache.files("head").vk;
+    params.vk.write_file(&vk).unwrap();
+    assert_eq!(VerifyingKey::read_file(&vk, ReadOptions::default()).unwrap(), head);
+    assert_eq!(cache.load_vk("head").unwrap().path, vk);
+    // Neither file: the error names the .vk.
+    std::fs::remove_file(&vk).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let e = cache.check_files("head", false, true).err().expect("nothing to check with").to_string();
+    assert!(e.contains("head.vk"), "{e}");
 }

@@ -113,7 +113,8 @@ pub struct SrsConfig {
     pub self_check: bool,
     /// Skip the subgroup check of every point when reading Filecoin
     /// `.params` files (the on-curve check always runs): only for files
-    /// checked otherwise, e.g. against their published digests.
+    /// checked otherwise. Without it, official files are recognised by
+    /// their published digests and other files checked point by point.
     pub trusted_params: bool,
 }
 

@@ -31,8 +31,9 @@ pub struct SrsEntryStatus {
 
 pub struct SrsManager {
     entries: Mutex<HashMap<String, Entry>>,
-    /// Loads run one at a time so an SRS is never loaded twice at once.
-    load_lock: Mutex<()>,
+    /// One lock per circuit id being loaded: an SRS is never loaded twice
+    /// at once, and a slow load holds up only callers of the same id.
+    loading: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     memory: Arc<MemoryBudget>,
     min_idle: Duration,
 }
@@ -65,7 +66,7 @@ pub struct SrsLoader<'a> {
 
 impl SrsManager {
     pub fn new(memory: Arc<MemoryBudget>, min_idle: Duration) -> Arc<Self> {
-        Arc::new(Self { entries: Mutex::default(), load_lock: Mutex::new(()), memory, min_idle })
+        Arc::new(Self { entries: Mutex::default(), loading: Mutex::default(), memory, min_idle })
     }
 
     fn lease_existing(self: &Arc<Self>, circuit_id: &str) -> Option<SrsLease> {
@@ -87,10 +88,26 @@ impl SrsManager {
         if let Some(l) = self.lease_existing(circuit_id) {
             return Ok((l, false));
         }
-        let _loading = self.load_lock.lock().unwrap();
-        if let Some(l) = self.lease_existing(circuit_id) {
-            return Ok((l, false));
+        let id_lock = self.loading.lock().unwrap().entry(circuit_id.to_string()).or_default().clone();
+        let result = {
+            // A load that panicked leaves nothing half-done behind this
+            // lock (the entry is inserted last), so poisoning is ignored.
+            let _loading = id_lock.lock().unwrap_or_else(|p| p.into_inner());
+            match self.lease_existing(circuit_id) {
+                Some(l) => Ok((l, false)),
+                None => self.load(circuit_id, loader, abandon).map(|l| (l, true)),
+            }
+        };
+        // The last caller of this id takes its lock out of the map.
+        let mut loading = self.loading.lock().unwrap();
+        if Arc::strong_count(&id_lock) == 2 {
+            loading.remove(circuit_id);
         }
+        result
+    }
+
+    /// Loads an SRS (under its id's lock) and leases it.
+    fn load(self: &Arc<Self>, circuit_id: &str, loader: SrsLoader<'_>, abandon: &dyn Fn() -> bool) -> Result<SrsLease, String> {
         let reserve = |bytes: u64| {
             self.memory.reserve(bytes, 0, Purpose::Srs, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
                 ReserveError::TooLarge { .. } => format!("cannot load SRS {circuit_id}: it {e}"),
@@ -110,7 +127,7 @@ impl SrsManager {
         let bytes = memory.bytes();
         let entry = Entry { params: params.clone(), bytes, _memory: memory, refs: 1, last_used: Instant::now() };
         self.entries.lock().unwrap().insert(circuit_id.to_string(), entry);
-        Ok((SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params, bytes }, true))
+        Ok(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params, bytes })
     }
 
     /// Frees memory under pressure: unused entries idle at least
@@ -190,5 +207,66 @@ impl SrsManager {
             .collect();
         v.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::srs::VerifyingKey;
+    use group::prime::PrimeCurveAffine;
+    use std::sync::mpsc;
+
+    fn tiny() -> Parameters {
+        let (g1, g2) = (blstrs::G1Affine::generator(), blstrs::G2Affine::generator());
+        let vk = VerifyingKey { alpha_g1: g1, beta_g1: g1, beta_g2: g2, gamma_g2: g2, delta_g1: g1, delta_g2: g2, ic: vec![g1] };
+        Parameters { host_pin: Default::default(), vk, h: vec![g1], l: vec![], a: vec![], b_g1: vec![], b_g2: vec![] }
+    }
+
+    fn loader<'a>(load: impl FnOnce() -> Result<Parameters, String> + 'a) -> SrsLoader<'a> {
+        SrsLoader { size_hint: None, load: Box::new(load) }
+    }
+
+    #[test]
+    fn a_slow_load_holds_up_only_its_own_circuit() {
+        let m = SrsManager::new(MemoryBudget::new(1 << 20), Duration::ZERO);
+        let (started_tx, started) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let slow = {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                let load = move || {
+                    started_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                    Ok(tiny())
+                };
+                m.acquire("slow", loader(load), &|| false).map(|(_, loaded)| loaded)
+            })
+        };
+        started.recv().unwrap();
+        // Another circuit loads while the slow one is still loading.
+        let (_fast, loaded) = m.acquire("fast", loader(|| Ok(tiny())), &|| false).unwrap();
+        assert!(loaded);
+        // A second caller of the slow id waits for that load, not a load of its own.
+        let again = {
+            let m = m.clone();
+            std::thread::spawn(move || m.acquire("slow", loader(|| Err("loaded twice".into())), &|| false).map(|(_, loaded)| loaded))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!again.is_finished());
+        release.send(()).unwrap();
+        assert_eq!(slow.join().unwrap(), Ok(true));
+        assert_eq!(again.join().unwrap(), Ok(false));
+        assert!(m.loading.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failed_or_panicked_load_lets_the_next_caller_try() {
+        let m = SrsManager::new(MemoryBudget::new(1 << 20), Duration::ZERO);
+        assert_eq!(m.acquire("c", loader(|| Err("no file".into())), &|| false).err(), Some("cannot load SRS c: no file".into()));
+        let m2 = m.clone();
+        let panicked = std::thread::spawn(move || m2.acquire("c", loader(|| panic!("loader bug")), &|| false).map(|_| ()));
+        assert!(panicked.join().is_err());
+        assert!(m.acquire("c", loader(|| Ok(tiny())), &|| false).unwrap().1);
     }
 }

@@ -56,6 +56,8 @@ mod prove;
 #[cfg(feature = "filecoin")]
 pub mod setup;
 #[cfg(feature = "filecoin")]
+mod published;
+#[cfg(feature = "filecoin")]
 mod snap;
 #[cfg(feature = "filecoin")]
 pub mod workload;
@@ -71,6 +73,7 @@ pub use self::{
     params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey},
     prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof},
     prove::{load_self_check, prove_partitions, prove_request, ProveOptions},
+    published::{file_digest, PublishedDigests},
 };
 
 /// The Filecoin crates, for callers that need their types (tests, tools).

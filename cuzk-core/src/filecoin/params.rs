@@ -9,6 +9,7 @@
 use super::circuit::by_shape;
 use super::error::{FilecoinError, Result};
 use super::kind::ProofType;
+use super::published::{file_digest, PublishedDigests};
 use super::source::FILE_PREFIX;
 use crate::groth16::{prepare_verifying_key, PreparedVerifyingKey};
 use crate::srs::{Parameters, ReadOptions, VerifyingKey};
@@ -46,11 +47,19 @@ pub struct ParamFiles {
 #[derive(Clone, Debug)]
 pub struct ParamCache {
     pub dir: PathBuf,
+    /// Files whose digest matches are trusted without subgroup checks.
+    published: PublishedDigests,
 }
 
 impl ParamCache {
+    /// The folder, with the official Filecoin files' digests.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self { dir: dir.into(), published: PublishedDigests::filecoin() }
+    }
+
+    /// The same folder with another list of published digests.
+    pub fn with_published(self, published: PublishedDigests) -> Self {
+        Self { published, ..self }
     }
 
     pub fn files(&self, circuit_id: &str) -> ParamFiles {
@@ -63,10 +72,35 @@ impl ParamCache {
     }
 
     /// Loads the proving parameters; a missing file is an error naming it.
+    ///
+    /// When `opts` asks for the subgroup checks and the file's name is in
+    /// the published list, the file's digest is computed while its points
+    /// are decoded without those checks (the costly part of validation);
+    /// a matching digest makes them unnecessary. A different digest (such
+    /// as parameters made locally by `cuzk filecoin-setup` under the
+    /// official name) is logged with both digests, and every point is then
+    /// checked as for any other file.
     pub fn load_params(&self, circuit_id: &str, opts: ReadOptions) -> Result<Parameters> {
         let path = self.files(circuit_id).params;
         exists(&path, circuit_id)?;
-        Parameters::read_file(&path, opts).map_err(|source| FilecoinError::Params { path, source })
+        let invalid = |source| FilecoinError::Params { path: path.clone(), source };
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let expected = match self.published.get(&name) {
+            Some(digest) if opts.subgroup_check => digest,
+            _ => return Parameters::read_file(&path, opts).map_err(invalid),
+        };
+        let t = std::time::Instant::now();
+        let (params, found) = Parameters::read_file_with(&path, ReadOptions::trusted(), file_digest).map_err(invalid)?;
+        if found == expected {
+            log::info!("params trusted by published digest file={} digest={found} ms={}", path.display(), t.elapsed().as_millis());
+            return Ok(params);
+        }
+        log::warn!(
+            "params digest differs from the published one file={} expected={expected} found={found}: not the official file, checking every point",
+            path.display()
+        );
+        params.check_subgroups().map_err(invalid)?;
+        Ok(params)
     }
 
     /// The size of the `.params` file (an upper bound of the loaded SRS,
@@ -75,25 +109,31 @@ impl ParamCache {
         std::fs::metadata(self.files(circuit_id).params).ok().filter(|m| m.is_file()).map(|m| m.len())
     }
 
-    /// Both files of a circuit exist (the `.vk` only when `vk` is set);
-    /// else the error names the first missing one.
+    /// The files a circuit needs exist: the `.params` when `params` is
+    /// set, and when `vk` is set the `.vk` or else the `.params` (whose
+    /// head holds the same key); else the error names the missing one.
     pub fn check_files(&self, circuit_id: &str, params: bool, vk: bool) -> Result<()> {
         let files = self.files(circuit_id);
         if params {
             exists(&files.params, circuit_id)?;
         }
-        if vk {
+        if vk && !files.params.is_file() {
             exists(&files.vk, circuit_id)?;
         }
         Ok(())
     }
 
-    /// Loads the `.vk` for the self-check.
+    /// Loads the verifying key for the self-check: the `.vk`, or without
+    /// one the head of the `.params` file.
     pub fn load_vk(&self, circuit_id: &str) -> Result<SelfCheckKey> {
-        let path = self.files(circuit_id).vk;
-        exists(&path, circuit_id)?;
-        let vk = VerifyingKey::read_file(&path, ReadOptions::default())
-            .map_err(|source| FilecoinError::Params { path: path.clone(), source })?;
+        let files = self.files(circuit_id);
+        let (path, read): (_, fn(&Path, ReadOptions) -> _) = if !files.vk.is_file() && files.params.is_file() {
+            (files.params, VerifyingKey::read_params_head)
+        } else {
+            exists(&files.vk, circuit_id)?;
+            (files.vk, VerifyingKey::read_file)
+        };
+        let vk = read(&path, ReadOptions::default()).map_err(|source| FilecoinError::Params { path: path.clone(), source })?;
         Ok(SelfCheckKey { pvk: prepare_verifying_key(&vk), path })
     }
 }

@@ -160,6 +160,21 @@ fn decode_points<A: FilePoint>(
     Ok(out)
 }
 
+/// The subgroup check, in parallel, of points already decoded from byte
+/// offset `base` on; reports the first point outside the subgroup.
+fn check_subgroup<A: FilePoint>(section: &'static str, base: usize, points: &[A]) -> Result<(), ParamsError> {
+    let first_bad = crate::par::map_ranges(points.len(), 1024, |range| range.into_iter().find(|&i| !points[i].in_subgroup()));
+    match first_bad.into_iter().flatten().min() {
+        Some(index) => Err(ParamsError::InvalidPoint {
+            section,
+            index,
+            offset: base + index * A::UNCOMPRESSED_BYTES,
+            fault: PointFault::NotInSubgroup,
+        }),
+        None => Ok(()),
+    }
+}
+
 fn read_vk(cur: &mut Cursor, opts: ReadOptions) -> Result<VerifyingKey, ParamsError> {
     Ok(VerifyingKey {
         alpha_g1: cur.point("vk.alpha_g1", opts)?,
@@ -180,7 +195,23 @@ fn expect_end(cur: &Cursor) -> Result<(), ParamsError> {
     Ok(())
 }
 
+/// A file's bytes, memory-mapped read-only (multi-GB files are not copied
+/// into a buffer; pages are read as they are touched).
+fn map_file(path: &Path) -> Result<memmap2::Mmap, ParamsError> {
+    let file = std::fs::File::open(path).map_err(|e| ParamsError::io(path, e))?;
+    // SAFETY: the map is read-only; a file truncated underneath us by
+    // another process is outside our control, as with any reader of
+    // mapped files.
+    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ParamsError::io(path, e))
+}
+
 impl VerifyingKey {
+    /// The key at the head of a `.params` file (which starts with the
+    /// `.vk` bytes); only the head's pages are read.
+    pub fn read_params_head(path: &Path, opts: ReadOptions) -> Result<Self, ParamsError> {
+        read_vk(&mut Cursor { bytes: &map_file(path)?, pos: 0 }, opts)
+    }
+
     /// Parses a `.vk` file's bytes.
     pub fn from_bytes(bytes: &[u8], opts: ReadOptions) -> Result<Self, ParamsError> {
         let mut cur = Cursor { bytes, pos: 0 };
@@ -223,11 +254,52 @@ impl Parameters {
     /// Reads a `.params` file through a memory map (multi-GB files are not
     /// copied into a buffer first).
     pub fn read_file(path: &Path, opts: ReadOptions) -> Result<Self, ParamsError> {
-        let file = std::fs::File::open(path).map_err(|e| ParamsError::io(path, e))?;
-        // SAFETY: the map is read-only and dropped before returning; a file
-        // truncated underneath us by another process is outside our control,
-        // as with any reader of mapped files.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ParamsError::io(path, e))?;
-        Self::from_bytes(&map, opts)
+        Self::from_bytes(&map_file(path)?, opts)
+    }
+
+    /// Reads a `.params` file as [`read_file`](Self::read_file) does while
+    /// `also` runs on the file's bytes on a thread of its own (a digest of
+    /// the file computed during the decoding); returns both results.
+    pub fn read_file_with<T: Send>(
+        path: &Path,
+        opts: ReadOptions,
+        also: impl FnOnce(&[u8]) -> T + Send,
+    ) -> Result<(Self, T), ParamsError> {
+        let map = map_file(path)?;
+        let bytes: &[u8] = &map;
+        std::thread::scope(|s| {
+            let other = s.spawn(|| also(bytes));
+            let params = Self::from_bytes(bytes, opts);
+            let other = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok((params?, other))
+        })
+    }
+
+    /// The subgroup check of every point, for parameters read with
+    /// [`ReadOptions::trusted`] that turn out to need it; a fault names
+    /// the point's section and byte offset in the file.
+    pub fn check_subgroups(&self) -> Result<(), ParamsError> {
+        let vk = &self.vk;
+        let (g1, g2) = (G1Affine::UNCOMPRESSED_BYTES, G2Affine::UNCOMPRESSED_BYTES);
+        let head: [(&'static str, &[G1Affine], &[G2Affine]); 6] = [
+            ("vk.alpha_g1", std::slice::from_ref(&vk.alpha_g1), &[]),
+            ("vk.beta_g1", std::slice::from_ref(&vk.beta_g1), &[]),
+            ("vk.beta_g2", &[], std::slice::from_ref(&vk.beta_g2)),
+            ("vk.gamma_g2", &[], std::slice::from_ref(&vk.gamma_g2)),
+            ("vk.delta_g1", std::slice::from_ref(&vk.delta_g1), &[]),
+            ("vk.delta_g2", &[], std::slice::from_ref(&vk.delta_g2)),
+        ];
+        let mut offset = 0;
+        for (section, p1, p2) in head {
+            check_subgroup(section, offset, p1)?;
+            check_subgroup(section, offset, p2)?;
+            offset += p1.len() * g1 + p2.len() * g2;
+        }
+        // Each vector: a 4-byte count, then its points.
+        for (section, points) in [("vk.ic", &vk.ic), ("h", &self.h), ("l", &self.l), ("a", &self.a), ("b_g1", &self.b_g1)] {
+            check_subgroup(section, offset + 4, points)?;
+            offset += 4 + points.len() * g1;
+        }
+        check_subgroup("b_g2", offset + 4, &self.b_g2)
     }
 }
