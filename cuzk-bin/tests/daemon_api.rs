@@ -221,12 +221,15 @@ fn bad_requests_get_clear_errors_over_tcp() {
     assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION);
     assert!(msg.contains("unknown circuit id"), "{msg}");
 
-    // Over the daemon's 256 MiB message limit (this client would send it).
+    // Over the daemon's 256 MiB message limit (this client would send it):
+    // refused by the daemon, which logs and counts it.
     let big = pb::SubmitProofRequest { proof_kind: 1, vanilla_proof: vec![b' '; (256 << 20) + 1024], ..Default::default() };
     let (code, msg) = rpc_error(d.client_with_send_limit(512 << 20).submit_proof(&big));
     assert_eq!(code, RpcStatusCode::RESOURCE_EXHAUSTED, "{msg}");
-    assert!(msg.contains("larger than max"), "{msg}");
+    assert!(msg.contains("over the daemon's limit of 256 MiB"), "{msg}");
     drop(big);
+    let metrics = c.get_metrics(&Default::default()).unwrap().prometheus_text;
+    assert!(metrics.contains("cuzk_rpc_requests_total{method=\"SubmitProof\",code=\"RESOURCE_EXHAUSTED\"} 1"), "{metrics}");
 
     // Well-formed JSON that is not a C1 output: the engine's decoder names it.
     expect(porep(c1, 2048, 5), inv, "SealCommitPhase1Output");

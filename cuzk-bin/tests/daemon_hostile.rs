@@ -139,7 +139,7 @@ fn large_builtin_circuits_are_refused_at_once() {
     assert!(t.elapsed() < Duration::from_secs(2), "refusals took {:?}", t.elapsed());
     let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 9)) }).unwrap().result.unwrap();
     assert_valid(&pvk, TINY, 1, 9, &r.proof);
-    let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
+    let s = c.get_status(&Default::default()).unwrap();
     assert!(s.loaded_srs.iter().all(|e| !e.circuit_id.contains("4194304")), "{:?}", s.loaded_srs);
     d.stop();
 
@@ -198,5 +198,82 @@ fn refused_large_requests_leave_no_memory_behind() {
     assert!(after < before + 64, "{before} MiB before, {after} MiB after the refused requests");
     let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 10)) }).unwrap().result.unwrap();
     assert_valid(&pvk, TINY, 1, 10, &r.proof);
+    d.stop();
+}
+
+/// Calls `method` with `body` as the request's bytes (whatever they are).
+fn raw_call<Resp: prost::Message + Default + Unpin>(d: &DaemonProc, method: &'static str, body: Vec<u8>) -> (grpcio::RpcStatusCode, String) {
+    fn as_is(b: &Vec<u8>, buf: &mut grpcio::GrpcSlice) -> grpcio::Result<()> {
+        *buf = grpcio::GrpcSlice::from(b.clone());
+        Ok(())
+    }
+    fn read_all(mut r: grpcio::MessageReader) -> grpcio::Result<Vec<u8>> {
+        let mut v = Vec::new();
+        r.read_to_end(&mut v).map_err(|e| grpcio::Error::Codec(e.into()))?;
+        Ok(v)
+    }
+    let m: grpcio::Method<Vec<u8>, Resp> = grpcio::Method {
+        ty: grpcio::MethodType::Unary,
+        name: method,
+        req_mar: grpcio::Marshaller { ser: as_is, de: read_all },
+        resp_mar: grpcio::Marshaller { ser: grpcio::pr_ser, de: grpcio::pr_de },
+    };
+    let env = std::sync::Arc::new(grpcio::EnvBuilder::new().cq_count(1).build());
+    let ch = grpcio::ChannelBuilder::new(env).connect(&cuzk_bin::client::target(&d.addr).unwrap());
+    rpc_error(grpcio::Client::new(ch).unary_call(&m, &body, grpcio::CallOption::default()))
+}
+
+#[test]
+fn undecodable_requests_are_answered_logged_and_counted() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, _) = DaemonProc::start(Listen::Unix, "");
+    // A field tag with no field number, then a truncated varint.
+    let garbage = vec![0x00, 0xff, 0xff, 0xff];
+    let (code, msg) = raw_call::<pb::SubmitProofResponse>(&d, "/cuzk.v1.ProvingEngine/SubmitProof", garbage.clone());
+    assert_eq!(code, RpcStatusCode::INVALID_ARGUMENT, "{msg}");
+    assert!(msg.contains("the request does not decode as a cuzk.v1.SubmitProofRequest"), "{msg}");
+    let (code, msg) = raw_call::<pb::PreloadSrsResponse>(&d, "/cuzk.v1.ProvingEngine/PreloadSRS", garbage);
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("cuzk.v1.PreloadSrsRequest"), "{msg}");
+    let c = d.client();
+    let metrics = c.get_metrics(&Default::default()).unwrap().prometheus_text;
+    for m in ["SubmitProof", "PreloadSRS"] {
+        let line = format!("cuzk_rpc_requests_total{{method=\"{m}\",code=\"INVALID_ARGUMENT\"}} 1");
+        assert!(metrics.contains(&line), "{line} not in {metrics}");
+    }
+    let log = d.log();
+    assert!(log.contains("rpc SubmitProof error") && log.contains("does not decode as a cuzk.v1.SubmitProofRequest"), "{log}");
+    // The daemon still serves.
+    assert!(c.get_status(&Default::default()).is_ok());
+    d.stop();
+}
+
+#[test]
+fn waiting_calls_are_bounded() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    // A lone job waits 3 s for its batch to fill: calls awaiting it wait too.
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 3000");
+    let c = d.client();
+    let job_id = c.submit_proof(&builtin(TINY, 1, 70)).unwrap().job_id;
+    let wait = pb::AwaitProofRequest { job_id, timeout_ms: 0 };
+    let waiting: Vec<_> = (0..2).map(|_| c.await_proof_async(&wait).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy_threads = threads(d.child.id());
+    for _ in 0..20 {
+        let (code, msg) = rpc_error(c.await_proof(&wait));
+        assert!(code == RpcStatusCode::RESOURCE_EXHAUSTED && msg.contains("daemon.max_waiting_calls"), "{msg}");
+    }
+    // Calls that do not wait still answer, and no thread was added.
+    assert!(c.get_status(&Default::default()).is_ok());
+    assert!(threads(d.child.id()) <= busy_threads, "{} threads, {busy_threads} before", threads(d.child.id()));
+    for w in waiting {
+        let r = futures::executor::block_on(w).unwrap();
+        assert_eq!(r.status, completed(), "{}", r.error_message);
+        assert_valid(&pvk, TINY, 1, 70, &r.proof);
+    }
+    // Their threads take the next calls.
+    let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 71)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 71, &r.proof);
     d.stop();
 }

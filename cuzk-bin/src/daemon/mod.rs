@@ -6,15 +6,17 @@
 //! Shutdown: stop taking jobs, drain or cancel the engine's jobs, let the
 //! waiting calls answer, stop the servers, remove the socket file.
 
+pub mod blocking_pool;
 pub mod http;
 pub mod listen;
+pub mod methods;
 pub mod process;
 pub mod rpc_metrics;
 pub mod service;
 pub mod status_json;
 pub mod wire;
 
-use crate::proto::{self, MAX_MESSAGE_BYTES};
+use crate::proto::MAX_MESSAGE_BYTES;
 use cuzk_core::config::Config;
 use cuzk_core::engine::{Engine, ShutdownMode};
 use grpcio::{ChannelBuilder, EnvBuilder, ServerBuilder, ServerCredentials};
@@ -45,20 +47,20 @@ impl Daemon {
         let listen = ListenAddr::parse(&config.daemon.listen)?;
         let status_listen = config.daemon.status_listen.trim().to_string();
         let socket_mode = config.daemon.socket_mode.0;
-        let builtin_max_constraints = config.daemon.builtin_max_constraints;
+        let (builtin_max_constraints, max_waiting_calls) = (config.daemon.builtin_max_constraints, config.daemon.max_waiting_calls);
         listen.prepare()?;
         let engine = Arc::new(Engine::start(config).map_err(|e| e.to_string())?);
         let metrics = Arc::new(RpcMetrics::default());
-        let service = ProvingService::new(engine.clone(), metrics.clone(), builtin_max_constraints);
+        let service = ProvingService::new(engine.clone(), metrics.clone(), builtin_max_constraints, max_waiting_calls);
 
         let env = Arc::new(EnvBuilder::new().name_prefix("cuzk-grpc").build());
         let args = ChannelBuilder::new(env.clone())
-            .max_receive_message_len(MAX_MESSAGE_BYTES as i32)
+            .max_receive_message_len(methods::RECEIVE_CEILING_BYTES as i32)
             .max_send_message_len(MAX_MESSAGE_BYTES as i32)
             .build_args();
         let mut server = ServerBuilder::new(env)
             .channel_args(args)
-            .register_service(proto::create_proving_engine(service.clone()))
+            .register_service(methods::proving_engine(service.clone()))
             .build()
             .map_err(|e| format!("cannot build the gRPC server: {e}"))?;
         let port = with_private_umask(|| server.add_listening_port(listen.grpc_target(), ServerCredentials::insecure()))

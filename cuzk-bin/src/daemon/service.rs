@@ -1,11 +1,14 @@
 //! The `cuzk.v1.ProvingEngine` gRPC service over the engine.
 //!
 //! grpcio runs handlers on its completion-queue threads, which must not
-//! block: quick calls answer inline; calls that wait (AwaitProof, Prove,
-//! PreloadSRS) run on a std thread of their own and hand the reply back to
-//! grpcio. No request can panic the daemon: handler work runs under
+//! block: quick calls answer inline; calls that wait (SubmitProof's
+//! checks, AwaitProof, Prove, PreloadSRS) run on the blocking pool (at
+//! most `daemon.max_waiting_calls` at once, more are refused) and hand the
+//! reply back to grpcio. No request can panic the daemon: handler work runs under
 //! `catch_unwind` and a panic becomes an INTERNAL status.
 
+use super::blocking_pool::BlockingPool;
+use super::methods::Refused;
 use super::rpc_metrics::RpcMetrics;
 use super::wire::{self, invalid};
 use crate::proto as pb;
@@ -25,13 +28,16 @@ pub struct ProvingService {
     max_job: Arc<AtomicU64>,
     /// `daemon.builtin_max_constraints`.
     builtin_max_constraints: usize,
+    blocking: BlockingPool,
 }
 
 type RpcResult<T> = Result<T, RpcStatus>;
 
 impl ProvingService {
-    pub fn new(engine: Arc<Engine>, metrics: Arc<RpcMetrics>, builtin_max_constraints: usize) -> Self {
-        Self { engine, metrics, max_job: Arc::default(), builtin_max_constraints }
+    /// `max_waiting_calls`: calls that may block at once (`daemon.max_waiting_calls`).
+    pub fn new(engine: Arc<Engine>, metrics: Arc<RpcMetrics>, builtin_max_constraints: usize, max_waiting_calls: usize) -> Self {
+        let blocking = BlockingPool::new("cuzk-rpc", max_waiting_calls);
+        Self { engine, metrics, max_job: Arc::default(), builtin_max_constraints, blocking }
     }
 
     /// A built-in circuit within `daemon.builtin_max_constraints`: a larger
@@ -111,7 +117,7 @@ impl ProvingService {
         self.send(ctx, sink, method, result);
     }
 
-    /// Runs `work` (which may block) on a thread of its own, then answers.
+    /// Runs `work` (which may block) on the blocking pool, then answers.
     fn reply_blocking<T: Send + 'static>(
         &self,
         ctx: &RpcContext,
@@ -120,18 +126,30 @@ impl ProvingService {
         work: impl FnOnce() -> RpcResult<T> + Send + 'static,
     ) {
         let (tx, rx) = futures::channel::oneshot::channel();
-        let spawned = std::thread::Builder::new().name(format!("cuzk-rpc-{method}")).spawn(move || {
+        let queued = self.blocking.run(move || {
             let _ = tx.send(guarded(method, work));
         });
-        if let Err(e) = spawned {
-            let status = RpcStatus::with_message(RpcStatusCode::RESOURCE_EXHAUSTED, format!("cannot start a thread for {method}: {e}"));
-            return self.send(ctx, sink, method, Err(status));
+        if let Err(busy) = queued {
+            let message = format!(
+                "the daemon has {} calls waiting (AwaitProof, Prove, SubmitProof, PreloadSRS; daemon.max_waiting_calls); retry {method} later",
+                busy.max
+            );
+            return self.send(ctx, sink, method, Err(RpcStatus::with_message(RpcStatusCode::RESOURCE_EXHAUSTED, message)));
         }
         let metrics = self.metrics.clone();
         ctx.spawn(async move {
             let result = rx.await.unwrap_or_else(|_| Err(RpcStatus::with_message(RpcStatusCode::INTERNAL, format!("{method}: no reply"))));
             deliver(sink, method, result, &metrics).await;
         });
+    }
+
+    /// Answers a request refused before decoding (`methods::decode`); a
+    /// large one's memory is handed back at once.
+    pub fn refuse<T: Send + 'static>(&self, ctx: &RpcContext, sink: UnarySink<T>, method: &'static str, refused: Refused) {
+        if refused.bytes > RETURN_MEMORY_ABOVE_BYTES {
+            release_freed_memory();
+        }
+        self.send(ctx, sink, method, Err(refused.status));
     }
 
     fn send<T: Send + 'static>(&self, ctx: &RpcContext, sink: UnarySink<T>, method: &'static str, result: RpcResult<T>) {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 /// Every accepted key, by section.
 pub const KEYS: &[(&str, &[&str])] = &[
-    ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config", "builtin_max_constraints"]),
+    ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config", "builtin_max_constraints", "max_waiting_calls"]),
     ("srs", &["param_cache", "self_check", "trusted_params"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit", "cpu_fallback"]),
@@ -88,6 +88,10 @@ pub struct DaemonConfig {
     /// constraints: without params in the cache its SRS is generated, which
     /// takes minutes and GBs for large circuits.
     pub builtin_max_constraints: usize,
+    /// Calls that may wait at once (AwaitProof, Prove, SubmitProof's
+    /// checks, PreloadSRS; each holds a thread while it waits); more are
+    /// refused with RESOURCE_EXHAUSTED.
+    pub max_waiting_calls: usize,
 }
 
 impl Default for DaemonConfig {
@@ -100,6 +104,7 @@ impl Default for DaemonConfig {
             shutdown_timeout: HumanDuration(Duration::from_secs(60)),
             socket_mode: FileMode(0o660),
             builtin_max_constraints: 1 << 16,
+            max_waiting_calls: 1024,
         }
     }
 }
@@ -336,6 +341,9 @@ impl Config {
         }
         if self.pipeline.synthesis_concurrency == 0 {
             return bad("pipeline.synthesis_concurrency", "must be at least 1");
+        }
+        if self.daemon.max_waiting_calls == 0 {
+            return bad("daemon.max_waiting_calls", "must be at least 1");
         }
         if !matches!(self.daemon.shutdown.as_str(), "drain" | "cancel") {
             return bad("daemon.shutdown", &format!("{:?} is not \"drain\" or \"cancel\"", self.daemon.shutdown));
