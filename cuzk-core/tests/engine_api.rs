@@ -155,7 +155,7 @@ fn status_metrics_preload_and_evict() {
     assert_eq!(st.srs.len(), 1);
     assert_eq!((st.srs[0].ref_count, st.srs[0].tier), (0, "warm"));
     assert_eq!(st.memory.srs_bytes, st.srs[0].size_bytes);
-    assert_eq!(st.workers.iter().filter(|w| w.role == cuzk_core::engine::WorkerRole::Prover).count(), 2);
+    assert_eq!(st.workers.iter().filter(|w| w.role == cuzk_core::engine::WorkerRole::Prover && !w.urgent_only).count(), 2);
     let job = BuiltinJob::new(spec, 1, 5);
     assert_eq!(job.circuit_id(), id);
     let (_, out) = engine.prove(ProofRequest::builtin(job), WAIT).unwrap();

@@ -17,7 +17,11 @@ fn proved_order(backend: &TestBackend, jobs: &[(cuzk_core::engine::BuiltinJob, J
 #[test]
 fn priority_order_then_fifo() {
     let backend = TestBackend::new(true);
-    let engine = Engine::start_with_backend(config(1, 1), backend.clone()).unwrap();
+    let mut cfg = config(1, 1);
+    // One queue order: no workers beside it for urgent jobs (which would
+    // prove the critical and high jobs' partitions side by side).
+    (cfg.synthesis.urgent_workers, cfg.gpus.urgent_workers_per_device) = (0, 0);
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
     engine.pause_dispatch();
     let plan = [Priority::Low, Priority::Normal, Priority::Critical, Priority::Normal, Priority::High, Priority::Low];
     let jobs: Vec<_> = plan

@@ -25,8 +25,12 @@ fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut cfg = config(rng.gen_range(1..=3), rng.gen_range(1..=3));
     // Enough for the SRS entries and a few partitions at once, so
-    // synthesis has to wait for memory.
-    cfg.memory.total_budget = TotalBudget::Bytes(1_200_000);
+    // synthesis has to wait for memory; and beyond it the reserve for
+    // urgent partitions. (An SRS evicted between a job's proof and its
+    // check would be generated anew, at random: the proof would not
+    // verify against it.)
+    cfg.memory.total_budget = TotalBudget::Bytes(1_350_000);
+    cfg.memory.urgent_reserve = cuzk_core::config::ByteSize(150_000);
     cfg.scheduler.max_batch_size = rng.gen_range(1..=3);
     cfg.scheduler.max_batch_wait_ms = rng.gen_range(0..=30);
     cfg.scheduler.sort_by_type = rng.gen();

@@ -11,6 +11,9 @@ use serde_json::{json, Map, Value};
 pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
     let stage = |role: WorkerRole| -> Vec<Value> { s.workers.iter().filter(|w| w.role == role).map(|w| worker(s, w)).collect() };
     let busy = |role: WorkerRole| s.workers.iter().filter(|w| w.role == role && w.busy).count();
+    // The existing daemon's `gpu_workers` lists the configured workers, not
+    // the one per GPU kept for urgent jobs (listed in `stages`).
+    let configured = |w: &&WorkerStatus| !w.urgent_only;
     let synthesizers = s.workers.iter().filter(|w| w.role == WorkerRole::Synthesis).count();
     let partitions = |phases: &[PartitionPhase]| -> usize {
         s.jobs.iter().filter(|j| j.finished_ms_ago.is_none()).flat_map(|j| &j.partitions).filter(|p| phases.contains(&p.phase)).count()
@@ -33,7 +36,7 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
         },
         "synthesis": { "max_concurrent": synthesizers, "active": busy(WorkerRole::Synthesis) },
         "pipelines": s.jobs.iter().map(pipeline).collect::<Vec<_>>(),
-        "gpu_workers": s.workers.iter().filter(|w| w.role == WorkerRole::Prover).map(|w| gpu_worker(s, w)).collect::<Vec<_>>(),
+        "gpu_workers": s.workers.iter().filter(configured).filter(|w| w.role == WorkerRole::Prover).map(|w| gpu_worker(s, w)).collect::<Vec<_>>(),
         "allocations": {
             "srs": s.srs.iter().map(|e| json!({
                 "circuit_id": e.circuit_id,
@@ -158,6 +161,7 @@ fn worker(s: &EngineStatus, w: &WorkerStatus) -> Value {
         "worker_id": w.worker_id,
         "gpu": w.gpu,
         "sub_id": w.sub_id,
+        "urgent_only": w.urgent_only,
         "state": if w.busy { "busy" } else { "idle" },
         "job_id": worker_job(s, w),
         "partition": w.partition,

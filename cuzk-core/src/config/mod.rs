@@ -20,10 +20,10 @@ use std::time::Duration;
 pub const KEYS: &[(&str, &[&str])] = &[
     ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config", "builtin_max_constraints", "max_waiting_calls"]),
     ("srs", &["param_cache", "self_check", "trusted_params"]),
-    ("memory", &["total_budget", "safety_margin", "eviction_min_idle"]),
-    ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "vram_limit", "cpu_fallback"]),
+    ("memory", &["total_budget", "safety_margin", "eviction_min_idle", "urgent_reserve"]),
+    ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "urgent_workers_per_device", "vram_limit", "cpu_fallback"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
-    ("synthesis", &["threads", "partition_workers", "pce"]),
+    ("synthesis", &["threads", "partition_workers", "urgent_workers", "pce"]),
     ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
     ("logging", &["level", "format", "timeline"]),
 ];
@@ -172,6 +172,11 @@ pub struct MemoryConfig {
     pub total_budget: TotalBudget,
     pub safety_margin: ByteSize,
     pub eviction_min_idle: HumanDuration,
+    /// The part of the budget only urgent partitions (priority high and
+    /// critical: the PoSt kinds) may use, so one never waits for a normal
+    /// partition to be proved (a WinningPoSt partition needs ~0.2 GiB); at
+    /// most an eighth of the budget is kept so.
+    pub urgent_reserve: ByteSize,
 }
 
 impl Default for MemoryConfig {
@@ -180,6 +185,7 @@ impl Default for MemoryConfig {
             total_budget: TotalBudget::Auto,
             safety_margin: ByteSize(5 << 30),
             eviction_min_idle: HumanDuration(Duration::from_secs(300)),
+            urgent_reserve: ByteSize(1 << 30),
         }
     }
 }
@@ -192,6 +198,10 @@ pub struct GpuConfig {
     /// CPU threads for the prover's CPU-side work; 0 = all CPUs.
     pub gpu_threads: usize,
     pub gpu_workers_per_device: usize,
+    /// Prover workers per device beyond gpu_workers_per_device that prove
+    /// only partitions of urgent jobs (priority high and critical), so one
+    /// never waits for a normal partition's proving to find a worker.
+    pub urgent_workers_per_device: usize,
     /// Caps the VRAM budget the process tracks per device (e.g. "16GiB" to
     /// act like a small card); 0 = the device's own memory.
     pub vram_limit: ByteSize,
@@ -202,7 +212,7 @@ pub struct GpuConfig {
 
 impl Default for GpuConfig {
     fn default() -> Self {
-        Self { devices: Vec::new(), gpu_threads: 0, gpu_workers_per_device: 2, vram_limit: ByteSize(0), cpu_fallback: false }
+        Self { devices: Vec::new(), gpu_threads: 0, gpu_workers_per_device: 2, urgent_workers_per_device: 1, vram_limit: ByteSize(0), cpu_fallback: false }
     }
 }
 
@@ -230,6 +240,12 @@ pub struct SynthesisConfig {
     pub threads: usize,
     /// Partitions synthesized at once (one thread each); 0 = `threads`.
     pub partition_workers: usize,
+    /// Threads beyond partition_workers that synthesize only partitions of
+    /// urgent jobs (priority high and critical: the PoSt kinds), so they
+    /// start at once while long PoRep partitions occupy the others; also
+    /// the number of urgent batches dispatched at once. 0 = none (urgent
+    /// jobs then wait for a partition worker and a synthesis permit).
+    pub urgent_workers: usize,
     /// Synthesize through each circuit's pre-compiled constraint system
     /// (witness-only synthesis + sparse products; recorded at first use
     /// or loaded from `<param_cache>/<circuit-id>.pce`).
@@ -238,7 +254,7 @@ pub struct SynthesisConfig {
 
 impl Default for SynthesisConfig {
     fn default() -> Self {
-        Self { threads: 0, partition_workers: 0, pce: true }
+        Self { threads: 0, partition_workers: 0, urgent_workers: 2, pce: true }
     }
 }
 

@@ -12,6 +12,8 @@ fn empty_config_is_all_defaults() {
     assert_eq!(c.memory.safety_margin, ByteSize(5 << 30));
     assert_eq!(c.memory.eviction_min_idle, HumanDuration(Duration::from_secs(300)));
     assert_eq!(c.gpus.gpu_workers_per_device, 2);
+    // Capacity kept for urgent jobs, on without operator action.
+    assert_eq!((c.synthesis.urgent_workers, c.gpus.urgent_workers_per_device, c.memory.urgent_reserve), (2, 1, ByteSize(1 << 30)));
     assert_eq!(c.scheduler.max_batch_size, 1);
     assert_eq!(c.scheduler.max_batch_wait_ms, 10_000);
     assert!(c.pipeline.enabled);

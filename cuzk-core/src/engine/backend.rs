@@ -120,12 +120,14 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &str;
     fn devices(&self) -> Vec<DeviceInfo>;
     /// `input` proved on `dev` through its interlock (pre-staged, or the
-    /// fallback); `gpu_event(event, path)` records the timeline's
-    /// gpu_start and gpu_end.
+    /// fallback; `urgent`: ahead of normal work for the compute lock);
+    /// `gpu_event(event, path)` records the timeline's gpu_start and
+    /// gpu_end.
     fn prove_interlocked(
         &self,
         dev: &DeviceLocks,
         input: &ProveInput<'_>,
+        urgent: bool,
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError>;
     /// [`ProverBackend::abc_on_device`].
@@ -145,9 +147,10 @@ impl<B: ProverBackend> Backend for B {
         &self,
         dev: &DeviceLocks,
         input: &ProveInput<'_>,
+        urgent: bool,
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
-        super::prover_worker::through_interlock(self, dev, input, gpu_event)
+        super::prover_worker::through_interlock(self, dev, input, urgent, gpu_event)
     }
 
     fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {

@@ -1,15 +1,21 @@
-//! The synthesis dispatcher thread: takes a synthesis permit, collects the
-//! next batch from the scheduler, leases its SRS (loading it on first use)
-//! and queues one synthesis unit per partition index.
+//! The synthesis dispatcher threads: each takes a synthesis permit, collects
+//! the next batch from the scheduler, leases its SRS (loading it on first
+//! use) and queues one synthesis unit per partition index.
 //!
 //! Holding a permit per batch in synthesis is what bounds
 //! `synthesis_concurrency`; the permit comes back when the batch is
 //! synthesized, so the next batch's synthesis overlaps this one's proving
 //! (cross-job pipelining), or when it is proved if pipelining is off.
+//!
+//! Two lanes ([`Lane`]): the main dispatcher takes any job; the urgent one
+//! takes only urgent jobs, with permits of its own, so a WinningPoSt never
+//! waits for a PoRep batch (minutes of synthesis) to give its permit back,
+//! nor for the main dispatcher's SRS loads.
 
 use super::memory::partition_bytes_estimate;
 use super::job::Job;
 use super::pipeline::{BatchCtx, Member, Permit, SynthUnit};
+use super::request::Priority;
 use super::shared::{panic_message, Shared};
 use super::srs_manager::SrsLoader;
 use super::timeline::Event;
@@ -18,19 +24,34 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub fn run(sh: Arc<Shared>) {
+/// Which jobs a dispatcher takes and whose permits it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    /// Any job, most urgent first; `pipeline.synthesis_concurrency` batches.
+    Main,
+    /// Urgent jobs only ([`Priority::is_urgent`]); `synthesis.urgent_workers`
+    /// batches.
+    Urgent,
+}
+
+pub fn run(sh: Arc<Shared>, lane: Lane) {
     let c = &sh.config;
     log::info!(
-        "synthesis dispatcher started max_batch_size={} max_batch_wait_ms={} slot_size={} synthesis_concurrency={} partition_workers={}",
+        "synthesis dispatcher started lane={lane:?} max_batch_size={} max_batch_wait_ms={} slot_size={} synthesis_concurrency={} partition_workers={} urgent_workers={}",
         c.scheduler.max_batch_size,
         c.scheduler.max_batch_wait_ms,
         c.pipeline.slot_size,
         c.pipeline.synthesis_concurrency,
-        c.partition_workers()
+        c.partition_workers(),
+        c.synthesis.urgent_workers
     );
+    let (permits, min) = match lane {
+        Lane::Main => (&sh.permits, Priority::Low),
+        Lane::Urgent => (&sh.urgent_permits, Priority::High),
+    };
     loop {
-        let permit = sh.permits.acquire();
-        let Some(mut batch) = sh.scheduler.next_batch() else { break };
+        let permit = permits.acquire();
+        let Some(mut batch) = sh.scheduler.next_batch(min) else { break };
         batch.retain(|j| !j.is_finished());
         if batch.is_empty() {
             continue;
@@ -41,7 +62,7 @@ pub fn run(sh: Arc<Shared>) {
             jobs.iter().for_each(|j| j.fail(msg.clone()));
         }
     }
-    log::info!("synthesis dispatcher stopped");
+    log::info!("synthesis dispatcher stopped lane={lane:?}");
 }
 
 fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {

@@ -1,6 +1,9 @@
 //! The per-device interlock: `mem_mtx` guards VRAM reservation and
 //! pre-staging (short), `compute_mtx` guards kernel execution (long), so
 //! one worker pre-stages its next partition while another computes.
+//! Both go to a worker proving urgent work before the others waiting for
+//! them ([`UrgentFirstLock`]): an urgent partition waits for at most the
+//! pre-stage and the kernel running, never for a line of normal ones.
 //!
 //! VRAM is accounted by the process itself ([`VramBudget`], measured once
 //! at start): device-global queries or synchronizing frees under `mem_mtx`
@@ -8,7 +11,7 @@
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 #[derive(Debug, Default)]
 struct VramState {
@@ -100,8 +103,8 @@ pub enum Service {
 pub struct DeviceLocks {
     pub ordinal: u32,
     pub name: String,
-    mem_mtx: Mutex<()>,
-    compute_mtx: Mutex<()>,
+    mem_mtx: UrgentFirstLock,
+    compute_mtx: UrgentFirstLock,
     pub vram: Arc<VramBudget>,
     service: AtomicU8,
 }
@@ -117,8 +120,8 @@ impl DeviceLocks {
         Arc::new(Self {
             ordinal,
             name,
-            mem_mtx: Mutex::new(()),
-            compute_mtx: Mutex::new(()),
+            mem_mtx: UrgentFirstLock::default(),
+            compute_mtx: UrgentFirstLock::default(),
             vram: VramBudget::new(vram_total),
             service: AtomicU8::new(Service::InService as u8),
         })
@@ -142,12 +145,58 @@ impl DeviceLocks {
         self.service() != Service::OutOfService
     }
 
-    pub fn lock_mem(&self) -> MutexGuard<'_, ()> {
-        lock(&self.mem_mtx)
+    /// `urgent`: for a partition of an urgent job, which goes first.
+    pub fn lock_mem(&self, urgent: bool) -> UrgentFirstGuard<'_> {
+        self.mem_mtx.lock(urgent)
     }
 
-    pub fn lock_compute(&self) -> MutexGuard<'_, ()> {
-        lock(&self.compute_mtx)
+    /// `urgent`: for a partition of an urgent job, which goes first.
+    pub fn lock_compute(&self, urgent: bool) -> UrgentFirstGuard<'_> {
+        self.compute_mtx.lock(urgent)
+    }
+}
+
+/// A mutex whose urgent waiters go before the others.
+#[derive(Debug, Default)]
+pub struct UrgentFirstLock {
+    state: Mutex<LockState>,
+    released: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct LockState {
+    held: bool,
+    urgent_waiting: usize,
+}
+
+/// Holds [`UrgentFirstLock`] until dropped (also when a panic unwinds).
+pub struct UrgentFirstGuard<'a>(&'a UrgentFirstLock);
+
+impl UrgentFirstLock {
+    fn state(&self) -> MutexGuard<'_, LockState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn lock(&self, urgent: bool) -> UrgentFirstGuard<'_> {
+        let mut s = self.state();
+        if urgent {
+            s.urgent_waiting += 1;
+        }
+        while s.held || (!urgent && s.urgent_waiting > 0) {
+            s = self.released.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        if urgent {
+            s.urgent_waiting -= 1;
+        }
+        s.held = true;
+        UrgentFirstGuard(self)
+    }
+}
+
+impl Drop for UrgentFirstGuard<'_> {
+    fn drop(&mut self) {
+        self.0.state().held = false;
+        self.0.released.notify_all();
     }
 }
 
@@ -198,5 +247,29 @@ mod tests {
         assert_eq!(v.usage(), VramUsage { total_bytes: 100, used_bytes: 100, peak_bytes: 100 });
         drop((a, b));
         assert_eq!(v.usage().used_bytes, 0);
+    }
+
+    #[test]
+    fn urgent_first_lock_lets_urgent_waiters_go_first() {
+        let lock = Arc::new(UrgentFirstLock::default());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let held = lock.lock(false);
+        let waiter = |urgent: bool| {
+            let (lock, order) = (lock.clone(), order.clone());
+            std::thread::spawn(move || {
+                let _g = lock.lock(urgent);
+                order.lock().unwrap().push(urgent);
+            })
+        };
+        let normal = waiter(false);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let urgent = waiter(true);
+        while lock.state().urgent_waiting == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        drop(held);
+        normal.join().unwrap();
+        urgent.join().unwrap();
+        assert_eq!(*order.lock().unwrap(), vec![true, false], "the urgent waiter, though later, went first");
     }
 }

@@ -2,10 +2,16 @@
 //! holds a [`Reservation`] for its estimated bytes, so the sum never
 //! exceeds the budget. Synthesis waits for room; SRS entries idle long
 //! enough are evicted to make room (the caller's pressure hook).
+//!
+//! Urgent partitions ([`super::request::Priority::is_urgent`]) come first:
+//! the last `memory.urgent_reserve` bytes of the budget are theirs alone,
+//! and while one waits for room no other reservation takes any, so the
+//! memory a proved partition frees goes to it.
 
 use crate::config::{format_size, MemoryConfig, TotalBudget};
 use crate::srs::Parameters;
 use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -38,6 +44,10 @@ pub enum ReserveError {
 pub struct MemoryBudget {
     usage: Mutex<MemoryUsage>,
     freed: Condvar,
+    /// Bytes only urgent reservations may take.
+    urgent_reserve: u64,
+    /// Urgent reservations waiting for room: others wait behind them.
+    urgent_waiting: AtomicUsize,
 }
 
 /// Bytes held until dropped.
@@ -72,16 +82,54 @@ const RECHECK: Duration = Duration::from_millis(50);
 
 impl MemoryBudget {
     pub fn new(budget_bytes: u64) -> Arc<Self> {
-        Arc::new(Self { usage: Mutex::new(MemoryUsage { budget_bytes, ..Default::default() }), freed: Condvar::new() })
+        Self::with_urgent_reserve(budget_bytes, 0)
+    }
+
+    /// A budget whose last `urgent_reserve` bytes (at most an eighth of
+    /// it: a small budget stays mostly for normal work) only urgent
+    /// reservations may take.
+    pub fn with_urgent_reserve(budget_bytes: u64, urgent_reserve: u64) -> Arc<Self> {
+        Arc::new(Self {
+            usage: Mutex::new(MemoryUsage { budget_bytes, ..Default::default() }),
+            freed: Condvar::new(),
+            urgent_reserve: urgent_reserve.min(budget_bytes / 8),
+            urgent_waiting: AtomicUsize::new(0),
+        })
     }
 
     pub fn usage(&self) -> MemoryUsage {
         *self.usage.lock().unwrap()
     }
 
+    /// `bytes` now if they fit beside the urgent reserve, else None (for
+    /// one-off claims such as a recorded PCE, which are not retried: they
+    /// do not wait behind urgent reservations).
     pub fn try_reserve(self: &Arc<Self>, bytes: u64, purpose: Purpose) -> Option<Reservation> {
+        self.try_take(bytes, 0, purpose, false, false)
+    }
+
+    /// How far a claim may fill the budget: all of it for an urgent one;
+    /// else up to the urgent reserve, except that a claim that could fit
+    /// only with the reserve (`pinned`: the caller's own held bytes) gets
+    /// it once nothing else is held, so the reserve never makes a job
+    /// impossible.
+    fn limit(&self, u: &MemoryUsage, bytes: u64, pinned: u64, urgent: bool) -> u64 {
+        if urgent {
+            return u.budget_bytes;
+        }
+        u.budget_bytes.saturating_sub(self.urgent_reserve).max((bytes + pinned).min(u.budget_bytes))
+    }
+
+    /// Whether the claim may be granted now. `queued`: a normal claim of a
+    /// [`Self::reserve`] loop, which lets waiting urgent claims go first.
+    fn fits(&self, u: &MemoryUsage, bytes: u64, pinned: u64, urgent: bool, queued: bool) -> bool {
+        let behind_urgent = !urgent && queued && self.urgent_waiting.load(Ordering::SeqCst) > 0;
+        !behind_urgent && u.used_bytes + bytes <= self.limit(u, bytes, pinned, urgent)
+    }
+
+    fn try_take(self: &Arc<Self>, bytes: u64, pinned: u64, purpose: Purpose, urgent: bool, queued: bool) -> Option<Reservation> {
         let mut u = self.usage.lock().unwrap();
-        if u.used_bytes + bytes > u.budget_bytes {
+        if !self.fits(&u, bytes, pinned, urgent, queued) {
             return None;
         }
         u.used_bytes += bytes;
@@ -98,12 +146,14 @@ impl MemoryBudget {
     /// held while waiting (its SRS): if `bytes + pinned` exceed the budget
     /// the wait could never end, so that is an error at once.
     /// `on_pressure(missing)` may free memory (it runs without the
-    /// budget's lock); `abandon()` true gives up.
+    /// budget's lock); `abandon()` true gives up. `urgent`: of an urgent
+    /// job (the reserve is open to it, and others wait while it waits).
     pub fn reserve(
         self: &Arc<Self>,
         bytes: u64,
         pinned: u64,
         purpose: Purpose,
+        urgent: bool,
         mut on_pressure: impl FnMut(u64),
         abandon: impl Fn() -> bool,
     ) -> Result<Reservation, ReserveError> {
@@ -111,8 +161,12 @@ impl MemoryBudget {
         if bytes + pinned > budget {
             return Err(ReserveError::TooLarge { need: bytes, pinned, budget });
         }
+        if let Some(r) = self.try_take(bytes, pinned, purpose, urgent, true) {
+            return Ok(r);
+        }
+        let _waiting = urgent.then(|| UrgentWaiting::new(self));
         loop {
-            if let Some(r) = self.try_reserve(bytes, purpose) {
+            if let Some(r) = self.try_take(bytes, pinned, purpose, urgent, true) {
                 return Ok(r);
             }
             if abandon() {
@@ -120,14 +174,32 @@ impl MemoryBudget {
             }
             let missing = {
                 let u = self.usage.lock().unwrap();
-                (u.used_bytes + bytes).saturating_sub(u.budget_bytes)
+                (u.used_bytes + bytes).saturating_sub(self.limit(&u, bytes, pinned, urgent))
             };
             on_pressure(missing);
             let u = self.usage.lock().unwrap();
-            if u.used_bytes + bytes > u.budget_bytes {
+            if !self.fits(&u, bytes, pinned, urgent, true) {
                 drop(self.freed.wait_timeout(u, RECHECK).unwrap());
             }
         }
+    }
+}
+
+/// Counts an urgent reservation as waiting while it lives.
+struct UrgentWaiting<'a>(&'a MemoryBudget);
+
+impl<'a> UrgentWaiting<'a> {
+    fn new(budget: &'a MemoryBudget) -> Self {
+        budget.urgent_waiting.fetch_add(1, Ordering::SeqCst);
+        Self(budget)
+    }
+}
+
+impl Drop for UrgentWaiting<'_> {
+    fn drop(&mut self) {
+        self.0.urgent_waiting.fetch_sub(1, Ordering::SeqCst);
+        // Those that waited behind it try again.
+        self.0.freed.notify_all();
     }
 }
 
@@ -196,18 +268,45 @@ mod tests {
         assert_eq!(b.usage(), MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40, pce_bytes: 0 });
         drop(r2);
         assert_eq!(b.usage().used_bytes, 0);
-        assert!(matches!(b.reserve(101, 0, Purpose::Partition, |_| {}, || false), Err(ReserveError::TooLarge { .. })));
+        assert!(matches!(b.reserve(101, 0, Purpose::Partition, false, |_| {}, || false), Err(ReserveError::TooLarge { .. })));
     }
 
     #[test]
     fn blocked_reservation_waits_for_release_or_abandons() {
         let b = MemoryBudget::new(10);
         let held = b.try_reserve(10, Purpose::Partition).unwrap();
-        assert_eq!(b.reserve(5, 0, Purpose::Partition, |_| {}, || true).err(), Some(ReserveError::Abandoned));
+        assert_eq!(b.reserve(5, 0, Purpose::Partition, false, |_| {}, || true).err(), Some(ReserveError::Abandoned));
         let b2 = b.clone();
-        let t = std::thread::spawn(move || b2.reserve(5, 0, Purpose::Partition, |_| {}, || false).map(|r| r.bytes()));
+        let t = std::thread::spawn(move || b2.reserve(5, 0, Purpose::Partition, false, |_| {}, || false).map(|r| r.bytes()));
         std::thread::sleep(Duration::from_millis(30));
         drop(held);
         assert_eq!(t.join().unwrap(), Ok(5));
+    }
+
+    #[test]
+    fn urgent_reserve_and_urgent_reservations_go_first() {
+        let b = MemoryBudget::with_urgent_reserve(160, 20);
+        let normal = b.try_reserve(130, Purpose::Partition).unwrap();
+        assert!(b.try_reserve(20, Purpose::Partition).is_none(), "the last 20 bytes are the urgent reserve");
+        let urgent = b.reserve(20, 0, Purpose::Partition, true, |_| {}, || false).unwrap();
+        drop(urgent);
+        // An urgent reservation waiting for room holds the others back.
+        let b2 = b.clone();
+        let t = std::thread::spawn(move || b2.reserve(100, 0, Purpose::Partition, true, |_| {}, || false).map(|r| r.bytes()));
+        while b.urgent_waiting.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let b3 = b.clone();
+        let queued = std::thread::spawn(move || b3.reserve(10, 0, Purpose::Partition, false, |_| {}, || false).map(|r| r.bytes()));
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!queued.is_finished(), "a normal reservation waits behind an urgent one");
+        drop(normal);
+        assert_eq!(t.join().unwrap(), Ok(100));
+        assert_eq!(queued.join().unwrap(), Ok(10));
+        // A normal reservation that fits only with the reserve is not
+        // refused for good: it gets it when nothing else is held.
+        assert_eq!(b.reserve(155, 0, Purpose::Partition, false, |_| {}, || false).map(|r| r.bytes()), Ok(155));
+        assert!(b.try_reserve(161, Purpose::Pce).is_none(), "never past the budget");
+        assert_eq!(MemoryBudget::with_urgent_reserve(80, 20).urgent_reserve, 10, "at most an eighth of the budget");
     }
 }

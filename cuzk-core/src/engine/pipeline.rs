@@ -151,6 +151,13 @@ pub struct ProveUnit {
 
 macro_rules! order_by_key {
     ($t:ty) => {
+        impl $t {
+            /// Of urgent jobs ([`Priority::is_urgent`]): the workers kept
+            /// for urgent work take it, and it passes full queues.
+            pub fn urgent(&self) -> bool {
+                (self.order.0).0.is_urgent()
+            }
+        }
         impl PartialEq for $t {
             fn eq(&self, other: &Self) -> bool {
                 self.order == other.order

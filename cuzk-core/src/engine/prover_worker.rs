@@ -1,8 +1,10 @@
-//! Prover workers (`gpu_workers_per_device` threads per device): take the
-//! most urgent synthesized unit and prove it through the interlock:
+//! Prover workers (`gpu_workers_per_device` threads per device, and
+//! `urgent_workers_per_device` more that take urgent units only): take the most urgent
+//! synthesized unit and prove it through the interlock:
 //!
 //! - pre-stage path: under `mem_mtx` reserve VRAM and pre-stage, then
-//!   under `compute_mtx` compute;
+//!   under `compute_mtx` compute (an urgent unit takes either lock before
+//!   the normal ones waiting for it);
 //! - fallback path (the reservation does not fit): under `compute_mtx`
 //!   reserve what is free and compute within it;
 //! - epilogue with no lock; proofs go to their jobs by partition.
@@ -31,11 +33,20 @@ pub struct ProverWorker {
     pub worker_id: usize,
     pub sub_id: usize,
     pub device: Arc<DeviceLocks>,
+    /// Kept for urgent units: an urgent partition never waits for a
+    /// normal one to be proved to find a worker.
+    pub urgent_only: bool,
 }
 
 pub fn run(sh: Arc<Shared>, w: ProverWorker) {
-    log::info!("pipeline GPU worker started worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
-    while let Some(unit) = sh.gpu_queue.pop() {
+    log::info!(
+        "pipeline GPU worker started worker_id={} gpu={} sub_id={} urgent_only={}",
+        w.worker_id,
+        w.device.ordinal,
+        w.sub_id,
+        w.urgent_only
+    );
+    while let Some(unit) = sh.gpu_queue.pop_if(|u| !w.urgent_only || u.urgent()) {
         if !w.device.serving() {
             // Taken out while this worker waited: the unit is another's.
             requeue(&sh, unit);
@@ -62,12 +73,14 @@ fn requeue(sh: &Shared, unit: ProveUnit) {
     for m in &unit.members {
         m.job.partition_enters(m.partition, PartitionPhase::SynthDone);
     }
-    if let Err(unit) = sh.gpu_queue.push(unit) {
+    let queued = if unit.urgent() { sh.gpu_queue.push_past_capacity(unit) } else { sh.gpu_queue.push(unit) };
+    if let Err(unit) = queued {
         unit.members.iter().for_each(|m| m.job.fail(format!("partition {}: engine shutting down", m.partition)));
     }
 }
 
 fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
+    let urgent = unit.urgent();
     let ProveUnit { order, members, assignments, pce, synth_times, memory, prove_ticket } = unit;
     if members.iter().all(|m| m.job.is_finished()) {
         return;
@@ -98,7 +111,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         _ => sh.backend.as_ref(),
     };
     let t = Instant::now();
-    let result = catch_unwind(AssertUnwindSafe(|| backend.prove_interlocked(&w.device, &input, &gpu_event)));
+    let result = catch_unwind(AssertUnwindSafe(|| backend.prove_interlocked(&w.device, &input, urgent, &gpu_event)));
     let wall = t.elapsed();
     let mut lost_last = false;
     if let Ok(Err(ProverError::DeviceLost(why))) = &result {
@@ -159,6 +172,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
     backend: &B,
     dev: &DeviceLocks,
     input: &ProveInput<'_>,
+    urgent: bool,
     gpu_event: &dyn Fn(&'static str, Option<&'static str>),
 ) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
     let need = backend.vram_needed(dev.ordinal, input);
@@ -168,7 +182,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
         backend.compute_fallback(dev.ordinal, vram.bytes(), input)
     };
     let t = Instant::now();
-    let mem_guard = dev.lock_mem();
+    let mem_guard = dev.lock_mem(urgent);
     let mem_wait = t.elapsed();
     // Pre-staged where the reservation fits and the card has the memory;
     // an out-of-memory there leaves the unit to the fallback.
@@ -195,7 +209,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
     let (computed, trace) = match prestaged {
         Ok((vram, staged, prestage)) => {
             let t = Instant::now();
-            let compute_guard = dev.lock_compute();
+            let compute_guard = dev.lock_compute(urgent);
             let compute_wait = t.elapsed();
             gpu_event("gpu_start", None);
             let t = Instant::now();
@@ -217,7 +231,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
         }
         Err(path) => {
             let t = Instant::now();
-            let compute_guard = dev.lock_compute();
+            let compute_guard = dev.lock_compute(urgent);
             let compute_wait = t.elapsed();
             gpu_event("gpu_start", None);
             let t = Instant::now();

@@ -31,6 +31,16 @@ pub enum Priority {
     Critical = 4,
 }
 
+impl Priority {
+    /// High and Critical (the PoSt kinds' defaults): work with a deadline.
+    /// The engine keeps capacity that only urgent work may use at every
+    /// stage (a dispatcher, synthesis workers, a memory reserve, a prover
+    /// worker per device), so it never waits for normal work to finish.
+    pub fn is_urgent(self) -> bool {
+        self >= Priority::High
+    }
+}
+
 /// What to prove.
 #[derive(Clone)]
 pub enum ProofWork {

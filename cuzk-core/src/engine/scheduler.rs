@@ -82,23 +82,26 @@ impl Scheduler {
         self.state.lock().unwrap().queue.values().map(|j| (j.kind, j.priority)).collect()
     }
 
-    /// Blocks for the next batch: jobs of one circuit in queue order,
-    /// collected per [`BatchRules`]. None when closed and empty.
-    pub fn next_batch(&self) -> Option<Vec<Arc<Job>>> {
+    /// Blocks for the next batch led by a job of priority `min` or above:
+    /// jobs of one circuit in queue order, collected per [`BatchRules`].
+    /// None when closed and no such job is queued.
+    pub fn next_batch(&self, min: Priority) -> Option<Vec<Arc<Job>>> {
         let mut st = self.state.lock().unwrap();
         loop {
             if st.paused && !st.closed {
                 st = self.wake.wait(st).unwrap();
                 continue;
             }
-            match st.queue.pop_first() {
-                Some((_, job)) => {
-                    drop(st);
-                    return Some(self.fill(job));
-                }
-                None if st.closed => return None,
-                None => st = self.wake.wait(st).unwrap(),
+            // The queue is in priority order: its head is the one candidate.
+            if st.queue.first_key_value().is_some_and(|(_, j)| j.priority >= min) {
+                let (_, job) = st.queue.pop_first().unwrap();
+                drop(st);
+                return Some(self.fill(job));
             }
+            if st.closed {
+                return None;
+            }
+            st = self.wake.wait(st).unwrap();
         }
     }
 

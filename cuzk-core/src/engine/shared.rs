@@ -25,6 +25,8 @@ pub struct Shared {
     pub counters: Arc<JobCounters>,
     pub scheduler: Scheduler,
     pub permits: Permits,
+    /// The urgent dispatcher's (`synthesis.urgent_workers`).
+    pub urgent_permits: Permits,
     pub synth_queue: super::work_queue::WorkQueue<SynthUnit>,
     pub gpu_queue: super::work_queue::WorkQueue<ProveUnit>,
     pub memory: Arc<MemoryBudget>,
@@ -38,7 +40,8 @@ pub struct Shared {
     pub sources: Vec<Arc<dyn CircuitSource>>,
     pub devices: Vec<Arc<DeviceLocks>>,
     pub timeline: Timeline,
-    /// Synthesis workers first, then prover workers.
+    /// Synthesis workers first (the urgent-only ones last), then prover
+    /// workers.
     pub workers: Vec<Mutex<WorkerStatus>>,
 }
 

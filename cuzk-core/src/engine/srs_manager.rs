@@ -109,7 +109,7 @@ impl SrsManager {
     /// Loads an SRS (under its id's lock) and leases it.
     fn load(self: &Arc<Self>, circuit_id: &str, loader: SrsLoader<'_>, abandon: &dyn Fn() -> bool) -> Result<SrsLease, String> {
         let reserve = |bytes: u64| {
-            self.memory.reserve(bytes, 0, Purpose::Srs, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
+            self.memory.reserve(bytes, 0, Purpose::Srs, false, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
                 ReserveError::TooLarge { .. } => format!("cannot load SRS {circuit_id}: it {e}"),
                 ReserveError::Abandoned => "no job needs it any more".to_string(),
             })

@@ -18,7 +18,8 @@ use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
 use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerRole, WorkerStatus, RECENT_JOBS};
 use super::timeline::Timeline;
 use super::work_queue::WorkQueue;
-use super::{dispatcher, synthesis, Engine, EngineError, Threads};
+use super::dispatcher::{self, Lane};
+use super::{synthesis, Engine, EngineError, Threads};
 use crate::circuit_source::CircuitSource;
 use crate::config::{format_size, Config};
 use std::borrow::Cow;
@@ -44,21 +45,30 @@ impl Engine {
         let timeline = Timeline::open(timeline_path.as_deref())
             .map_err(|e| EngineError::Start(format!("cannot open timeline {}: {e}", timeline_path.as_ref().unwrap().display())))?;
         let partition_workers = config.partition_workers();
-        let per_device = config.gpus.gpu_workers_per_device;
-        let memory = MemoryBudget::new(budget);
-        let mut workers: Vec<Mutex<WorkerStatus>> = (0..partition_workers).map(|i| Mutex::new(worker(WorkerRole::Synthesis, i, None, None))).collect();
+        let urgent_synth = config.synthesis.urgent_workers;
+        let synth_workers = partition_workers + urgent_synth;
+        // Per device: gpu_workers_per_device, then those for urgent units only.
+        let normal_per_device = config.gpus.gpu_workers_per_device;
+        let per_device = normal_per_device + config.gpus.urgent_workers_per_device;
+        let urgent_prover = move |sub: usize| sub >= normal_per_device;
+        let memory = MemoryBudget::with_urgent_reserve(budget, config.memory.urgent_reserve.0);
+        let mut workers: Vec<Mutex<WorkerStatus>> =
+            (0..synth_workers).map(|i| Mutex::new(worker(WorkerRole::Synthesis, i, None, None, i >= partition_workers))).collect();
         for (d, dev) in devices.iter().enumerate() {
             for sub in 0..per_device {
-                workers.push(Mutex::new(worker(WorkerRole::Prover, d * per_device + sub, Some(dev.ordinal), Some(sub))));
+                workers.push(Mutex::new(worker(WorkerRole::Prover, d * per_device + sub, Some(dev.ordinal), Some(sub), urgent_prover(sub))));
             }
         }
         log::info!(
-            "engine started backend={} devices={} gpu_workers_per_device={} partition_workers={} memory_budget={} timeline={}",
+            "engine started backend={} devices={} gpu_workers_per_device={} urgent_workers_per_device={} partition_workers={} urgent_workers={} memory_budget={} urgent_reserve={} timeline={}",
             backend.name(),
             devices.len(),
-            per_device,
+            config.gpus.gpu_workers_per_device,
+            config.gpus.urgent_workers_per_device,
             partition_workers,
+            urgent_synth,
             format_size(budget),
+            format_size(config.memory.urgent_reserve.0),
             timeline_path.as_ref().map_or("off".to_string(), |p| p.display().to_string())
         );
         let rules = BatchRules { max_batch_size: config.scheduler.max_batch_size, max_wait: Duration::from_millis(config.scheduler.max_batch_wait_ms) };
@@ -69,6 +79,7 @@ impl Engine {
             counters: Arc::default(),
             scheduler: Scheduler::new(rules, config.scheduler.sort_by_type),
             permits: Permits::new(config.pipeline.synthesis_concurrency),
+            urgent_permits: Permits::new(urgent_synth),
             synth_queue: WorkQueue::new(0),
             gpu_queue: WorkQueue::new(config.gpu_queue_capacity()),
             srs: SrsManager::new(memory.clone(), config.memory.eviction_min_idle.0),
@@ -87,15 +98,21 @@ impl Engine {
         };
         let mut threads = Threads::default();
         let sh = shared.clone();
-        threads.dispatcher.push(spawn("cuzk-dispatcher".into(), Box::new(move || dispatcher::run(sh)))?);
-        for i in 0..partition_workers {
+        threads.dispatcher.push(spawn("cuzk-dispatcher".into(), Box::new(move || dispatcher::run(sh, Lane::Main)))?);
+        if urgent_synth > 0 {
             let sh = shared.clone();
-            threads.synthesis.push(spawn(format!("cuzk-synth-{i}"), Box::new(move || synthesis::run(sh, i)))?);
+            threads.dispatcher.push(spawn("cuzk-dispatcher-urgent".into(), Box::new(move || dispatcher::run(sh, Lane::Urgent)))?);
+        }
+        for i in 0..synth_workers {
+            let sh = shared.clone();
+            let urgent_only = i >= partition_workers;
+            threads.synthesis.push(spawn(format!("cuzk-synth-{i}"), Box::new(move || synthesis::run(sh, i, urgent_only)))?);
         }
         for (d, dev) in devices.into_iter().enumerate() {
             for sub_id in 0..per_device {
                 let worker_id = d * per_device + sub_id;
-                let w = ProverWorker { slot: partition_workers + worker_id, worker_id, sub_id, device: dev.clone() };
+                let urgent_only = urgent_prover(sub_id);
+                let w = ProverWorker { slot: synth_workers + worker_id, worker_id, sub_id, device: dev.clone(), urgent_only };
                 let sh = shared.clone();
                 threads.provers.push(spawn(format!("cuzk-prover-{worker_id}"), Box::new(move || prover_worker::run(sh, w)))?);
             }
@@ -104,8 +121,8 @@ impl Engine {
     }
 }
 
-fn worker(role: WorkerRole, worker_id: usize, gpu: Option<u32>, sub_id: Option<usize>) -> WorkerStatus {
-    WorkerStatus { role, worker_id, gpu, sub_id, busy: false, since: None, job: None, partition: None, kind: None, done: 0 }
+fn worker(role: WorkerRole, worker_id: usize, gpu: Option<u32>, sub_id: Option<usize>, urgent_only: bool) -> WorkerStatus {
+    WorkerStatus { role, worker_id, gpu, sub_id, urgent_only, busy: false, since: None, job: None, partition: None, kind: None, done: 0 }
 }
 
 /// The backend's devices narrowed to `gpus.devices`, with VRAM capped by

@@ -33,6 +33,8 @@ pub struct WorkerStatus {
     pub gpu: Option<u32>,
     /// Index among the device's workers (prover workers).
     pub sub_id: Option<usize>,
+    /// Kept for urgent jobs' partitions only.
+    pub urgent_only: bool,
     pub busy: bool,
     /// When it took up its current partition.
     #[serde(skip)]
@@ -178,7 +180,8 @@ impl EngineStatus {
         metric("cuzk_proofs_failed_total", "counter", "Total proofs failed.", one(self.jobs_failed as f64));
         metric("cuzk_queue_depth", "gauge", "Jobs waiting for dispatch.", sum(|q| q.pending));
         metric("cuzk_running_jobs", "gauge", "Jobs being proved.", sum(|q| q.in_progress));
-        let provers = self.workers.iter().filter(|w| w.role == WorkerRole::Prover).count();
+        // As the existing daemon counted them: the configured workers.
+        let provers = self.workers.iter().filter(|w| w.role == WorkerRole::Prover && !w.urgent_only).count();
         metric("cuzk_gpu_workers", "gauge", "Prover workers.", one(provers as f64));
         let by_kind = |f: fn(&KindStatus) -> f64| {
             self.by_kind.iter().map(|k| (format!("{{proof_kind=\"{}\"}}", k.kind.compat_label()), f(k))).collect()

@@ -15,6 +15,11 @@
 //!
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
+//!
+//! `synthesis.urgent_workers` more threads take urgent units only, so an
+//! urgent partition starts at once even while every partition worker is
+//! busy with a long one; urgent units also reserve memory ahead of others
+//! (and may use `memory.urgent_reserve`) and pass a full prover queue.
 
 use super::memory::{Purpose, ReserveError};
 use super::pce_store::SynthPath;
@@ -26,9 +31,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub fn run(sh: Arc<Shared>, worker_id: usize) {
-    log::info!("pipeline synthesis worker started worker_id={worker_id}");
-    while let Some(unit) = sh.synth_queue.pop() {
+/// A synthesis worker in status slot `worker_id`; `urgent_only`: one of
+/// the workers kept for urgent units.
+pub fn run(sh: Arc<Shared>, worker_id: usize, urgent_only: bool) {
+    log::info!("pipeline synthesis worker started worker_id={worker_id} urgent_only={urgent_only}");
+    while let Some(unit) = sh.synth_queue.pop_if(|u| !urgent_only || u.urgent()) {
         process(&sh, worker_id, unit);
         sh.set_worker(worker_id, |w| {
             w.busy = false;
@@ -42,6 +49,7 @@ pub fn run(sh: Arc<Shared>, worker_id: usize) {
 }
 
 fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
+    let urgent = unit.urgent();
     let SynthUnit { order, members, synth_ticket, prove_ticket } = unit;
     let members: Vec<Member> = members.into_iter().filter(|m| !m.job.is_finished()).collect();
     if members.is_empty() {
@@ -65,7 +73,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         // going through at the classic size a few partitions at a time.
         let pce_missing = pce.is_none() && sh.pce.is_some();
         let pce_arrived = || pce_missing && ready_pce().is_some();
-        match sh.memory.reserve(bytes, pinned, Purpose::Partition, |need| { sh.srs.make_room(need); }, || abandon() || pce_arrived()) {
+        match sh.memory.reserve(bytes, pinned, Purpose::Partition, urgent, |need| { sh.srs.make_room(need); }, || abandon() || pce_arrived()) {
             Ok(r) => break (pce, witness_only, r),
             Err(ReserveError::Abandoned) if !abandon() => continue,
             Err(ReserveError::Abandoned) => return,
@@ -128,7 +136,8 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     }
     let ids: Vec<_> = kept.iter().map(|m| (m.job.id, m.partition)).collect();
     let unit = ProveUnit { order, members: kept, assignments, pce, synth_times, memory, prove_ticket };
-    if let Err(unit) = sh.gpu_queue.push(unit) {
+    let queued = if urgent { sh.gpu_queue.push_past_capacity(unit) } else { sh.gpu_queue.push(unit) };
+    if let Err(unit) = queued {
         // Only possible if the engine was torn down out of order.
         unit.members.iter().for_each(|m| m.job.fail("engine stopped before the partition was proved"));
         return;

@@ -1,7 +1,10 @@
 //! A bounded, closeable priority queue between pipeline stages: pop gives
 //! the smallest item (the pipeline orders by priority, then job age, then
 //! partition), push blocks while full, and after close the consumers
-//! drain what is left and then see None.
+//! drain what is left and then see None. A consumer may take only items
+//! that pass a test ([`WorkQueue::pop_if`]: the workers kept for urgent
+//! work), and urgent items may go past the capacity
+//! ([`WorkQueue::push_past_capacity`]).
 
 use std::collections::BinaryHeap;
 use std::cmp::Reverse;
@@ -32,23 +35,43 @@ impl<T: Ord> WorkQueue<T> {
 
     /// Blocks while full. After close the item is handed back.
     pub fn push(&self, item: T) -> Result<(), T> {
+        self.push_within(item, self.capacity)
+    }
+
+    /// [`Self::push`] that does not wait for room: for urgent items, which
+    /// must not queue behind a full queue of normal ones (their memory is
+    /// accounted by the budget all the same).
+    pub fn push_past_capacity(&self, item: T) -> Result<(), T> {
+        self.push_within(item, usize::MAX)
+    }
+
+    fn push_within(&self, item: T, capacity: usize) -> Result<(), T> {
         let mut st = self.state.lock().unwrap();
-        while st.heap.len() >= self.capacity && !st.closed {
+        while st.heap.len() >= capacity && !st.closed {
             st = self.not_full.wait(st).unwrap();
         }
         if st.closed {
             return Err(item);
         }
         st.heap.push(Reverse(item));
-        self.not_empty.notify_one();
+        // All: a consumer that takes only some items must not swallow the
+        // wake-up meant for another.
+        self.not_empty.notify_all();
         Ok(())
     }
 
     /// Blocks for the smallest item; None once closed and drained.
     pub fn pop(&self) -> Option<T> {
+        self.pop_if(|_| true)
+    }
+
+    /// Blocks until the smallest item passes `wanted`, and takes it; None
+    /// once closed and the smallest item left (if any) does not pass.
+    pub fn pop_if(&self, wanted: impl Fn(&T) -> bool) -> Option<T> {
         let mut st = self.state.lock().unwrap();
         loop {
-            if let Some(Reverse(item)) = st.heap.pop() {
+            if st.heap.peek().is_some_and(|Reverse(item)| wanted(item)) {
+                let Reverse(item) = st.heap.pop().unwrap();
                 self.not_full.notify_one();
                 return Some(item);
             }
@@ -88,6 +111,21 @@ mod tests {
         q.close();
         assert_eq!(q.push(9), Err(9));
         assert_eq!((q.pop(), q.pop(), q.pop(), q.pop()), (Some(1), Some(3), Some(5), None));
+    }
+
+    #[test]
+    fn pop_if_waits_for_a_wanted_item_and_urgent_push_passes_capacity() {
+        let q = Arc::new(WorkQueue::new(1));
+        q.push(5).unwrap();
+        let q2 = q.clone();
+        let t = std::thread::spawn(move || q2.pop_if(|&x| x < 3));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!t.is_finished(), "5 is not wanted");
+        q.push_past_capacity(2).unwrap();
+        assert_eq!(t.join().unwrap(), Some(2));
+        assert_eq!(q.pop(), Some(5));
+        q.close();
+        assert_eq!(q.pop_if(|&x| x < 3), None);
     }
 
     #[test]
