@@ -1,8 +1,8 @@
 //! Urgent jobs (priority high and critical: the PoSt kinds) beside long
 //! normal partitions: an urgent job starts at once while every partition
-//! worker and the synthesis permit are held by slow partitions, normal
-//! work still completes beside a stream of urgent jobs, and cancel works
-//! for both.
+//! worker and the synthesis permit are held by slow partitions, or after
+//! the batches in flight when its SRS must be loaded; normal work still
+//! completes beside a stream of urgent jobs, and cancel works for both.
 
 mod common;
 
@@ -115,6 +115,33 @@ fn without_urgent_workers_urgent_job_waits_for_long_partitions() {
     assert!(t.queue_wait_ms >= SLOW.as_millis() as u64 / 2, "urgent job did not wait: {t:?}");
     for (_, id) in &slow_jobs {
         expect_completed(engine.await_job(*id, WAIT).unwrap());
+    }
+}
+
+/// An urgent job whose SRS is not resident waits for the batches of
+/// other circuits in flight to finish before loading it, but not for a
+/// stream of them: the main dispatcher holds its next batches back.
+#[test]
+fn urgent_job_loading_its_srs_waits_for_the_batches_in_flight_not_the_stream() {
+    let engine = engine(2);
+    let delay = Duration::from_millis(1500);
+    // One batch in synthesis at a time: the stream lasts 6 x 1.5 s.
+    let stream: Vec<_> = (0..6)
+        .map(|i| {
+            let job = builtin("synthetic:64:2", 1, 300 + i);
+            (job, engine.submit(ProofRequest::custom(Arc::new(Slow { job, delay }))).unwrap())
+        })
+        .collect();
+    wait_busy_partition_workers(&engine, 1);
+    let urgent = builtin("mimc:1", 1, 9);
+    let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
+    let out = expect_completed(engine.await_job(id, WAIT).unwrap());
+    verify(&engine, &urgent, &out);
+    // At most two slow batches in flight when it came (one synthesizing,
+    // one dispatched as it arrived).
+    assert!(out.timings.total_ms < 4500, "urgent job waited for the stream: {:?}", out.timings);
+    for (job, id) in &stream {
+        verify(&engine, job, &expect_completed(engine.await_job(*id, WAIT).unwrap()));
     }
 }
 

@@ -57,7 +57,7 @@ pub fn run(sh: Arc<Shared>, lane: Lane) {
             continue;
         }
         let jobs = batch.clone();
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| dispatch(&sh, batch, permit))) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| dispatch(&sh, batch, permit, lane))) {
             let msg = format!("dispatcher panicked: {}", panic_message(&*p));
             jobs.iter().for_each(|j| j.fail(msg.clone()));
         }
@@ -65,7 +65,7 @@ pub fn run(sh: Arc<Shared>, lane: Lane) {
     log::info!("synthesis dispatcher stopped lane={lane:?}");
 }
 
-fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
+fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit, lane: Lane) {
     let circuit = jobs[0].circuit.clone();
     let circuit_id = jobs[0].circuit_id.clone();
     for j in &jobs {
@@ -80,7 +80,10 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
     );
     let t = Instant::now();
     let abandon = || jobs.iter().all(|j| j.is_finished());
-    wait_for_room_beside_other_circuits(sh, &circuit_id, &abandon);
+    if lane == Lane::Main {
+        sh.inflight.wait_while_held(&abandon);
+    }
+    wait_for_room_beside_other_circuits(sh, &circuit_id, lane, &abandon);
     let inflight = sh.inflight.enter(&circuit_id);
     let param_cache = sh.config.srs.param_cache.clone();
     let load_circuit = circuit.clone();
@@ -116,10 +119,13 @@ fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit) {
 /// otherwise only if its SRS is resident and it plus one partition fit
 /// next to the SRS entries those batches pin. Loading a new SRS waits
 /// for the other circuits' batches to finish: two pinned SRS entries can
-/// starve each other's partitions of memory for good.
-fn wait_for_room_beside_other_circuits(sh: &Shared, circuit_id: &str, abandon: &dyn Fn() -> bool) {
+/// starve each other's partitions of memory for good. An urgent batch
+/// that waits so holds the main lane's next batches back meanwhile (else
+/// a stream of them would keep other circuits in flight for good).
+fn wait_for_room_beside_other_circuits(sh: &Shared, circuit_id: &str, lane: Lane, abandon: &dyn Fn() -> bool) {
     let budget = sh.memory.usage().budget_bytes;
     let mut logged = false;
+    let mut _hold = None;
     while sh.inflight.others(circuit_id) > 0 && !abandon() {
         if let Some((bytes, params)) = sh.srs.resident(circuit_id) {
             if sh.srs.in_use_bytes_except(circuit_id) + bytes + partition_bytes_estimate(&params) <= budget {
@@ -127,8 +133,11 @@ fn wait_for_room_beside_other_circuits(sh: &Shared, circuit_id: &str, abandon: &
             }
         }
         if !logged {
-            log::info!("batch waits for other circuits' batches to finish circuit_id={circuit_id} reason=memory_budget");
+            log::info!("batch waits for other circuits' batches to finish circuit_id={circuit_id} lane={lane:?} reason=memory_budget");
             logged = true;
+            if lane == Lane::Urgent {
+                _hold = Some(sh.inflight.hold_new_batches());
+            }
         }
         sh.inflight.wait(std::time::Duration::from_millis(50));
     }

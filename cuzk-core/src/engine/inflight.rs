@@ -2,9 +2,12 @@
 //! dispatcher consults it before starting a batch of another circuit: two
 //! batches whose SRS entries are both pinned can starve each other of
 //! memory, so a new circuit runs alongside others only when its SRS and a
-//! partition fit next to the SRS entries they pin.
+//! partition fit next to the SRS entries they pin. An urgent batch
+//! waiting so holds the main dispatcher's new batches back
+//! ([`InflightBatches::hold_new_batches`]).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -12,6 +15,20 @@ use std::time::Duration;
 pub struct InflightBatches {
     by_circuit: Mutex<HashMap<String, usize>>,
     changed: Condvar,
+    /// Holds on the main dispatcher's new batches (urgent batches waiting
+    /// for the others to finish).
+    holds: AtomicUsize,
+}
+
+/// Holds the main dispatcher's new batches back while it lives.
+pub struct HoldGuard<'a>(&'a InflightBatches);
+
+impl Drop for HoldGuard<'_> {
+    fn drop(&mut self) {
+        let _m = self.0.by_circuit.lock().unwrap();
+        self.0.holds.fetch_sub(1, Ordering::SeqCst);
+        self.0.changed.notify_all();
+    }
 }
 
 /// Registered while its batch lives.
@@ -41,6 +58,19 @@ impl InflightBatches {
     /// Batches in flight of circuits other than `circuit_id`.
     pub fn others(&self, circuit_id: &str) -> usize {
         self.by_circuit.lock().unwrap().iter().filter(|(k, _)| *k != circuit_id).map(|(_, n)| n).sum()
+    }
+
+    pub fn hold_new_batches(&self) -> HoldGuard<'_> {
+        self.holds.fetch_add(1, Ordering::SeqCst);
+        HoldGuard(self)
+    }
+
+    /// Waits while a [`HoldGuard`] lives (or until `abandon()`).
+    pub fn wait_while_held(&self, abandon: &dyn Fn() -> bool) {
+        let mut m = self.by_circuit.lock().unwrap();
+        while self.holds.load(Ordering::SeqCst) > 0 && !abandon() {
+            m = self.changed.wait_timeout(m, Duration::from_millis(50)).unwrap().0;
+        }
     }
 
     /// Waits until a batch ends or `timeout` passes.
