@@ -262,7 +262,9 @@ for K in "${LOAD_KINDS[@]}"; do
 done
 
 # 5. prove: the request the workload wrote (meta.json's cuzk_single)
-mapfile -t SINGLE < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$W/meta.json")
+# The `cuzk single` arguments a workload's meta.json holds, one per line.
+single_args() { python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$1"; }
+mapfile -t SINGLE < <(single_args "$W/meta.json")
 t0="$(now)"
 "$CUZK" single "${SINGLE[@]}" --out "$DIR/proof.bin" 2>&1 | tee "$DIR/prove.log"
 rc=${PIPESTATUS[0]}
@@ -277,7 +279,7 @@ phase verify "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/proof.bin" --
 prove_under_load() {
     for K in "${LOAD_KINDS[@]}"; do
         local args t0 rc
-        mapfile -t args < <(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$DIR/load-$K/meta.json")
+        mapfile -t args < <(single_args "$DIR/load-$K/meta.json")
         t0="$(now)"
         "$CUZK" single "${args[@]}" --out "$DIR/load-$K.bin" >"$DIR/load-$K.log" 2>&1
         rc=$?
