@@ -14,7 +14,9 @@
 //!   workers, GPU interlock, memory budget, SRS manager), set up by [`config`];
 //!   it proves any [`partitioned::PartitionedCircuit`] and is given the
 //!   families it does not define through [`circuit_source`];
-//! - [`filecoin`]: Filecoin's proofs as such a family.
+//! - [`filecoin`]: Filecoin's proofs as such a family;
+//! - [`witness_gadgets`]: gadgets' witnesses computed without their
+//!   constraints, for witness-only synthesis.
 
 pub mod arith;
 pub mod circuit_source;
@@ -30,6 +32,7 @@ pub mod partitioned;
 pub mod pce;
 pub mod proof_kind;
 pub mod srs;
+pub mod witness_gadgets;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 

@@ -1,0 +1,258 @@
+//! cuzk-core's witness generators for bellperson's gadgets against the
+//! gadgets themselves: into `WitnessOnly` the same auxiliary assignment
+//! value for value, the same inputs and the same results (values, and the
+//! variables of the bits handed back); with any other constraint system
+//! the gadget itself (a satisfied test system, the same constraints).
+
+use bellpepper_core::boolean::{AllocatedBit, Boolean};
+use bellpepper_core::test_cs::TestConstraintSystem;
+use bellpepper_core::{ConstraintSystem, Index, SynthesisError};
+use bellperson::gadgets::uint32::UInt32;
+use blstrs::Scalar as Fr;
+use cuzk_core::cs::WitnessOnly;
+use cuzk_core::witness_gadgets;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+use storage_proofs_core::gadgets::uint64::UInt64;
+use storage_proofs_porep::stacked::{create_label_circuit, TOTAL_PARENTS};
+
+/// One label's message: replica id, layer and node, 37 parents, 32 bytes each.
+const LABEL_BITS: usize = (2 + TOTAL_PARENTS) * 256;
+const LENGTHS: [usize; 8] = [0, 8, 440, 448, 504, 512, 1024, LABEL_BITS];
+
+#[derive(Clone, Copy, Debug)]
+enum Kinds {
+    /// Every bit a variable (`Boolean::Is`).
+    Allocated,
+    /// Every bit a variable used negated (`Boolean::Not`).
+    Negated,
+    /// Constants, `Is` and `Not` at random, with runs of each.
+    Mixed,
+}
+
+/// How to make each input bit: its value and kind (0 constant, 1 Is, 2 Not).
+fn plan(rng: &mut ChaCha8Rng, len: usize, kinds: Kinds) -> Vec<(bool, u8)> {
+    let mut kind = 1;
+    (0..len)
+        .map(|_| {
+            let k = match kinds {
+                Kinds::Allocated => 1,
+                Kinds::Negated => 2,
+                Kinds::Mixed => {
+                    // Runs, so whole words of one kind occur as well as mixtures.
+                    if rng.gen_ratio(1, 12) {
+                        kind = rng.gen_range(0..3);
+                    }
+                    if rng.gen_ratio(1, 6) {
+                        rng.gen_range(0..3)
+                    } else {
+                        kind
+                    }
+                }
+            };
+            (rng.gen(), k)
+        })
+        .collect()
+}
+
+fn make_bits<CS: ConstraintSystem<Fr>>(cs: &mut CS, plan: &[(bool, u8)]) -> Vec<Boolean> {
+    plan.iter()
+        .enumerate()
+        .map(|(i, &(v, k))| match k {
+            0 => Boolean::Constant(v),
+            1 => Boolean::Is(AllocatedBit::alloc(cs.namespace(|| format!("in {i}")), Some(v)).unwrap()),
+            _ => Boolean::Not(AllocatedBit::alloc(cs.namespace(|| format!("in {i}")), Some(!v)).unwrap()),
+        })
+        .collect()
+}
+
+/// A witness-only system with the constant one allocated, as the engine makes it.
+fn witness_cs() -> WitnessOnly {
+    let mut cs = WitnessOnly::new();
+    cs.alloc_input(|| "one", || Ok(Fr::from(1))).unwrap();
+    cs
+}
+
+/// A Boolean as something comparable: kind, variable, value.
+fn describe(b: &Boolean) -> (u8, Option<Index>, Option<bool>) {
+    match b {
+        Boolean::Constant(v) => (0, None, Some(*v)),
+        Boolean::Is(a) => (1, Some(a.get_variable().get_unchecked()), b.get_value()),
+        Boolean::Not(a) => (2, Some(a.get_variable().get_unchecked()), b.get_value()),
+    }
+}
+
+/// The message's SHA-256 by `sha2`, as bits most significant first.
+fn sha2_bits(plan: &[(bool, u8)]) -> Vec<bool> {
+    let bytes: Vec<u8> = plan.chunks(8).map(|c| c.iter().fold(0u8, |acc, &(v, _)| (acc << 1) | v as u8)).collect();
+    Sha256::digest(bytes).iter().flat_map(|&x| (0..8).rev().map(move |i| (x >> i) & 1 == 1)).collect()
+}
+
+fn values(bits: &[Boolean]) -> Vec<bool> {
+    bits.iter().map(|b| b.get_value().unwrap()).collect()
+}
+
+fn sha256_both(plan: &[(bool, u8)]) -> (WitnessOnly, Vec<Boolean>, WitnessOnly, Vec<Boolean>) {
+    let mut gadget_cs = witness_cs();
+    let input = make_bits(&mut gadget_cs, plan);
+    let gadget_out = bellperson::gadgets::sha256::sha256(gadget_cs.namespace(|| "sha256"), &input).unwrap();
+    let mut ours_cs = witness_cs();
+    let input = make_bits(&mut ours_cs, plan);
+    let ours_out = witness_gadgets::sha256(ours_cs.namespace(|| "sha256"), &input).unwrap();
+    (gadget_cs, gadget_out, ours_cs, ours_out)
+}
+
+#[test]
+fn sha256_witness_matches_the_gadget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5a256);
+    for kinds in [Kinds::Allocated, Kinds::Negated, Kinds::Mixed] {
+        for len in LENGTHS {
+            let plan = plan(&mut rng, len, kinds);
+            let (gadget_cs, gadget_out, ours_cs, ours_out) = sha256_both(&plan);
+            let what = format!("{len} bits, {kinds:?}");
+            assert_eq!(ours_cs.aux_assignment.len(), gadget_cs.aux_assignment.len(), "{what}: aux count");
+            assert!(ours_cs == gadget_cs, "{what}: witness differs");
+            let ours: Vec<_> = ours_out.iter().map(describe).collect();
+            let gadget: Vec<_> = gadget_out.iter().map(describe).collect();
+            assert_eq!(ours, gadget, "{what}: digest bits");
+            assert_eq!(values(&ours_out), sha2_bits(&plan), "{what}: digest against sha2");
+        }
+    }
+}
+
+/// A message of constants only allocates nothing, and hands back constants.
+#[test]
+fn sha256_of_constants_allocates_nothing() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for len in [0, 8, 512, 1024] {
+        let plan: Vec<(bool, u8)> = (0..len).map(|_| (rng.gen(), 0)).collect();
+        let (gadget_cs, gadget_out, ours_cs, ours_out) = sha256_both(&plan);
+        assert_eq!(gadget_cs.aux_assignment.len(), 0);
+        assert!(ours_cs == gadget_cs);
+        assert!(ours_out.iter().all(Boolean::is_constant));
+        let ours: Vec<_> = ours_out.iter().map(describe).collect();
+        let gadget: Vec<_> = gadget_out.iter().map(describe).collect();
+        assert_eq!(ours, gadget, "{len} bits");
+    }
+}
+
+/// Not a witness generator: the gadget itself, every constraint there.
+#[test]
+fn sha256_into_a_test_system_is_the_gadget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for len in [8, 512, 1024] {
+        let plan = plan(&mut rng, len, Kinds::Mixed);
+        let mut ours = TestConstraintSystem::<Fr>::new();
+        let input = make_bits(&mut ours, &plan);
+        let out = witness_gadgets::sha256(ours.namespace(|| "sha256"), &input).unwrap();
+        assert!(ours.is_satisfied(), "{len} bits: {:?}", ours.which_is_unsatisfied());
+        let mut gadget = TestConstraintSystem::<Fr>::new();
+        let input = make_bits(&mut gadget, &plan);
+        bellperson::gadgets::sha256::sha256(gadget.namespace(|| "sha256"), &input).unwrap();
+        assert_eq!(ours.num_constraints(), gadget.num_constraints());
+        assert_eq!(ours.num_inputs(), gadget.num_inputs());
+        assert_eq!(values(&out), sha2_bits(&plan), "{len} bits");
+    }
+}
+
+/// The inputs of one label: replica id, parents, layer, node.
+struct LabelPlan {
+    replica_id: Vec<(bool, u8)>,
+    parents: Vec<Vec<(bool, u8)>>,
+    layer: u32,
+    layer_allocated: bool,
+    node: u64,
+}
+
+impl LabelPlan {
+    fn random(rng: &mut ChaCha8Rng, kinds: Kinds, layer_allocated: bool) -> LabelPlan {
+        LabelPlan {
+            replica_id: plan(rng, 256, kinds),
+            parents: (0..TOTAL_PARENTS).map(|_| plan(rng, 256, kinds)).collect(),
+            layer: rng.gen_range(1..12),
+            layer_allocated,
+            node: rng.gen_range(0..1u64 << 30),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn make<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> (Vec<Boolean>, Vec<Vec<Boolean>>, UInt32, UInt64) {
+        let replica_id = make_bits(&mut cs.namespace(|| "replica id"), &self.replica_id);
+        let parents =
+            self.parents.iter().enumerate().map(|(j, p)| make_bits(&mut cs.namespace(|| format!("parent {j}")), p)).collect();
+        let layer = if self.layer_allocated {
+            UInt32::alloc(cs.namespace(|| "layer"), Some(self.layer)).unwrap()
+        } else {
+            UInt32::constant(self.layer)
+        };
+        let node = UInt64::alloc(cs.namespace(|| "node"), Some(self.node)).unwrap();
+        (replica_id, parents, layer, node)
+    }
+}
+
+#[test]
+fn create_label_witness_matches_the_gadget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x1abe1);
+    for (kinds, layer_allocated) in [(Kinds::Allocated, false), (Kinds::Mixed, true), (Kinds::Negated, false)] {
+        let plan = LabelPlan::random(&mut rng, kinds, layer_allocated);
+        let mut gadget_cs = witness_cs();
+        let (r, p, l, n) = plan.make(&mut gadget_cs);
+        let gadget = create_label_circuit(gadget_cs.namespace(|| "label"), &r, p, l, n).unwrap();
+        let mut ours_cs = witness_cs();
+        let (r, p, l, n) = plan.make(&mut ours_cs);
+        let ours = witness_gadgets::create_label(ours_cs.namespace(|| "label"), &r, p, l, n).unwrap();
+        let what = format!("{kinds:?}, layer allocated {layer_allocated}");
+        assert_eq!(ours_cs.aux_assignment.len(), gadget_cs.aux_assignment.len(), "{what}: aux count");
+        assert!(ours_cs == gadget_cs, "{what}: witness differs");
+        assert_eq!(ours.get_value(), gadget.get_value(), "{what}");
+        assert_eq!(ours.get_variable(), gadget.get_variable(), "{what}");
+    }
+}
+
+#[test]
+fn create_label_into_a_test_system_is_the_gadget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let plan = LabelPlan::random(&mut rng, Kinds::Mixed, true);
+    let mut ours = TestConstraintSystem::<Fr>::new();
+    let (r, p, l, n) = plan.make(&mut ours);
+    let label = witness_gadgets::create_label(ours.namespace(|| "label"), &r, p, l, n).unwrap();
+    assert!(ours.is_satisfied(), "{:?}", ours.which_is_unsatisfied());
+    let mut gadget = TestConstraintSystem::<Fr>::new();
+    let (r, p, l, n) = plan.make(&mut gadget);
+    let expected = create_label_circuit(gadget.namespace(|| "label"), &r, p, l, n).unwrap();
+    assert_eq!(ours.num_constraints(), gadget.num_constraints());
+    assert_eq!(label.get_value(), expected.get_value());
+}
+
+/// One label's SHA-256 (9984 bits) into `WitnessOnly`, ours against the
+/// gadget: `cargo test --release --workspace --test witness_gadgets -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn label_sha256_witness_speed() {
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let plan = plan(&mut rng, LABEL_BITS, Kinds::Allocated);
+    // One system, reused: its witness vector already grown, as deep inside
+    // a partition's synthesis, so only the generator's own work is timed.
+    let mut cs = witness_cs();
+    let input = make_bits(&mut cs, &plan);
+    let inputs_end = cs.aux_assignment.len();
+    let mut time = |f: &dyn Fn(&mut WitnessOnly, &[Boolean]) -> Result<Vec<Boolean>, SynthesisError>| {
+        let mut best = f64::MAX;
+        for _ in 0..20 {
+            cs.aux_assignment.truncate(inputs_end);
+            let t = std::time::Instant::now();
+            std::hint::black_box(f(&mut cs, &input).unwrap());
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        best
+    };
+    let gadget = time(&|cs, input| bellperson::gadgets::sha256::sha256(cs.namespace(|| "sha256"), input));
+    let ours = time(&|cs, input| witness_gadgets::sha256(cs.namespace(|| "sha256"), input));
+    println!(
+        "9984-bit SHA-256 witness (one label), best of 20, one core: gadget {:.3} ms, ours {:.3} ms, {:.1}x",
+        gadget * 1e3,
+        ours * 1e3,
+        gadget / ours
+    );
+}
