@@ -6,11 +6,15 @@
 
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
 use bellpepper_core::test_cs::TestConstraintSystem;
+use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, Index, SynthesisError};
 use bellperson::gadgets::uint32::UInt32;
 use blstrs::Scalar as Fr;
 use cuzk_core::cs::WitnessOnly;
 use cuzk_core::witness_gadgets;
+use ff::Field;
+use filecoin_hashers::sha256::Sha256Function;
+use filecoin_hashers::HashFunction;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
@@ -156,6 +160,83 @@ fn sha256_into_a_test_system_is_the_gadget() {
     }
 }
 
+fn random_fr(rng: &mut ChaCha8Rng, i: usize) -> Fr {
+    match i {
+        0 => Fr::ZERO,
+        1 => Fr::ONE,
+        2 => -Fr::ONE,
+        _ => Fr::random(&mut *rng),
+    }
+}
+
+#[test]
+fn to_bits_le_matches_the_gadget() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for i in 0..12 {
+        let v = random_fr(&mut rng, i);
+        let mut gadget_cs = witness_cs();
+        let num = AllocatedNum::alloc(gadget_cs.namespace(|| "num"), || Ok(v)).unwrap();
+        let gadget = num.to_bits_le(gadget_cs.namespace(|| "bits")).unwrap();
+        let mut ours_cs = witness_cs();
+        let num = AllocatedNum::alloc(ours_cs.namespace(|| "num"), || Ok(v)).unwrap();
+        let ours = witness_gadgets::to_bits_le(ours_cs.namespace(|| "bits"), &num).unwrap();
+        assert!(ours_cs == gadget_cs, "value {i}");
+        assert_eq!(ours.iter().map(describe).collect::<Vec<_>>(), gadget.iter().map(describe).collect::<Vec<_>>());
+
+        let mut test_cs = TestConstraintSystem::<Fr>::new();
+        let num = AllocatedNum::alloc(test_cs.namespace(|| "num"), || Ok(v)).unwrap();
+        witness_gadgets::to_bits_le(test_cs.namespace(|| "bits"), &num).unwrap();
+        assert!(test_cs.is_satisfied());
+        assert_eq!(test_cs.num_constraints(), 256);
+    }
+}
+
+/// filecoin-hashers' SHA-256 `hash_circuit` and `hash2_circuit` (a Merkle
+/// node of comm_d's tree) against ours, into `WitnessOnly` and a test system.
+#[test]
+fn sha256_hasher_circuits_match_filecoin_hashers() {
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    for (len, kinds) in [(512, Kinds::Allocated), (LABEL_BITS, Kinds::Mixed), (8, Kinds::Negated)] {
+        let plan = plan(&mut rng, len, kinds);
+        let mut gadget_cs = witness_cs();
+        let bits = make_bits(&mut gadget_cs, &plan);
+        let gadget = Sha256Function::hash_circuit(gadget_cs.namespace(|| "h"), &bits).unwrap();
+        let mut ours_cs = witness_cs();
+        let bits = make_bits(&mut ours_cs, &plan);
+        let ours = witness_gadgets::sha256_packed(ours_cs.namespace(|| "h"), &bits).unwrap();
+        assert!(ours_cs == gadget_cs, "{len} bits {kinds:?}");
+        assert_eq!((ours.get_value(), ours.get_variable()), (gadget.get_value(), gadget.get_variable()));
+    }
+    for i in 0..4 {
+        let (a, b) = (random_fr(&mut rng, i), random_fr(&mut rng, i + 1));
+        let nums = |cs: &mut WitnessOnly| {
+            let a = AllocatedNum::alloc(cs.namespace(|| "a"), || Ok(a)).unwrap();
+            let b = AllocatedNum::alloc(cs.namespace(|| "b"), || Ok(b)).unwrap();
+            [a, b]
+        };
+        let mut gadget_cs = witness_cs();
+        let [x, y] = nums(&mut gadget_cs);
+        let gadget = Sha256Function::hash2_circuit(gadget_cs.namespace(|| "node"), &x, &y).unwrap();
+        let mut ours_cs = witness_cs();
+        let leaves = nums(&mut ours_cs);
+        let ours = witness_gadgets::sha256_multi_leaf(ours_cs.namespace(|| "node"), &leaves).unwrap();
+        assert!(ours_cs == gadget_cs, "hash2 {i}");
+        assert_eq!((ours.get_value(), ours.get_variable()), (gadget.get_value(), gadget.get_variable()));
+
+        let mut ours = TestConstraintSystem::<Fr>::new();
+        let a = AllocatedNum::alloc(ours.namespace(|| "a"), || Ok(a)).unwrap();
+        let b = AllocatedNum::alloc(ours.namespace(|| "b"), || Ok(b)).unwrap();
+        let node = witness_gadgets::sha256_multi_leaf(ours.namespace(|| "node"), &[a.clone(), b.clone()]).unwrap();
+        assert!(ours.is_satisfied());
+        let mut gadget = TestConstraintSystem::<Fr>::new();
+        let a = AllocatedNum::alloc(gadget.namespace(|| "a"), || Ok(a.get_value().unwrap())).unwrap();
+        let b = AllocatedNum::alloc(gadget.namespace(|| "b"), || Ok(b.get_value().unwrap())).unwrap();
+        let expected = Sha256Function::hash2_circuit(gadget.namespace(|| "node"), &a, &b).unwrap();
+        assert_eq!(ours.num_constraints(), gadget.num_constraints());
+        assert_eq!(node.get_value(), expected.get_value());
+    }
+}
+
 /// The inputs of one label: replica id, parents, layer, node.
 struct LabelPlan {
     replica_id: Vec<(bool, u8)>,
@@ -255,4 +336,38 @@ fn label_sha256_witness_speed() {
         ours * 1e3,
         gadget / ours
     );
+
+    // A comm_d Merkle node: two field elements' bits, a 512-bit SHA-256, packed.
+    let leaves: Vec<AllocatedNum<Fr>> =
+        (0..2).map(|i| AllocatedNum::alloc(cs.namespace(|| format!("leaf {i}")), || Ok(Fr::random(&mut rng))).unwrap()).collect();
+    let inputs_end = cs.aux_assignment.len();
+    let mut time = |f: &dyn Fn(&mut WitnessOnly) -> AllocatedNum<Fr>| {
+        let mut best = f64::MAX;
+        for _ in 0..20 {
+            cs.aux_assignment.truncate(inputs_end);
+            let t = std::time::Instant::now();
+            for _ in 0..10 {
+                std::hint::black_box(f(&mut cs));
+            }
+            best = best.min(t.elapsed().as_secs_f64() / 10.0);
+        }
+        best
+    };
+    let gadget = time(&|cs| Sha256Function::hash2_circuit(cs.namespace(|| "node"), &leaves[0], &leaves[1]).unwrap());
+    let ours = time(&|cs| witness_gadgets::sha256_multi_leaf(cs.namespace(|| "node"), &leaves).unwrap());
+    println!(
+        "SHA-256 Merkle node (hash2_circuit), best of 20: gadget {:.1} us, ours {:.1} us, {:.1}x",
+        gadget * 1e6,
+        ours * 1e6,
+        gadget / ours
+    );
+    let gadget = time(&|cs| {
+        leaves[0].to_bits_le(cs.namespace(|| "bits")).unwrap();
+        leaves[0].clone()
+    });
+    let ours = time(&|cs| {
+        witness_gadgets::to_bits_le(cs.namespace(|| "bits"), &leaves[0]).unwrap();
+        leaves[0].clone()
+    });
+    println!("to_bits_le, best of 20: gadget {:.1} us, ours {:.1} us, {:.1}x", gadget * 1e6, ours * 1e6, gadget / ours);
 }

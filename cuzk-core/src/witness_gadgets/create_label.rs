@@ -1,19 +1,17 @@
 //! A stacked-DRG label's witness: storage-proofs-porep 19's
 //! `create_label_circuit` (SHA-256 of the replica id, layer and node, and
 //! the node's parents, packed into a field element) with the hash computed
-//! by [`super::sha256`]'s witness generator.
+//! by [`super::sha256_packed`]'s witness generator.
 
 use bellpepper_core::boolean::Boolean;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use bellperson::gadgets::uint32::UInt32;
 use blstrs::Scalar as Fr;
-use ff::PrimeField;
 use storage_proofs_core::gadgets::uint64::UInt64;
 use storage_proofs_porep::stacked::{create_label_circuit, TOTAL_PARENTS};
 
-use super::aux_sink::AuxSink;
-use super::sha256::{digest_words, DigestBits};
+use super::sha256_packed::packed_witness;
 
 /// The label of `node` in layer `layer_index`: the same variables, in the
 /// same order, and the same value as `create_label_circuit`. Into a witness
@@ -21,7 +19,7 @@ use super::sha256::{digest_words, DigestBits};
 /// its constraints and its digest bits are plain values (the gadget's only
 /// use of them is the packing); otherwise it runs `create_label_circuit`.
 pub fn create_label<CS: ConstraintSystem<Fr>>(
-    mut cs: CS,
+    cs: CS,
     replica_id: &[Boolean],
     parents: Vec<Vec<Boolean>>,
     layer_index: UInt32,
@@ -50,18 +48,6 @@ pub fn create_label<CS: ConstraintSystem<Fr>>(
         return create_label_circuit(cs, replica_id, parents, layer_index, node);
     }
 
-    let mut sink = AuxSink::new();
-    let digest = digest_words(&mut cs, &mut sink, &message, DigestBits::ValuesOnly)?;
-    sink.flush(&mut cs);
-
-    // The gadget packs the digest's first 254 bits, each byte's bits taken
-    // least significant first: the digest as a little-endian integer with
-    // its top two bits cleared.
-    let mut repr = [0u8; 32];
-    for (k, d) in digest.iter().enumerate() {
-        repr[4 * k..4 * k + 4].copy_from_slice(&d.word.value.to_be_bytes());
-    }
-    repr[31] &= 0x3f;
-    let label = Fr::from_repr_vartime(repr).expect("a 254-bit integer is below the field modulus");
-    AllocatedNum::alloc(cs.namespace(|| "result_num"), || Ok(label))
+    // The gadget hashes and packs as the SHA-256 hasher's `hash_circuit` does.
+    packed_witness(cs, &message)
 }

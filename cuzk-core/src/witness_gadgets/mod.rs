@@ -5,6 +5,11 @@
 //! themselves otherwise.
 //!
 //! - [`sha256()`]: `bellperson::gadgets::sha256::sha256`;
+//! - [`sha256_packed()`]: filecoin-hashers' `Sha256Function::hash_circuit`
+//!   (SHA-256 packed into a field element) and [`sha256_multi_leaf()`], its
+//!   `hash_multi_leaf_circuit` / `hash2_circuit` (Merkle nodes of SHA-256
+//!   trees such as comm_d's);
+//! - [`to_bits_le()`]: `AllocatedNum::to_bits_le`;
 //! - [`create_label()`] (feature `filecoin`): storage-proofs-porep's
 //!   `create_label_circuit`, a SHA-256 over a node's parents packed into a
 //!   field element.
@@ -12,9 +17,13 @@
 mod aux_sink;
 #[cfg(feature = "filecoin")]
 mod create_label;
+mod num_bits;
 mod sha256;
+mod sha256_packed;
 mod word;
 
 #[cfg(feature = "filecoin")]
 pub use create_label::create_label;
+pub use num_bits::to_bits_le;
 pub use sha256::sha256;
+pub use sha256_packed::{sha256_multi_leaf, sha256_packed};
