@@ -237,6 +237,46 @@ fn sha256_hasher_circuits_match_filecoin_hashers() {
     }
 }
 
+/// neptune's legacy Poseidon circuit (filecoin-hashers' Poseidon) at the
+/// arities Filecoin's circuits use, against ours.
+#[test]
+fn poseidon_witness_matches_neptune() {
+    fn check<A: neptune::Arity<Fr>>(rng: &mut ChaCha8Rng) {
+        let constants = neptune::poseidon::PoseidonConstants::<Fr, A>::new();
+        let arity = <A as typenum::Unsigned>::to_usize();
+        let values: Vec<Fr> = (0..arity).map(|i| random_fr(rng, i)).collect();
+        let nums = |cs: &mut WitnessOnly| -> Vec<AllocatedNum<Fr>> {
+            values.iter().enumerate().map(|(i, v)| AllocatedNum::alloc(cs.namespace(|| format!("x{i}")), || Ok(*v)).unwrap()).collect()
+        };
+        let mut gadget_cs = witness_cs();
+        let preimage = nums(&mut gadget_cs);
+        let gadget = neptune::circuit::poseidon_hash(gadget_cs.namespace(|| "h"), preimage, &constants).unwrap();
+        let mut ours_cs = witness_cs();
+        let preimage = nums(&mut ours_cs);
+        let ours = witness_gadgets::poseidon_hash(ours_cs.namespace(|| "h"), preimage, &constants).unwrap();
+        assert_eq!(ours_cs.aux_assignment.len(), gadget_cs.aux_assignment.len(), "arity {arity}: aux count");
+        assert!(ours_cs == gadget_cs, "arity {arity}: witness differs");
+        assert_eq!((ours.get_value(), ours.get_variable()), (gadget.get_value(), gadget.get_variable()));
+        assert_eq!(ours.get_value(), Some(neptune::Poseidon::new_with_preimage(&values, &constants).hash()));
+
+        let mut test_cs = TestConstraintSystem::<Fr>::new();
+        let preimage: Vec<_> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| AllocatedNum::alloc(test_cs.namespace(|| format!("x{i}")), || Ok(*v)).unwrap())
+            .collect();
+        let out = witness_gadgets::poseidon_hash(test_cs.namespace(|| "h"), preimage, &constants).unwrap();
+        assert!(test_cs.is_satisfied(), "arity {arity}");
+        assert_eq!(out.get_value(), ours.get_value());
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    for _ in 0..3 {
+        check::<typenum::U2>(&mut rng);
+        check::<typenum::U8>(&mut rng);
+        check::<typenum::U11>(&mut rng);
+    }
+}
+
 /// The inputs of one label: replica id, parents, layer, node.
 struct LabelPlan {
     replica_id: Vec<(bool, u8)>,
@@ -306,6 +346,22 @@ fn create_label_into_a_test_system_is_the_gadget() {
     assert_eq!(label.get_value(), expected.get_value());
 }
 
+/// Best of 20 of the mean of 10 calls of `f` into `cs`, its witness vector
+/// truncated back between runs (grown already, as deep inside a partition).
+fn per_call(cs: &mut WitnessOnly, f: &dyn Fn(&mut WitnessOnly) -> AllocatedNum<Fr>) -> f64 {
+    let inputs_end = cs.aux_assignment.len();
+    let mut best = f64::MAX;
+    for _ in 0..20 {
+        cs.aux_assignment.truncate(inputs_end);
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            std::hint::black_box(f(cs));
+        }
+        best = best.min(t.elapsed().as_secs_f64() / 10.0);
+    }
+    best
+}
+
 /// One label's SHA-256 (9984 bits) into `WitnessOnly`, ours against the
 /// gadget: `cargo test --release --workspace --test witness_gadgets -- --ignored --nocapture`.
 #[test]
@@ -340,34 +396,28 @@ fn label_sha256_witness_speed() {
     // A comm_d Merkle node: two field elements' bits, a 512-bit SHA-256, packed.
     let leaves: Vec<AllocatedNum<Fr>> =
         (0..2).map(|i| AllocatedNum::alloc(cs.namespace(|| format!("leaf {i}")), || Ok(Fr::random(&mut rng))).unwrap()).collect();
-    let inputs_end = cs.aux_assignment.len();
-    let mut time = |f: &dyn Fn(&mut WitnessOnly) -> AllocatedNum<Fr>| {
-        let mut best = f64::MAX;
-        for _ in 0..20 {
-            cs.aux_assignment.truncate(inputs_end);
-            let t = std::time::Instant::now();
-            for _ in 0..10 {
-                std::hint::black_box(f(&mut cs));
-            }
-            best = best.min(t.elapsed().as_secs_f64() / 10.0);
-        }
-        best
-    };
-    let gadget = time(&|cs| Sha256Function::hash2_circuit(cs.namespace(|| "node"), &leaves[0], &leaves[1]).unwrap());
-    let ours = time(&|cs| witness_gadgets::sha256_multi_leaf(cs.namespace(|| "node"), &leaves).unwrap());
+    let gadget = per_call(&mut cs, &|cs| Sha256Function::hash2_circuit(cs.namespace(|| "node"), &leaves[0], &leaves[1]).unwrap());
+    let ours = per_call(&mut cs, &|cs| witness_gadgets::sha256_multi_leaf(cs.namespace(|| "node"), &leaves).unwrap());
     println!(
         "SHA-256 Merkle node (hash2_circuit), best of 20: gadget {:.1} us, ours {:.1} us, {:.1}x",
         gadget * 1e6,
         ours * 1e6,
         gadget / ours
     );
-    let gadget = time(&|cs| {
+    let gadget = per_call(&mut cs, &|cs| {
         leaves[0].to_bits_le(cs.namespace(|| "bits")).unwrap();
         leaves[0].clone()
     });
-    let ours = time(&|cs| {
+    let ours = per_call(&mut cs, &|cs| {
         witness_gadgets::to_bits_le(cs.namespace(|| "bits"), &leaves[0]).unwrap();
         leaves[0].clone()
     });
     println!("to_bits_le, best of 20: gadget {:.1} us, ours {:.1} us, {:.1}x", gadget * 1e6, ours * 1e6, gadget / ours);
+
+    let constants = neptune::poseidon::PoseidonConstants::<Fr, typenum::U11>::new();
+    let column: Vec<AllocatedNum<Fr>> =
+        (0..11).map(|i| AllocatedNum::alloc(cs.namespace(|| format!("c{i}")), || Ok(Fr::random(&mut rng))).unwrap()).collect();
+    let gadget = per_call(&mut cs, &|cs| neptune::circuit::poseidon_hash(cs.namespace(|| "h"), column.clone(), &constants).unwrap());
+    let ours = per_call(&mut cs, &|cs| witness_gadgets::poseidon_hash(cs.namespace(|| "h"), column.clone(), &constants).unwrap());
+    println!("Poseidon arity 11 (a column), best of 20: gadget {:.1} us, ours {:.1} us, {:.1}x", gadget * 1e6, ours * 1e6, gadget / ours);
 }

@@ -21,6 +21,11 @@ impl AuxSink {
     }
 
     #[inline]
+    pub(crate) fn push(&mut self, value: Fr) {
+        self.pending.push(value);
+    }
+
+    #[inline]
     pub(crate) fn bit(&mut self, b: bool) {
         self.pending.push(if b { Fr::ONE } else { Fr::ZERO });
     }

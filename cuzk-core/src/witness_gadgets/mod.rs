@@ -12,12 +12,16 @@
 //! - [`to_bits_le()`]: `AllocatedNum::to_bits_le`;
 //! - [`create_label()`] (feature `filecoin`): storage-proofs-porep's
 //!   `create_label_circuit`, a SHA-256 over a node's parents packed into a
-//!   field element.
+//!   field element;
+//! - [`poseidon_hash()`] (feature `filecoin`): neptune's legacy
+//!   `circuit::poseidon_hash`, which filecoin-hashers' Poseidon calls.
 
 mod aux_sink;
 #[cfg(feature = "filecoin")]
 mod create_label;
 mod num_bits;
+#[cfg(feature = "filecoin")]
+mod poseidon;
 mod sha256;
 mod sha256_packed;
 mod word;
@@ -25,5 +29,7 @@ mod word;
 #[cfg(feature = "filecoin")]
 pub use create_label::create_label;
 pub use num_bits::to_bits_le;
+#[cfg(feature = "filecoin")]
+pub use poseidon::poseidon_hash;
 pub use sha256::sha256;
 pub use sha256_packed::{sha256_multi_leaf, sha256_packed};
