@@ -277,6 +277,38 @@ fn poseidon_witness_matches_neptune() {
     }
 }
 
+/// filecoin-hashers' Poseidon circuits (its own constants) against ours:
+/// `hash2_circuit` (comm_r), `hash_multi_leaf_circuit` at 8 (tree_c,
+/// tree_r_last) and 11 (a column).
+#[test]
+fn poseidon_hasher_circuits_match_filecoin_hashers() {
+    use filecoin_hashers::poseidon::PoseidonFunction;
+    use filecoin_hashers::PoseidonArity;
+    fn check<A: PoseidonArity + 'static>(rng: &mut ChaCha8Rng) {
+        let arity = <A as typenum::Unsigned>::to_usize();
+        let values: Vec<Fr> = (0..arity).map(|_| Fr::random(&mut *rng)).collect();
+        let nums = |cs: &mut WitnessOnly| -> Vec<AllocatedNum<Fr>> {
+            values.iter().enumerate().map(|(i, v)| AllocatedNum::alloc(cs.namespace(|| format!("x{i}")), || Ok(*v)).unwrap()).collect()
+        };
+        let mut gadget_cs = witness_cs();
+        let leaves = nums(&mut gadget_cs);
+        let gadget = if arity == 2 {
+            PoseidonFunction::hash2_circuit(gadget_cs.namespace(|| "h"), &leaves[0], &leaves[1]).unwrap()
+        } else {
+            PoseidonFunction::hash_multi_leaf_circuit::<A, _>(gadget_cs.namespace(|| "h"), &leaves, 0).unwrap()
+        };
+        let mut ours_cs = witness_cs();
+        let leaves = nums(&mut ours_cs);
+        let ours = witness_gadgets::poseidon_hash(ours_cs.namespace(|| "h"), leaves, A::PARAMETERS()).unwrap();
+        assert!(ours_cs == gadget_cs, "arity {arity}: witness differs");
+        assert_eq!((ours.get_value(), ours.get_variable()), (gadget.get_value(), gadget.get_variable()));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(19);
+    check::<typenum::U2>(&mut rng);
+    check::<typenum::U8>(&mut rng);
+    check::<typenum::U11>(&mut rng);
+}
+
 /// The inputs of one label: replica id, parents, layer, node.
 struct LabelPlan {
     replica_id: Vec<(bool, u8)>,
