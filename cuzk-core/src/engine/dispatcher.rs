@@ -1,28 +1,41 @@
 //! The synthesis dispatcher threads: each takes a synthesis permit, collects
-//! the next batch from the scheduler, leases its SRS (loading it on first
-//! use) and queues one synthesis unit per partition index.
+//! the next batch from the scheduler, leases its SRS and queues one
+//! synthesis unit per partition index.
 //!
 //! Holding a permit per batch in synthesis is what bounds
 //! `synthesis_concurrency`; the permit comes back when the batch is
 //! synthesized, so the next batch's synthesis overlaps this one's proving
 //! (cross-job pipelining), or when it is proved if pipelining is off.
 //!
+//! A batch whose SRS is not resident gives its permit back and is parked
+//! ([`super::parked`]) while a thread of its own loads the SRS. The
+//! dispatcher goes on with the jobs of resident circuits queued behind
+//! (they start beside the load when they fit next to its reserved size);
+//! jobs of the loading circuit, and any job that would load an SRS, keep
+//! their place in the queue. Once loaded, the batch takes the
+//! dispatcher's next permit before any new batch, also while the
+//! dispatcher waits holding one (the batch it holds may be waiting for
+//! the loaded one to finish).
+//!
 //! Two lanes ([`Lane`]): the main dispatcher takes any job; the urgent one
 //! takes only urgent jobs, with permits of its own, so a WinningPoSt never
-//! waits for a PoRep batch (minutes of synthesis) to give its permit back,
-//! nor for the main dispatcher's SRS loads.
+//! waits for a PoRep batch (minutes of synthesis) to give its permit back.
 
 use super::memory::partition_bytes_estimate;
 use super::job::Job;
-use super::pipeline::{BatchCtx, Member, Permit, SynthUnit};
+use super::inflight::InflightGuard;
+use super::parked::{Loaded, Parked};
+use super::pipeline::{BatchCtx, Member, Permit, Permits, SynthUnit};
 use super::request::Priority;
+use super::scheduler::Take;
 use super::shared::{panic_message, Shared};
-use super::srs_manager::SrsLoader;
+use super::srs_manager::{SrsLease, SrsLoader};
 use super::timeline::Event;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which jobs a dispatcher takes and whose permits it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +46,10 @@ pub enum Lane {
     /// batches.
     Urgent,
 }
+
+/// How often a dispatcher waiting for room or for a hold to end looks for
+/// loaded batches to give its permit to.
+const RECHECK: Duration = Duration::from_millis(50);
 
 pub fn run(sh: Arc<Shared>, lane: Lane) {
     let c = &sh.config;
@@ -45,100 +62,222 @@ pub fn run(sh: Arc<Shared>, lane: Lane) {
         c.partition_workers(),
         c.synthesis.urgent_workers
     );
-    let (permits, min) = match lane {
-        Lane::Main => (&sh.permits, Priority::Low),
-        Lane::Urgent => (&sh.urgent_permits, Priority::High),
+    let d = Dispatcher { sh: sh.clone(), lane, parked: Arc::default() };
+    // The permit held while the scheduler collects a batch (a loaded batch
+    // may take it meanwhile: `serve`).
+    let held = RefCell::new(None);
+    let take = Take {
+        min: match lane {
+            Lane::Main => Priority::Low,
+            Lane::Urgent => Priority::High,
+        },
+        loading: &|id| d.parked.is_loading(id),
+        resident: &|id| sh.srs.resident(id).is_some(),
+        loaded: &|| d.parked.any_loaded(),
+        serve: &|| d.let_loaded_go_first(&mut held.borrow_mut()),
     };
     loop {
-        let permit = permits.acquire();
-        let Some(mut batch) = sh.scheduler.next_batch(min) else { break };
+        *held.borrow_mut() = Some(d.permit());
+        let batch = sh.scheduler.next_batch(&take);
+        let permit = held.borrow_mut().take().expect("the dispatcher holds a permit");
+        let Some(mut batch) = batch else { break };
         batch.retain(|j| !j.is_finished());
         if batch.is_empty() {
             continue;
         }
         let jobs = batch.clone();
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| dispatch(&sh, batch, permit, lane))) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| d.dispatch(batch, permit))) {
             let msg = format!("dispatcher panicked: {}", panic_message(&*p));
             jobs.iter().for_each(|j| j.fail(msg.clone()));
         }
     }
+    // Batches still loading their SRS go on once loaded (drain), or end
+    // at once when their jobs were cancelled.
+    while d.parked.wait_loaded() {
+        // (The permit goes back if that batch's jobs have ended.)
+        d.start_loaded(d.permits().acquire());
+    }
     log::info!("synthesis dispatcher stopped lane={lane:?}");
 }
 
-fn dispatch(sh: &Arc<Shared>, jobs: Vec<Arc<Job>>, permit: Permit, lane: Lane) {
-    let circuit = jobs[0].circuit.clone();
-    let circuit_id = jobs[0].circuit_id.clone();
-    for j in &jobs {
-        j.mark_running();
-        sh.timeline.record(Event::new("job_dispatched", j.id));
-    }
-    log::info!(
-        "batch dispatched circuit_id={circuit_id} kind={} jobs={} ids={}",
-        jobs[0].kind,
-        jobs.len(),
-        jobs.iter().map(|j| j.id.to_string()).collect::<Vec<_>>().join(",")
-    );
-    let t = Instant::now();
-    let abandon = || jobs.iter().all(|j| j.is_finished());
-    if lane == Lane::Main {
-        sh.inflight.wait_while_held(&abandon);
-    }
-    wait_for_room_beside_other_circuits(sh, &circuit_id, lane, &abandon);
-    let inflight = sh.inflight.enter(&circuit_id);
-    let param_cache = sh.config.srs.param_cache.clone();
-    let load_circuit = circuit.clone();
-    let size_hint = circuit.srs_size_hint(&param_cache);
-    let loader = SrsLoader { size_hint, load: Box::new(move || load_circuit.load_params(&param_cache)) };
-    let lease = match sh.srs.acquire(&circuit_id, loader, &abandon) {
-        Ok((lease, _)) => lease,
-        Err(e) => {
-            jobs.iter().for_each(|j| j.fail(e.clone()));
-            return;
-        }
-    };
-    jobs.iter().for_each(|j| j.add_srs_wait(t.elapsed()));
-    let partition_bytes = partition_bytes_estimate(&lease.params);
-    let units = jobs.iter().map(|j| j.partitions).max().unwrap_or(0);
-    let batch = BatchCtx::new(lease, inflight, partition_bytes, units, permit, sh.config.pipeline.enabled);
-    let lead = &jobs[0];
-    for p in 0..units {
-        let members = jobs
-            .iter()
-            .filter(|j| j.partitions > p)
-            .map(|j| Member { job: j.clone(), circuit: j.circuit.clone(), partition: p })
-            .collect();
-        let unit = SynthUnit::new((Reverse(lead.priority), lead.seq, p), members, &batch);
-        // The synthesis queue is unbounded and closes only after this
-        // thread has stopped, so the push cannot fail.
-        let _ = sh.synth_queue.push(unit);
-    }
+struct Dispatcher {
+    sh: Arc<Shared>,
+    lane: Lane,
+    parked: Arc<Parked>,
 }
 
-/// Waits until a batch of `circuit_id` can run beside the batches in
-/// flight: at once if they are all of the same circuit or there are none;
-/// otherwise only if its SRS is resident and it plus one partition fit
-/// next to the SRS entries those batches pin. Loading a new SRS waits
-/// for the other circuits' batches to finish: two pinned SRS entries can
-/// starve each other's partitions of memory for good. An urgent batch
-/// that waits so holds the main lane's next batches back meanwhile (else
-/// a stream of them would keep other circuits in flight for good).
-fn wait_for_room_beside_other_circuits(sh: &Shared, circuit_id: &str, lane: Lane, abandon: &dyn Fn() -> bool) {
-    let budget = sh.memory.usage().budget_bytes;
-    let mut logged = false;
-    let mut _hold = None;
-    while sh.inflight.others(circuit_id) > 0 && !abandon() {
-        if let Some((bytes, params)) = sh.srs.resident(circuit_id) {
-            if sh.srs.in_use_bytes_except(circuit_id) + bytes + partition_bytes_estimate(&params) <= budget {
+impl Dispatcher {
+    fn permits(&self) -> &Permits {
+        match self.lane {
+            Lane::Main => &self.sh.permits,
+            Lane::Urgent => &self.sh.urgent_permits,
+        }
+    }
+
+    /// The next permit not taken by a loaded batch.
+    fn permit(&self) -> Permit {
+        loop {
+            let permit = self.permits().acquire();
+            if let Some(permit) = self.start_loaded(permit) {
+                return permit;
+            }
+        }
+    }
+
+    /// Starts the oldest loaded batch with `permit`, or gives the permit
+    /// back when none waits.
+    fn start_loaded(&self, permit: Permit) -> Option<Permit> {
+        loop {
+            let Some(Loaded { jobs, lease, inflight }) = self.parked.take_loaded() else { return Some(permit) };
+            if jobs.iter().all(|j| j.is_finished()) {
+                continue;
+            }
+            self.queue_units(&jobs, lease, inflight, permit);
+            return None;
+        }
+    }
+
+    /// While the dispatcher waits holding a permit, a loaded batch takes
+    /// it, and the dispatcher the next one.
+    fn let_loaded_go_first(&self, permit: &mut Option<Permit>) {
+        if self.parked.any_loaded() {
+            let held = permit.take().expect("the dispatcher holds a permit");
+            *permit = Some(self.start_loaded(held).unwrap_or_else(|| self.permit()));
+        }
+    }
+
+    fn dispatch(&self, jobs: Vec<Arc<Job>>, permit: Permit) {
+        let sh = &self.sh;
+        let circuit_id = jobs[0].circuit_id.clone();
+        for j in &jobs {
+            j.mark_running();
+            sh.timeline.record(Event::new("job_dispatched", j.id));
+        }
+        log::info!(
+            "batch dispatched circuit_id={circuit_id} kind={} jobs={} ids={}",
+            jobs[0].kind,
+            jobs.len(),
+            jobs.iter().map(|j| j.id.to_string()).collect::<Vec<_>>().join(",")
+        );
+        let t = Instant::now();
+        let abandon = || jobs.iter().all(|j| j.is_finished());
+        let mut permit = Some(permit);
+        if self.lane == Lane::Main {
+            while sh.inflight.held() && !abandon() {
+                self.let_loaded_go_first(&mut permit);
+                sh.inflight.wait(RECHECK);
+            }
+        }
+        self.wait_for_room_beside_other_circuits(&circuit_id, &abandon, &mut permit);
+        if abandon() {
+            return;
+        }
+        let inflight = sh.inflight.enter(&circuit_id);
+        match sh.srs.lease_resident(&circuit_id) {
+            Some(lease) => self.queue_units(&jobs, lease, inflight, permit.expect("the dispatcher holds a permit")),
+            None => {
+                drop(permit);
+                self.park(jobs, inflight, t);
+            }
+        }
+    }
+
+    /// Loads the batch's SRS on a thread of its own, then lists the batch
+    /// as loaded (failing its jobs if the load fails).
+    fn park(&self, jobs: Vec<Arc<Job>>, inflight: InflightGuard, t: Instant) {
+        let sh = self.sh.clone();
+        let parked = self.parked.clone();
+        let circuit_id = jobs[0].circuit_id.clone();
+        log::info!("batch parked while its srs loads circuit_id={circuit_id} lane={:?}", self.lane);
+        let loading = parked.loading(&circuit_id);
+        let load_jobs = jobs.clone();
+        let spawned = std::thread::Builder::new().name("cuzk-srs-load".into()).spawn(move || {
+            let circuit = jobs[0].circuit.clone();
+            let param_cache = sh.config.srs.param_cache.clone();
+            let size_hint = circuit.srs_size_hint(&param_cache);
+            let loader = SrsLoader { size_hint, load: Box::new(move || circuit.load_params(&param_cache)) };
+            let abandon = || jobs.iter().all(|j| j.is_finished());
+            let loaded = match catch_unwind(AssertUnwindSafe(|| sh.srs.acquire(&circuit_id, loader, &abandon))) {
+                Ok(Ok((lease, _))) => {
+                    jobs.iter().for_each(|j| j.add_srs_wait(t.elapsed()));
+                    Some(Loaded { jobs, lease, inflight })
+                }
+                Ok(Err(e)) => {
+                    jobs.iter().for_each(|j| j.fail(e.clone()));
+                    None
+                }
+                Err(p) => {
+                    let msg = format!("SRS load of {circuit_id} panicked: {}", panic_message(&*p));
+                    jobs.iter().for_each(|j| j.fail(msg.clone()));
+                    None
+                }
+            };
+            // The dispatcher starts the loaded batch, or takes the jobs of
+            // this circuit it left queued.
+            loading.finish(loaded);
+            sh.scheduler.wake();
+        });
+        if let Err(e) = spawned {
+            let msg = format!("cannot start a thread to load the SRS: {e}");
+            load_jobs.iter().for_each(|j| j.fail(msg.clone()));
+        }
+    }
+
+    /// Queues one synthesis unit per partition index of the batch.
+    fn queue_units(&self, jobs: &[Arc<Job>], lease: SrsLease, inflight: InflightGuard, permit: Permit) {
+        let partition_bytes = partition_bytes_estimate(&lease.params);
+        let units = jobs.iter().map(|j| j.partitions).max().unwrap_or(0);
+        let batch = BatchCtx::new(lease, inflight, partition_bytes, units, permit, self.sh.config.pipeline.enabled);
+        let lead = &jobs[0];
+        for p in 0..units {
+            let members = jobs
+                .iter()
+                .filter(|j| j.partitions > p)
+                .map(|j| Member { job: j.clone(), circuit: j.circuit.clone(), partition: p })
+                .collect();
+            let unit = SynthUnit::new((Reverse(lead.priority), lead.seq, p), members, &batch);
+            // The synthesis queue is unbounded and closes only after the
+            // dispatchers have stopped, so the push cannot fail.
+            let _ = self.sh.synth_queue.push(unit);
+        }
+    }
+
+    /// Waits until a batch of `circuit_id` can run beside the batches in
+    /// flight: at once if they are all of the same circuit or there are
+    /// none; otherwise only if its SRS is resident and it plus one
+    /// partition fit next to the SRS of the other circuits in flight
+    /// (resident, or the size reserved by their load; a load that has not
+    /// reserved its size yet counts as not fitting). Loading a new SRS
+    /// waits for the other circuits' batches to finish: two pinned SRS
+    /// entries can starve each other's partitions of memory for good. An
+    /// urgent batch that waits so holds the main lane's next batches back
+    /// meanwhile (else a stream of them would keep other circuits in
+    /// flight for good).
+    fn wait_for_room_beside_other_circuits(&self, circuit_id: &str, abandon: &dyn Fn() -> bool, permit: &mut Option<Permit>) {
+        let sh = &self.sh;
+        let budget = sh.memory.usage().budget_bytes;
+        let mut logged = false;
+        let mut _hold = None;
+        loop {
+            let others = sh.inflight.other_circuits(circuit_id);
+            if others.is_empty() || abandon() {
                 return;
             }
-        }
-        if !logged {
-            log::info!("batch waits for other circuits' batches to finish circuit_id={circuit_id} lane={lane:?} reason=memory_budget");
-            logged = true;
-            if lane == Lane::Urgent {
-                _hold = Some(sh.inflight.hold_new_batches());
+            let others_bytes: Option<u64> = others.iter().map(|c| sh.srs.bytes_held_or_reserved(c)).sum();
+            if let (Some((bytes, params)), Some(others_bytes)) = (sh.srs.resident(circuit_id), others_bytes) {
+                if others_bytes + bytes + partition_bytes_estimate(&params) <= budget {
+                    return;
+                }
             }
+            if !logged {
+                log::info!("batch waits for other circuits' batches to finish circuit_id={circuit_id} lane={:?} reason=memory_budget", self.lane);
+                logged = true;
+                if self.lane == Lane::Urgent {
+                    _hold = Some(sh.inflight.hold_new_batches());
+                }
+            }
+            self.let_loaded_go_first(permit);
+            sh.inflight.wait(RECHECK);
         }
-        sh.inflight.wait(std::time::Duration::from_millis(50));
     }
 }

@@ -55,9 +55,9 @@ impl InflightBatches {
         InflightGuard { registry: self.clone(), circuit_id: circuit_id.to_string() }
     }
 
-    /// Batches in flight of circuits other than `circuit_id`.
-    pub fn others(&self, circuit_id: &str) -> usize {
-        self.by_circuit.lock().unwrap().iter().filter(|(k, _)| *k != circuit_id).map(|(_, n)| n).sum()
+    /// The circuits other than `circuit_id` with batches in flight.
+    pub fn other_circuits(&self, circuit_id: &str) -> Vec<String> {
+        self.by_circuit.lock().unwrap().keys().filter(|k| *k != circuit_id).cloned().collect()
     }
 
     pub fn hold_new_batches(&self) -> HoldGuard<'_> {
@@ -65,15 +65,12 @@ impl InflightBatches {
         HoldGuard(self)
     }
 
-    /// Waits while a [`HoldGuard`] lives (or until `abandon()`).
-    pub fn wait_while_held(&self, abandon: &dyn Fn() -> bool) {
-        let mut m = self.by_circuit.lock().unwrap();
-        while self.holds.load(Ordering::SeqCst) > 0 && !abandon() {
-            m = self.changed.wait_timeout(m, Duration::from_millis(50)).unwrap().0;
-        }
+    /// Whether a [`HoldGuard`] lives.
+    pub fn held(&self) -> bool {
+        self.holds.load(Ordering::SeqCst) > 0
     }
 
-    /// Waits until a batch ends or `timeout` passes.
+    /// Waits until a batch ends, a hold ends, or `timeout` passes.
     pub fn wait(&self, timeout: Duration) {
         let m = self.by_circuit.lock().unwrap();
         drop(self.changed.wait_timeout(m, timeout).unwrap());

@@ -15,6 +15,7 @@ mod dispatcher;
 #[cfg(feature = "cuda")]
 pub mod gpu_backend;
 mod inflight;
+mod parked;
 pub mod interlock;
 pub mod job;
 mod job_table;

@@ -8,10 +8,24 @@ use super::job::Job;
 use super::request::{Priority, ProofKind};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 type Key = (Reverse<Priority>, u64);
+
+/// What the dispatcher asking for a batch knows.
+pub struct Take<'a> {
+    /// The least priority it takes.
+    pub min: Priority,
+    /// Whether one of its batches is loading a circuit's SRS.
+    pub loading: &'a dyn Fn(&str) -> bool,
+    /// Whether a circuit's SRS is resident.
+    pub resident: &'a dyn Fn(&str) -> bool,
+    /// Whether one of its batches has loaded its SRS and waits for a
+    /// permit; `serve` gives it one.
+    pub loaded: &'a dyn Fn() -> bool,
+    pub serve: &'a dyn Fn(),
+}
 
 #[derive(Default)]
 struct State {
@@ -82,34 +96,70 @@ impl Scheduler {
         self.state.lock().unwrap().queue.values().map(|j| (j.kind, j.priority)).collect()
     }
 
-    /// Blocks for the next batch led by a job of priority `min` or above:
-    /// jobs of one circuit in queue order, collected per [`BatchRules`].
-    /// None when closed and no such job is queued.
-    pub fn next_batch(&self, min: Priority) -> Option<Vec<Arc<Job>>> {
+    /// Wakes [`Self::next_batch`] to check its `take.loaded` again.
+    pub fn wake(&self) {
+        let _st = self.state.lock().unwrap();
+        self.wake.notify_all();
+    }
+
+    /// Blocks for the next batch: jobs of one circuit in queue order,
+    /// collected per [`BatchRules`], led by the first job of priority
+    /// `take.min` or above whose circuit is not loading; past a job of a
+    /// loading circuit, only jobs of a resident one (a job that would load
+    /// an SRS keeps its place in line). None when closed and no such job
+    /// is queued. Whenever `take.loaded()` holds (checked under the
+    /// queue's lock, again at each [`Self::wake`]), even while paused or
+    /// collecting, it calls `take.serve()` without the lock.
+    pub fn next_batch(&self, take: &Take) -> Option<Vec<Arc<Job>>> {
         let mut st = self.state.lock().unwrap();
         loop {
+            st = self.serve_loaded(st, take);
             if st.paused && !st.closed {
                 st = self.wake.wait(st).unwrap();
                 continue;
             }
-            // The queue is in priority order: its head is the one candidate.
-            if st.queue.first_key_value().is_some_and(|(_, j)| j.priority >= min) {
-                let (_, job) = st.queue.pop_first().unwrap();
+            if let Some(k) = Self::lead(&st, take) {
+                let job = st.queue.remove(&k).unwrap();
                 drop(st);
-                return Some(self.fill(job));
+                return Some(self.fill(job, take));
             }
-            if st.closed {
+            if st.closed && !st.queue.values().any(|j| j.priority >= take.min) {
                 return None;
             }
             st = self.wake.wait(st).unwrap();
         }
     }
 
-    fn fill(&self, head: Arc<Job>) -> Vec<Arc<Job>> {
+    /// The key of the job [`Self::next_batch`] takes first, if any.
+    fn lead(st: &State, take: &Take) -> Option<Key> {
+        let mut passed_loading = false;
+        // The queue is in priority order.
+        for (k, j) in st.queue.iter().take_while(|(_, j)| j.priority >= take.min) {
+            if (take.loading)(&j.circuit_id) {
+                passed_loading = true;
+            } else if !passed_loading || (take.resident)(&j.circuit_id) {
+                return Some(*k);
+            }
+        }
+        None
+    }
+
+    /// Calls `take.serve()` (unlocked) while `take.loaded()` holds.
+    fn serve_loaded<'a>(&'a self, mut st: MutexGuard<'a, State>, take: &Take) -> MutexGuard<'a, State> {
+        while (take.loaded)() {
+            drop(st);
+            (take.serve)();
+            st = self.state.lock().unwrap();
+        }
+        st
+    }
+
+    fn fill(&self, head: Arc<Job>, take: &Take) -> Vec<Arc<Job>> {
         let started = Instant::now();
         let mut batch = vec![head];
         let mut st = self.state.lock().unwrap();
         loop {
+            st = self.serve_loaded(st, take);
             let (next, take_key) = self.next_for(&st, &batch[0]);
             match self.rules.decide(batch.len(), next, started.elapsed(), st.closed) {
                 BatchDecision::Take => batch.push(st.queue.remove(&take_key.unwrap()).unwrap()),

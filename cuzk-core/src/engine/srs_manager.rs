@@ -34,6 +34,9 @@ pub struct SrsManager {
     /// One lock per circuit id being loaded: an SRS is never loaded twice
     /// at once, and a slow load holds up only callers of the same id.
     loading: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Bytes reserved before loading ([`SrsLoader::size_hint`]) by the
+    /// loads under way, by circuit id.
+    reserved: Mutex<HashMap<String, u64>>,
     memory: Arc<MemoryBudget>,
     min_idle: Duration,
 }
@@ -66,10 +69,11 @@ pub struct SrsLoader<'a> {
 
 impl SrsManager {
     pub fn new(memory: Arc<MemoryBudget>, min_idle: Duration) -> Arc<Self> {
-        Arc::new(Self { entries: Mutex::default(), loading: Mutex::default(), memory, min_idle })
+        Arc::new(Self { entries: Mutex::default(), loading: Mutex::default(), reserved: Mutex::default(), memory, min_idle })
     }
 
-    fn lease_existing(self: &Arc<Self>, circuit_id: &str) -> Option<SrsLease> {
+    /// A lease on the parameters if they are resident.
+    pub fn lease_resident(self: &Arc<Self>, circuit_id: &str) -> Option<SrsLease> {
         let mut entries = self.entries.lock().unwrap();
         let e = entries.get_mut(circuit_id)?;
         e.refs += 1;
@@ -85,7 +89,7 @@ impl SrsManager {
         loader: SrsLoader<'_>,
         abandon: &dyn Fn() -> bool,
     ) -> Result<(SrsLease, bool), String> {
-        if let Some(l) = self.lease_existing(circuit_id) {
+        if let Some(l) = self.lease_resident(circuit_id) {
             return Ok((l, false));
         }
         let id_lock = self.loading.lock().unwrap().entry(circuit_id.to_string()).or_default().clone();
@@ -93,7 +97,7 @@ impl SrsManager {
             // A load that panicked leaves nothing half-done behind this
             // lock (the entry is inserted last), so poisoning is ignored.
             let _loading = id_lock.lock().unwrap_or_else(|p| p.into_inner());
-            match self.lease_existing(circuit_id) {
+            match self.lease_resident(circuit_id) {
                 Some(l) => Ok((l, false)),
                 None => self.load(circuit_id, loader, abandon).map(|l| (l, true)),
             }
@@ -116,6 +120,7 @@ impl SrsManager {
         };
         let t = Instant::now();
         let early = loader.size_hint.map(reserve).transpose()?;
+        let _reserved = early.as_ref().map(|r| ReservedForLoad::new(self, circuit_id, r.bytes()));
         let params = (loader.load)().map_err(|e| format!("cannot load SRS {circuit_id}: {e}"))?;
         let bytes = params.size_bytes() as u64;
         let memory = match early {
@@ -186,9 +191,12 @@ impl SrsManager {
         self.entries.lock().unwrap().get(circuit_id).map(|e| (e.bytes, e.params.clone()))
     }
 
-    /// Bytes of entries in use by batches, other than `circuit_id`.
-    pub fn in_use_bytes_except(&self, circuit_id: &str) -> u64 {
-        self.entries.lock().unwrap().iter().filter(|(k, e)| e.refs > 0 && *k != circuit_id).map(|(_, e)| e.bytes).sum()
+    /// Host bytes the SRS of `circuit_id` holds when resident, or has
+    /// reserved while it loads; None when neither (not loaded, or loading
+    /// with its size not reserved yet).
+    pub fn bytes_held_or_reserved(&self, circuit_id: &str) -> Option<u64> {
+        let held = self.entries.lock().unwrap().get(circuit_id).map(|e| e.bytes);
+        held.or_else(|| self.reserved.lock().unwrap().get(circuit_id).copied())
     }
 
     pub fn entries(&self) -> Vec<SrsEntryStatus> {
@@ -207,6 +215,26 @@ impl SrsManager {
             .collect();
         v.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
         v
+    }
+}
+
+/// Lists a load's early reservation in [`SrsManager::reserved`] while it
+/// lives (the load's success, error or panic alike end it).
+struct ReservedForLoad<'a> {
+    manager: &'a SrsManager,
+    circuit_id: &'a str,
+}
+
+impl<'a> ReservedForLoad<'a> {
+    fn new(manager: &'a SrsManager, circuit_id: &'a str, bytes: u64) -> Self {
+        manager.reserved.lock().unwrap().insert(circuit_id.to_string(), bytes);
+        Self { manager, circuit_id }
+    }
+}
+
+impl Drop for ReservedForLoad<'_> {
+    fn drop(&mut self) {
+        self.manager.reserved.lock().unwrap().remove(self.circuit_id);
     }
 }
 
