@@ -4,7 +4,7 @@
 //!
 //! - a [`CircuitRequest`] is what a caller submits for such a circuit
 //!   (`engine::ProofRequest::new`): the engine asks it for its kind
-//!   (queues, priority, status) and, once at submission, to build its
+//!   (queues, status), its default priority and, once at submission, to build its
 //!   [`PartitionedCircuit`] — decoding and checks happen there, so bad
 //!   input fails the submission naming what is wrong;
 //! - a [`CircuitSource`] names parameters by circuit id, for the calls
@@ -18,6 +18,7 @@
 
 use crate::config::SrsConfig;
 use crate::partitioned::PartitionedCircuit;
+use crate::priority::Priority;
 use crate::proof_kind::ProofKind;
 use crate::srs::Parameters;
 use std::sync::Arc;
@@ -44,6 +45,10 @@ pub enum BuildError {
 /// A proof request whose circuits are built at submission.
 pub trait CircuitRequest: Send + Sync {
     fn kind(&self) -> ProofKind;
+    /// The priority of a request that gives none.
+    fn default_priority(&self) -> Priority {
+        Priority::Normal
+    }
     /// Decodes and checks the request and builds its circuits (cheap next
     /// to proving).
     fn build(&self, ctx: &BuildContext) -> Result<Arc<dyn PartitionedCircuit>, BuildError>;

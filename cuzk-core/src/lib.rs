@@ -30,6 +30,7 @@ pub mod ntt;
 pub mod par;
 pub mod partitioned;
 pub mod pce;
+pub mod priority;
 pub mod proof_kind;
 pub mod srs;
 pub mod witness_gadgets;

@@ -60,7 +60,13 @@ fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
     let engine = Engine::start(config(1, 1)).unwrap();
     for kind in [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate, ProofKind::WindowPostPartition, ProofKind::WinningPost] {
         let req = ProofRequest::new(FilecoinRequest::new(kind, 1000));
-        assert_eq!(req.priority(), kind.default_priority());
+        let want = match kind {
+            ProofKind::WinningPost => Priority::Critical,
+            ProofKind::WindowPostPartition => Priority::High,
+            _ => Priority::Normal,
+        };
+        assert_eq!(req.priority(), want, "{kind}'s default priority");
+        assert_eq!(req.clone().with_priority(Priority::Low).priority(), Priority::Low);
         // Empty inputs: rejected at once with the reason (the filecoin
         // feature decodes them; without it the feature is named).
         match engine.submit(req) {
@@ -71,9 +77,7 @@ fn filecoin_requests_are_checked_at_submission_and_bad_requests_are_rejected() {
             other => panic!("{kind}: {other:?}"),
         }
     }
-    assert_eq!(ProofKind::WinningPost.default_priority(), Priority::Critical);
-    assert_eq!(ProofKind::WindowPostPartition.default_priority(), Priority::High);
-    assert_eq!(ProofKind::PorepSealCommit.default_priority(), Priority::Normal);
+    assert_eq!(ProofRequest::builtin(builtin("synthetic:64:2", 1, 1)).priority(), Priority::Normal);
     let req = ProofRequest::new(FilecoinRequest::new(ProofKind::Builtin, 1000));
     assert!(matches!(engine.submit(req), Err(EngineError::BadRequest(m)) if m.contains("not a Filecoin kind")));
     let zero = ProofRequest::builtin(builtin("synthetic:64:2", 0, 1));

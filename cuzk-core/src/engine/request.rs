@@ -9,37 +9,8 @@ use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
 
+pub use crate::priority::Priority;
 pub use crate::proof_kind::ProofKind;
-
-impl ProofKind {
-    /// The priority of a request that leaves it unspecified.
-    pub fn default_priority(self) -> Priority {
-        match self {
-            ProofKind::WinningPost => Priority::Critical,
-            ProofKind::WindowPostPartition => Priority::High,
-            _ => Priority::Normal,
-        }
-    }
-}
-
-/// Numbered as in the gRPC `cuzk.v1.Priority` enum; higher runs first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Priority {
-    Low = 1,
-    Normal = 2,
-    High = 3,
-    Critical = 4,
-}
-
-impl Priority {
-    /// High and Critical (the PoSt kinds' defaults): work with a deadline.
-    /// The engine keeps capacity that only urgent work may use at every
-    /// stage (a dispatcher, synthesis workers, a memory reserve, a prover
-    /// worker per device), so it never waits for normal work to finish.
-    pub fn is_urgent(self) -> bool {
-        self >= Priority::High
-    }
-}
 
 /// What to prove.
 #[derive(Clone)]
@@ -69,7 +40,8 @@ pub struct ProofRequest {
     /// Idempotency key: submitting the same id while its job is queued or
     /// running returns that job instead of starting another.
     pub request_id: Option<String>,
-    /// `None` = the kind's default ([`ProofKind::default_priority`]).
+    /// `None` = the request's default ([`CircuitRequest::default_priority`];
+    /// Normal for built-in and custom circuits).
     pub priority: Option<Priority>,
     pub work: ProofWork,
 }
@@ -108,7 +80,10 @@ impl ProofRequest {
     }
 
     pub fn priority(&self) -> Priority {
-        self.priority.unwrap_or_else(|| self.kind().default_priority())
+        self.priority.unwrap_or_else(|| match &self.work {
+            ProofWork::Request(r) => r.default_priority(),
+            ProofWork::Builtin(_) | ProofWork::Custom(_) => Priority::Normal,
+        })
     }
 }
 

@@ -10,6 +10,7 @@ use super::ProofRequest;
 use crate::circuit_source::{BuildContext, BuildError, CircuitRequest, CircuitSource};
 use crate::config::SrsConfig;
 use crate::partitioned::PartitionedCircuit;
+use crate::priority::Priority;
 use crate::proof_kind::ProofKind;
 use crate::srs::Parameters;
 use std::sync::Arc;
@@ -56,6 +57,16 @@ impl CircuitSource for FilecoinSource {
 impl CircuitRequest for ProofRequest {
     fn kind(&self) -> ProofKind {
         self.kind
+    }
+
+    /// PoSt proofs have a deadline: WinningPoSt (a block reward, seconds)
+    /// before WindowPoSt (within its deadline window) before the rest.
+    fn default_priority(&self) -> Priority {
+        match self.kind {
+            ProofKind::WinningPost => Priority::Critical,
+            ProofKind::WindowPostPartition => Priority::High,
+            _ => Priority::Normal,
+        }
     }
 
     /// Decodes and checks the request and builds its circuits (JSON and
