@@ -27,55 +27,44 @@ pub use crate::proof_kind::ProofKind;
 pub use request::{prover_id_from_miner, ProofRequest};
 pub use source::FilecoinSource;
 
-#[cfg(feature = "filecoin")]
-mod assemble;
-#[cfg(feature = "filecoin")]
-mod built;
-#[cfg(feature = "filecoin")]
-pub mod circuit;
-#[cfg(feature = "filecoin")]
-mod envelope;
-#[cfg(feature = "filecoin")]
-mod error;
-#[cfg(feature = "filecoin")]
-mod job;
-#[cfg(feature = "filecoin")]
-mod kind;
-#[cfg(feature = "filecoin")]
-mod params;
-#[cfg(feature = "filecoin")]
-mod porep;
-#[cfg(feature = "filecoin")]
-mod porep_check;
-#[cfg(feature = "filecoin")]
-mod post;
-#[cfg(feature = "filecoin")]
-mod prepare;
-#[cfg(feature = "filecoin")]
-mod prove;
-#[cfg(feature = "filecoin")]
-pub mod setup;
-#[cfg(feature = "filecoin")]
-mod published;
-#[cfg(feature = "filecoin")]
-mod snap;
-#[cfg(feature = "filecoin")]
-pub mod workload;
+/// Marks each item it holds `#[cfg(feature = "filecoin")]`: everything
+/// below but `request` and `source` (see above) needs the Filecoin crates.
+macro_rules! with_filecoin_feature {
+    ($($item:item)*) => { $(#[cfg(feature = "filecoin")] $item)* };
+}
 
-#[cfg(feature = "filecoin")]
-pub use self::{
-    assemble::{assemble, check_public_inputs, self_check},
-    circuit::FilecoinCircuit,
-    envelope::{decode_c1, decode_envelope, decode_porep_body, encode_envelope, C1Input},
-    error::{FilecoinError, Result},
-    job::{FilecoinJob, JobSettings},
-    kind::{parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofType, SECTOR_SIZES, SHORT_IDS },
-    params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey},
-    prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof},
-    prove::{load_self_check, prove_partitions, prove_request, ProveOptions},
-    published::{file_digest, PublishedDigests},
-};
+with_filecoin_feature! {
+    mod assemble;
+    mod built;
+    pub mod circuit;
+    mod envelope;
+    mod error;
+    mod job;
+    mod kind;
+    mod params;
+    mod porep;
+    mod porep_check;
+    mod post;
+    mod prepare;
+    mod prove;
+    pub mod setup;
+    mod published;
+    mod snap;
+    pub mod workload;
 
-/// The Filecoin crates, for callers that need their types (tests, tools).
-#[cfg(feature = "filecoin")]
-pub use {filecoin_hashers, filecoin_proofs, filecoin_proofs_api, storage_proofs_core};
+    pub use self::{
+        assemble::{assemble, check_public_inputs, self_check},
+        circuit::FilecoinCircuit,
+        envelope::{decode_c1, decode_envelope, decode_porep_body, encode_envelope, C1Input},
+        error::{FilecoinError, Result},
+        job::{FilecoinJob, JobSettings},
+        kind::{parse_sector_size, post_proof_from_u64, seal_proof_from_u64, update_proof_from_u64, ProofType, SECTOR_SIZES, SHORT_IDS },
+        params::{circuit_id, ParamCache, ParamFiles, SelfCheckKey},
+        prepare::{prepare, synthesize_partition, PreparedProof, ProofMeta, SynthesizedProof},
+        prove::{load_self_check, prove_partitions, prove_request, ProveOptions},
+        published::{file_digest, PublishedDigests},
+    };
+
+    /// The Filecoin crates, for callers that need their types (tests, tools).
+    pub use {filecoin_hashers, filecoin_proofs, filecoin_proofs_api, storage_proofs_core};
+}
