@@ -24,7 +24,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "urgent_workers_per_device", "vram_limit", "cpu_fallback"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
     ("synthesis", &["threads", "partition_workers", "urgent_workers", "pce"]),
-    ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
+    ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "urgent_synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
     ("logging", &["level", "format", "timeline"]),
 ];
 
@@ -242,9 +242,9 @@ pub struct SynthesisConfig {
     pub partition_workers: usize,
     /// Threads beyond partition_workers that synthesize only partitions of
     /// urgent jobs (priority high and critical: the PoSt kinds), so they
-    /// start at once while long PoRep partitions occupy the others; also
-    /// the number of urgent batches dispatched at once. 0 = none (urgent
-    /// jobs then wait for a partition worker and a synthesis permit).
+    /// start at once while long PoRep partitions occupy the others. 0 =
+    /// none, and no dispatcher of their own for urgent jobs (they then
+    /// wait for a partition worker and a synthesis permit).
     pub urgent_workers: usize,
     /// Synthesize through each circuit's pre-compiled constraint system
     /// (witness-only synthesis + sparse products; recorded at first use
@@ -267,6 +267,9 @@ pub struct PipelineConfig {
     pub synthesis_lookahead: usize,
     /// Batches in synthesis at once.
     pub synthesis_concurrency: usize,
+    /// Urgent batches in synthesis at once on their own dispatcher, beside
+    /// `synthesis_concurrency` (when `synthesis.urgent_workers` > 0).
+    pub urgent_synthesis_concurrency: usize,
     /// Compatibility key: when non-zero, replaces synthesis_lookahead.
     pub slot_size: usize,
     /// The existing daemon's cap on partitions synthesized at once: when
@@ -285,6 +288,7 @@ impl Default for PipelineConfig {
             enabled: true,
             synthesis_lookahead: 1,
             synthesis_concurrency: 1,
+            urgent_synthesis_concurrency: 2,
             slot_size: 0,
             max_parallel_synthesis: 0,
             max_gpu_queue_depth: 0,
@@ -357,6 +361,9 @@ impl Config {
         }
         if self.pipeline.synthesis_concurrency == 0 {
             return bad("pipeline.synthesis_concurrency", "must be at least 1");
+        }
+        if self.pipeline.urgent_synthesis_concurrency == 0 {
+            return bad("pipeline.urgent_synthesis_concurrency", "must be at least 1 (synthesis.urgent_workers = 0 turns the urgent lane off)");
         }
         if self.daemon.max_waiting_calls == 0 {
             return bad("daemon.max_waiting_calls", "must be at least 1");

@@ -14,6 +14,7 @@ fn empty_config_is_all_defaults() {
     assert_eq!(c.gpus.gpu_workers_per_device, 2);
     // Capacity kept for urgent jobs, on without operator action.
     assert_eq!((c.synthesis.urgent_workers, c.gpus.urgent_workers_per_device, c.memory.urgent_reserve), (2, 1, ByteSize(1 << 30)));
+    assert_eq!(c.pipeline.urgent_synthesis_concurrency, 2);
     assert_eq!(c.scheduler.max_batch_size, 1);
     assert_eq!(c.scheduler.max_batch_wait_ms, 10_000);
     assert!(c.pipeline.enabled);
@@ -158,7 +159,7 @@ fn bad_values_are_explained_when_strict() {
     assert!(e.contains("logging.format"), "{e}");
     let e = strict("[logging]\nlevel = \"loud\"\n");
     assert!(e.contains("logging.level"), "{e}");
-    for key in ["[gpus]\ngpu_workers_per_device", "[scheduler]\nmax_batch_size", "[pipeline]\nsynthesis_concurrency"] {
+    for key in ["[gpus]\ngpu_workers_per_device", "[scheduler]\nmax_batch_size", "[pipeline]\nsynthesis_concurrency", "[pipeline]\nurgent_synthesis_concurrency"] {
         let e = strict(&format!("{key} = 0\n"));
         assert!(e.contains(&key.replace("]\n", ".")[1..]) && e.contains("at least 1"), "{e}");
     }

@@ -42,8 +42,9 @@ use std::time::{Duration, Instant};
 pub enum Lane {
     /// Any job, most urgent first; `pipeline.synthesis_concurrency` batches.
     Main,
-    /// Urgent jobs only ([`Priority::is_urgent`]); `synthesis.urgent_workers`
-    /// batches.
+    /// Urgent jobs only ([`Priority::is_urgent`]);
+    /// `pipeline.urgent_synthesis_concurrency` batches. Runs when
+    /// `synthesis.urgent_workers` > 0.
     Urgent,
 }
 
@@ -54,11 +55,12 @@ const RECHECK: Duration = Duration::from_millis(50);
 pub fn run(sh: Arc<Shared>, lane: Lane) {
     let c = &sh.config;
     log::info!(
-        "synthesis dispatcher started lane={lane:?} max_batch_size={} max_batch_wait_ms={} slot_size={} synthesis_concurrency={} partition_workers={} urgent_workers={}",
+        "synthesis dispatcher started lane={lane:?} max_batch_size={} max_batch_wait_ms={} slot_size={} synthesis_concurrency={} urgent_synthesis_concurrency={} partition_workers={} urgent_workers={}",
         c.scheduler.max_batch_size,
         c.scheduler.max_batch_wait_ms,
         c.pipeline.slot_size,
         c.pipeline.synthesis_concurrency,
+        c.pipeline.urgent_synthesis_concurrency,
         c.partition_workers(),
         c.synthesis.urgent_workers
     );

@@ -25,7 +25,7 @@ pub struct Shared {
     pub counters: Arc<JobCounters>,
     pub scheduler: Scheduler,
     pub permits: Permits,
-    /// The urgent dispatcher's (`synthesis.urgent_workers`).
+    /// The urgent dispatcher's (`pipeline.urgent_synthesis_concurrency`).
     pub urgent_permits: Permits,
     pub synth_queue: super::work_queue::WorkQueue<SynthUnit>,
     pub gpu_queue: super::work_queue::WorkQueue<ProveUnit>,

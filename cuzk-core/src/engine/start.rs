@@ -79,7 +79,7 @@ impl Engine {
             counters: Arc::default(),
             scheduler: Scheduler::new(rules, config.scheduler.sort_by_type),
             permits: Permits::new(config.pipeline.synthesis_concurrency),
-            urgent_permits: Permits::new(urgent_synth),
+            urgent_permits: Permits::new(config.pipeline.urgent_synthesis_concurrency),
             synth_queue: WorkQueue::new(0),
             gpu_queue: WorkQueue::new(config.gpu_queue_capacity()),
             srs: SrsManager::new(memory.clone(), config.memory.eviction_min_idle.0),
