@@ -115,6 +115,27 @@ fn cuzk_without_subcommand_runs_the_daemon_on_an_upstream_config() {
     }
 }
 
+/// Without `--config` and without `/data/zk/cuzk.toml` the daemon starts
+/// on the built-in defaults (here with `-l` for the address: the default
+/// socket is under /run/curio) and proves.
+#[test]
+fn cuzk_without_a_config_file_runs_on_the_defaults() {
+    if std::path::Path::new(cuzk_bin::daemon::process::DEFAULT_CONFIG).exists() {
+        eprintln!("SKIPPED cuzk_without_a_config_file_runs_on_the_defaults: this machine has a {}", cuzk_bin::daemon::process::DEFAULT_CONFIG);
+        return;
+    }
+    let d = DaemonProc::start_without_config(env!("CARGO_BIN_EXE_cuzk"), tempfile::tempdir().unwrap());
+    // The default param cache has no file of this circuit: its SRS is
+    // generated, so the proof is checked by its size only.
+    let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 2, 9)) }).unwrap().result.unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert_eq!(r.proof.len(), 2 * 192);
+    let log = d.stop();
+    for want in ["no config file at /data/zk/cuzk.toml: built-in defaults", "cuzk-daemon ready, serving on 127.0.0.1:", "cuzk-daemon stopped"] {
+        assert!(log.contains(want), "log lacks {want:?}:\n{log}");
+    }
+}
+
 #[test]
 fn live_socket_is_refused() {
     let (d, _) = DaemonProc::start(Listen::Unix, "");

@@ -85,10 +85,21 @@ impl DaemonProc {
         };
         let cfg = dir.path().join("cuzk.toml");
         std::fs::write(&cfg, config(&listen)).unwrap();
+        Self::spawn(Command::new(exe).arg("--config").arg(&cfg), dir, socket)
+    }
+
+    /// Starts `exe -l 127.0.0.1:0` without `--config`: the config is
+    /// `/data/zk/cuzk.toml` where it exists, else the built-in defaults.
+    pub fn start_without_config(exe: &str, dir: tempfile::TempDir) -> Self {
+        Self::spawn(Command::new(exe).args(["-l", "127.0.0.1:0"]), dir, None)
+    }
+
+    /// Runs `cmd` (the daemon, with its arguments) until it says where it
+    /// listens.
+    fn spawn(cmd: &mut Command, dir: tempfile::TempDir, socket: Option<PathBuf>) -> Self {
+        let exe = cmd.get_program().to_string_lossy().into_owned();
         let stderr_log = dir.path().join("daemon.log");
-        let mut child = Command::new(exe)
-            .arg("--config")
-            .arg(&cfg)
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_log).unwrap())
             .spawn()
