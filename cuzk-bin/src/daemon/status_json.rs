@@ -3,7 +3,9 @@
 //! `gpu_workers`, `allocations`, `counters`, `buffers`: every field, same
 //! meaning, so its dashboards work unchanged); ours sits alongside:
 //! `daemon`, `stages` (each worker: job and partition), `queues`, `gpus`,
-//! `srs`, `jobs`, and extra fields in `memory` and `counters`.
+//! `srs`, `jobs`, and extra fields in `memory` and `counters`. As there,
+//! `allocations` names the production circuits by their short ids
+//! (`porep-32g`, ...); ours (`srs`) by their full ids.
 
 use cuzk_core::engine::{EngineStatus, JobId, JobView, PartitionPhase, WorkerRole, WorkerStatus};
 use serde_json::{json, Map, Value};
@@ -39,14 +41,14 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
         "gpu_workers": s.workers.iter().filter(configured).filter(|w| w.role == WorkerRole::Prover).map(|w| gpu_worker(s, w)).collect::<Vec<_>>(),
         "allocations": {
             "srs": s.srs.iter().map(|e| json!({
-                "circuit_id": e.circuit_id,
+                "circuit_id": super::wire::compat_circuit_id(&e.circuit_id),
                 "bytes": e.size_bytes,
                 "last_used_secs_ago": e.idle_ms as f64 / 1000.0,
                 "evictable": e.ref_count == 0,
             })).collect::<Vec<_>>(),
             // A PCE is evicted with its circuit's SRS.
             "pce": s.pce.iter().map(|p| json!({
-                "circuit_id": p.circuit_id,
+                "circuit_id": super::wire::compat_circuit_id(&p.circuit_id),
                 "bytes": p.size_bytes,
                 "last_used_secs_ago": srs_idle(&p.circuit_id).map_or(0.0, |e| e.idle_ms as f64 / 1000.0),
                 "evictable": srs_idle(&p.circuit_id).is_none_or(|e| e.ref_count == 0),

@@ -98,6 +98,12 @@ fn filecoin_request(kind: ProofKind, r: &pb::SubmitProofRequest) -> FilecoinRequ
     }
 }
 
+/// A circuit id as the existing daemon's status names it: its short id
+/// (`porep-32g`, ...) where it has one.
+pub fn compat_circuit_id(circuit_id: &str) -> String {
+    cuzk_core::filecoin::short_id_of(circuit_id).map_or_else(|| circuit_id.to_string(), str::to_string)
+}
+
 /// An id of at most [`MAX_ID_BYTES`]; the error names `field`.
 pub fn check_id_len(field: &str, id: &str) -> Result<(), RpcStatus> {
     if id.len() > MAX_ID_BYTES {
@@ -179,7 +185,7 @@ pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
         .iter()
         .map(|e| {
             let tier = if e.tier == "hot" { pb::srs_status::Tier::Hot } else { pb::srs_status::Tier::Warm };
-            pb::SrsStatus { circuit_id: e.circuit_id.clone(), tier: tier as i32, size_bytes: e.size_bytes, ref_count: e.ref_count as u32 }
+            pb::SrsStatus { circuit_id: compat_circuit_id(&e.circuit_id), tier: tier as i32, size_bytes: e.size_bytes, ref_count: e.ref_count as u32 }
         })
         .collect();
     let queues = s

@@ -25,7 +25,7 @@ mod request;
 mod source;
 pub use crate::proof_kind::ProofKind;
 pub use request::{prover_id_from_miner, ProofRequest};
-pub use source::FilecoinSource;
+pub use source::{short_id_of, FilecoinSource};
 
 /// Marks each item it holds `#[cfg(feature = "filecoin")]`: everything
 /// below but `request` and `source` (see above) needs the Filecoin crates.

@@ -27,6 +27,12 @@ fn is_filecoin_id(circuit_id: &str) -> bool {
     FAMILIES.iter().any(|f| circuit_id.starts_with(f))
 }
 
+/// The existing daemon's short id (`porep-32g`, `wpost-32g`, ...) of a
+/// circuit id that has one: its status names circuits so.
+pub fn short_id_of(circuit_id: &str) -> Option<&'static str> {
+    imp::short_ids().iter().find(|(_, id)| id == circuit_id).map(|(short, _)| *short)
+}
+
 /// Filecoin's circuit ids: filecoin-proofs' three families, with or
 /// without the file prefix (`v28-...`, as the file is named), or the
 /// existing daemon's short ids (`porep-32g`, `wpost-32g`, ...).
@@ -34,8 +40,8 @@ pub struct FilecoinSource;
 
 impl CircuitSource for FilecoinSource {
     fn resolve(&self, circuit_id: &str) -> Option<String> {
-        if let Some(id) = imp::short_id(circuit_id) {
-            return Some(id);
+        if let Some((_, id)) = imp::short_ids().iter().find(|(short, _)| *short == circuit_id) {
+            return Some(id.clone());
         }
         let id = circuit_id.strip_prefix(FILE_PREFIX).unwrap_or(circuit_id);
         is_filecoin_id(id).then(|| id.to_string())
@@ -108,10 +114,13 @@ mod imp {
         Ok(Arc::new(job.with_settings(settings)))
     }
 
-    /// The circuit id a short id (`porep-32g`, ...) names.
-    pub fn short_id(short: &str) -> Option<String> {
-        let (_, pt) = crate::filecoin::SHORT_IDS.iter().find(|(s, _)| *s == short)?;
-        crate::filecoin::circuit_id(*pt).ok()
+    /// The short ids (`porep-32g`, ...) and the circuit ids they name
+    /// (computed once: status asks at every poll).
+    pub fn short_ids() -> &'static [(&'static str, String)] {
+        static IDS: std::sync::OnceLock<Vec<(&'static str, String)>> = std::sync::OnceLock::new();
+        IDS.get_or_init(|| {
+            crate::filecoin::SHORT_IDS.iter().filter_map(|(short, pt)| Some((*short, crate::filecoin::circuit_id(*pt).ok()?))).collect()
+        })
     }
 
     pub fn params_file_size(circuit_id: &str, srs: &SrsConfig) -> Option<u64> {
@@ -133,8 +142,8 @@ mod imp {
         Err(BuildError::BadRequest(format!("proof kind {} is not supported: {MISSING}", request.kind)))
     }
 
-    pub fn short_id(_short: &str) -> Option<String> {
-        None
+    pub fn short_ids() -> &'static [(&'static str, String)] {
+        &[]
     }
 
     pub fn params_file_size(_circuit_id: &str, _srs: &SrsConfig) -> Option<u64> {
@@ -159,5 +168,16 @@ mod tests {
         for other in ["builtin-synthetic-64-2", "v28-builtin-mimc-1", "nonsense"] {
             assert_eq!(FilecoinSource.resolve(other), None, "{other}");
         }
+    }
+
+    #[cfg(feature = "filecoin")]
+    #[test]
+    fn short_ids_name_their_circuits_both_ways() {
+        for (short, pt) in crate::filecoin::SHORT_IDS {
+            let id = crate::filecoin::circuit_id(pt).unwrap();
+            assert_eq!(FilecoinSource.resolve(short).as_deref(), Some(id.as_str()));
+            assert_eq!(short_id_of(&id), Some(short));
+        }
+        assert_eq!(short_id_of("builtin-mimc-1"), None);
     }
 }
