@@ -8,9 +8,9 @@
 use cuzk_core::cs::{generate_witness, synthesize};
 use cuzk_core::filecoin::filecoin_proofs_api::RegisteredPoStProof;
 use cuzk_core::filecoin::setup::blank_circuit;
-use cuzk_core::filecoin::{encode_envelope, prepare, prover_id_from_miner, ProofKind, ProofRequest};
+use cuzk_core::filecoin::{prepare, prover_id_from_miner, ProofKind, ProofRequest};
 use cuzk_core::pce;
-use cuzk_tests::fil::{data_dir, post_randomness, post_vanilla, seal_2kib, sector_data, snap_2kib};
+use cuzk_tests::fil::{post_randomness, shared_c1_request, post_vanilla, seal_2kib, sector_data, snap_2kib};
 use std::time::Instant;
 
 const MINER: u64 = 1000;
@@ -48,14 +48,7 @@ fn check(req: &ProofRequest) -> usize {
 
 #[test]
 fn porep_2kib_pce_equals_classic() {
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
-    let c1 = std::fs::read(data_dir().join("c1-output.json")).unwrap();
-    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
-    let id: Vec<u8> = meta["prover_id"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as u8).collect();
-    req.prover_id = id.try_into().unwrap();
-    req.sector_number = meta["sector_id"].as_u64().unwrap();
-    req.sector_size = 2048;
-    req.vanilla_proof = encode_envelope(req.sector_number, 2048, &c1);
+    let (req, _) = shared_c1_request();
     assert!(check(&req) >= 1);
 }
 

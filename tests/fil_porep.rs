@@ -7,27 +7,10 @@ use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar as Fr};
 use cuzk_core::filecoin::filecoin_proofs_api::seal::verify_seal;
 use cuzk_core::filecoin::filecoin_proofs_api::SectorId;
-use cuzk_core::filecoin::{encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest};
+use cuzk_core::filecoin::{prepare, prove_partitions, FilecoinError, ProofRequest};
 use cuzk_core::srs::{Parameters, ReadOptions};
-use cuzk_tests::fil::{data_dir, ensure_params, param_cache};
+use cuzk_tests::fil::{bytes32 as arr, ensure_params, param_cache, shared_c1_request};
 use std::time::Instant;
-
-fn arr(v: &serde_json::Value) -> [u8; 32] {
-    let b: Vec<u8> = v.as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as u8).collect();
-    b.try_into().unwrap()
-}
-
-/// The shared C1 output in Curio's envelope, and its public values.
-fn shared_c1_request() -> (ProofRequest, serde_json::Value) {
-    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
-    let c1 = std::fs::read(data_dir().join("c1-output.json")).unwrap();
-    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
-    req.prover_id = arr(&meta["prover_id"]);
-    req.sector_number = meta["sector_id"].as_u64().unwrap();
-    req.sector_size = 2048;
-    req.vanilla_proof = encode_envelope(req.sector_number, 2048, &c1);
-    (req, meta)
-}
 
 /// filecoin-proofs' `verify_seal` of `proof` for the shared C1's sector.
 fn verify_shared(meta: &cuzk_core::filecoin::ProofMeta, values: &serde_json::Value, req: &ProofRequest, proof: &[u8]) -> bool {

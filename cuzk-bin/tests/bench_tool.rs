@@ -143,6 +143,9 @@ fn upstream_command_lines_over_tcp_and_a_unix_socket() {
     assert!(ok && log.contains(&format!("circuits={n}  constraints=")), "{log}");
     let (ok, log) = run(&bench, &["synth-only", "--c1", c1_s, "--sector-num", "12", "--partition", &n.to_string()]);
     assert!(!ok && log.contains(&format!("{n} partitions")), "{log}");
+    // witness-only on 1 and 2 threads (a PoRep partition's challenges).
+    let (ok, log) = run(&bench, &["synth-only", "--c1", c1_s, "--sector-num", "12", "--witness-only", "--threads", "1,2"]);
+    assert!(ok && log.contains("threads=1  partition=0") && log.contains("threads=2  partition=0"), "{log}");
 }
 
 #[test]

@@ -52,6 +52,25 @@ pub fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/fil-2kib")
 }
 
+/// A JSON array of 32 byte values (`meta.json`'s fields).
+pub fn bytes32(v: &serde_json::Value) -> [u8; 32] {
+    let b: Vec<u8> = v.as_array().unwrap().iter().map(|b| b.as_u64().unwrap() as u8).collect();
+    b.try_into().unwrap()
+}
+
+/// The shared 2 KiB C1 output in Curio's envelope, and its public values.
+pub fn shared_c1_request() -> (cuzk_core::filecoin::ProofRequest, serde_json::Value) {
+    use cuzk_core::filecoin::{encode_envelope, ProofKind, ProofRequest};
+    let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(data_dir().join("meta.json")).unwrap()).unwrap();
+    let c1 = std::fs::read(data_dir().join("c1-output.json")).unwrap();
+    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, 0);
+    req.prover_id = bytes32(&meta["prover_id"]);
+    req.sector_number = meta["sector_id"].as_u64().unwrap();
+    req.sector_size = 2048;
+    req.vanilla_proof = encode_envelope(req.sector_number, 2048, &c1);
+    (req, meta)
+}
+
 /// A sealed 2 KiB sector in a temporary folder.
 pub struct Sealed {
     pub dir: tempfile::TempDir,

@@ -27,13 +27,19 @@ pub struct Args {
     #[arg(long)]
     pub partition: Option<usize>,
     /// Also time witness-only synthesis of the partition after the classic
-    /// one, and their ratio (both on one thread; partition 0 unless named).
+    /// one, and their ratio (classic on one thread, witness-only on
+    /// --threads; partition 0 unless named).
     #[arg(long)]
     pub witness_only: bool,
     /// The circuit's recorded R1CS (`cuzk filecoin-setup --save-pce` writes
     /// `<id>.pce`): with --witness-only, also time its CPU SpMV.
     #[arg(long, requires = "witness_only")]
     pub pce: Option<PathBuf>,
+    /// With --witness-only: the thread counts to time it on, e.g. 1,2,16
+    /// (a PoRep partition generates its challenges' witnesses on them;
+    /// default: the process's thread count).
+    #[arg(long, value_delimiter = ',', requires = "witness_only")]
+    pub threads: Vec<usize>,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -79,7 +85,7 @@ pub fn run(a: Args) -> Result<()> {
         println!("  [{i}] wall={wall:.1}s  synth={synth:.1}s  circuits={partitions}  constraints={constraints}");
         times.push((wall, synth));
         if a.witness_only {
-            witness_only(&req, partition.unwrap_or(0), i, synth, pce.as_ref())?;
+            witness_only(&req, partition.unwrap_or(0), i, synth, &a.threads, pce.as_ref())?;
         }
     }
     if times.len() > 1 {
@@ -92,24 +98,42 @@ pub fn run(a: Args) -> Result<()> {
     Ok(())
 }
 
-/// Witness-only synthesis of one partition (the PCE path), against `classic`
-/// seconds of the classic synthesis just measured; then the PCE's SpMV.
-fn witness_only(req: &ProofRequest, p: usize, i: u32, classic: f64, pce: Option<&cuzk_core::pce::Pce>) -> Result<()> {
-    let prepared = prepare(req)?;
-    let n = prepared.circuits.len();
-    ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
-    let circuit = prepared.circuits.into_iter().nth(p).expect("checked above");
-    let t = Instant::now();
-    let w = cuzk_core::cs::generate_witness(circuit)?;
-    let secs = t.elapsed().as_secs_f64();
-    println!(
-        "  [{i}] witness-only={secs:.1}s  partition={p}  variables={}  classic/witness-only={:.1}x",
-        w.input_assignment.len() + w.aux_assignment.len(),
-        classic / secs
-    );
+/// Witness-only synthesis of one partition (the PCE path) on each of
+/// `threads` thread counts, against `classic` seconds of the classic
+/// synthesis just measured; then the PCE's SpMV.
+fn witness_only(
+    req: &ProofRequest,
+    p: usize,
+    i: u32,
+    classic: f64,
+    threads: &[usize],
+    pce: Option<&cuzk_core::pce::Pce>,
+) -> Result<()> {
+    let all = cuzk_core::par::threads();
+    let mut witness = None;
+    for &t in if threads.is_empty() { std::slice::from_ref(&all) } else { threads } {
+        ensure!(t > 0, "--threads: a thread count is at least 1");
+        drop(witness.take()); // one partition's witness in memory at a time
+        let prepared = prepare(req)?;
+        let n = prepared.circuits.len();
+        ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
+        let circuit = prepared.circuits.into_iter().nth(p).expect("checked above");
+        cuzk_core::par::set_threads(t);
+        let start = Instant::now();
+        let w = cuzk_core::cs::generate_witness(circuit);
+        let secs = start.elapsed().as_secs_f64();
+        cuzk_core::par::set_threads(all);
+        let w = w?;
+        println!(
+            "  [{i}] witness-only={secs:.2}s  threads={t}  partition={p}  variables={}  classic/witness-only={:.1}x",
+            w.input_assignment.len() + w.aux_assignment.len(),
+            classic / secs
+        );
+        witness = Some(w);
+    }
+    let w = witness.expect("at least one thread count");
     if let Some(pce) = pce {
         pce.check_shape(&cuzk_core::pce::Shape::of_witness(&w)).context("the PCE does not match this circuit")?;
-        let all = cuzk_core::par::threads();
         for t in [1, all] {
             cuzk_core::par::set_threads(t);
             let start = Instant::now();

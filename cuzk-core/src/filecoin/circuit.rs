@@ -4,12 +4,14 @@
 //!
 //! filecoin-proofs' circuits are generic over the Merkle tree shape; the
 //! five sector sizes use three shapes (2 KiB, 8 MiB and 512 MiB share one),
-//! so three families × three shapes cover everything.
+//! so three families × three shapes cover everything. PoRep partitions are
+//! our [`PorepPartition`] (the R1CS of storage-proofs' `StackedCircuit`,
+//! with a witness generated on several threads).
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
-use filecoin_proofs::constants::{DefaultPieceHasher, SectorShape2KiB, SectorShape32GiB, SectorShape64GiB};
-use storage_proofs_porep::stacked::StackedCircuit;
+use super::porep_circuit::PorepPartition;
+use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB, SectorShape64GiB};
 use storage_proofs_post::fallback::FallbackPoStCircuit;
 use storage_proofs_update::EmptySectorUpdateCircuit;
 
@@ -21,9 +23,9 @@ pub type ShapeSub8 = SectorShape32GiB;
 pub type ShapeTop2 = SectorShape64GiB;
 
 pub enum FilecoinCircuit {
-    PorepBase(StackedCircuit<ShapeBase, DefaultPieceHasher>),
-    PorepSub8(StackedCircuit<ShapeSub8, DefaultPieceHasher>),
-    PorepTop2(StackedCircuit<ShapeTop2, DefaultPieceHasher>),
+    PorepBase(PorepPartition<ShapeBase>),
+    PorepSub8(PorepPartition<ShapeSub8>),
+    PorepTop2(PorepPartition<ShapeTop2>),
     PostBase(FallbackPoStCircuit<ShapeBase>),
     PostSub8(FallbackPoStCircuit<ShapeSub8>),
     PostTop2(FallbackPoStCircuit<ShapeTop2>),
@@ -63,9 +65,9 @@ macro_rules! into_circuit {
         }
     };
 }
-into_circuit!(StackedCircuit<ShapeBase, DefaultPieceHasher>, PorepBase);
-into_circuit!(StackedCircuit<ShapeSub8, DefaultPieceHasher>, PorepSub8);
-into_circuit!(StackedCircuit<ShapeTop2, DefaultPieceHasher>, PorepTop2);
+into_circuit!(PorepPartition<ShapeBase>, PorepBase);
+into_circuit!(PorepPartition<ShapeSub8>, PorepSub8);
+into_circuit!(PorepPartition<ShapeTop2>, PorepTop2);
 into_circuit!(FallbackPoStCircuit<ShapeBase>, PostBase);
 into_circuit!(FallbackPoStCircuit<ShapeSub8>, PostSub8);
 into_circuit!(FallbackPoStCircuit<ShapeTop2>, PostTop2);

@@ -5,7 +5,10 @@
 //!
 //! The circuits are filecoin-proofs' own (storage-proofs 19, bellperson
 //! 0.27 → bellpepper-core 0.2 and blstrs 0.7: the crates we use), so they
-//! synthesize into our `ProvingAssignment` unchanged.
+//! synthesize into our `ProvingAssignment` unchanged. PoRep partitions are
+//! ours ([`porep_circuit`]): the same R1CS and witness as filecoin-proofs'
+//! `StackedCircuit`, with the witness of its challenges generated on
+//! several threads.
 //!
 //! Flow: [`ProofRequest`] → [`prepare`] (decode, check, build circuits;
 //! [`ProofMeta::circuit_id`] names the SRS) → [`synthesize_partition`] per
@@ -44,6 +47,7 @@ with_filecoin_feature! {
     mod params;
     mod porep;
     mod porep_check;
+    pub mod porep_circuit;
     mod post;
     mod prepare;
     mod prove;

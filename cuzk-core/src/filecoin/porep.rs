@@ -1,5 +1,6 @@
-//! PoRep C2: the partition circuits of a C1 output, built exactly as
-//! filecoin-proofs' `seal_commit_phase2` builds them, with the public
+//! PoRep C2: the partition circuits of a C1 output, from the values
+//! filecoin-proofs' `seal_commit_phase2` builds them from (our
+//! [`PorepPartition`], the R1CS of its `StackedCircuit`), with the public
 //! inputs `verify_seal` derives (so the replica id is recomputed from the
 //! prover id and sector number, not trusted from the C1 output).
 
@@ -17,7 +18,8 @@ use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
 use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg, Tau};
+use super::porep_circuit::PorepPartition;
+use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, StackedDrg, Tau};
 
 type Partitions<Tree> = Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>;
 
@@ -95,7 +97,7 @@ fn build_shape<Tree: 'static + MerkleTreeTrait>(
     sector: u64,
 ) -> Result<Out>
 where
-    StackedCircuit<Tree, DefaultPieceHasher>: IntoFilecoinCircuit,
+    PorepPartition<Tree>: IntoFilecoinCircuit,
 {
     let config = rp.as_v1_config();
     for (what, v) in [("comm_d", &p1.comm_d), ("comm_r", &p1.comm_r), ("seed", &p1.seed)] {
@@ -139,14 +141,7 @@ where
         let mut circuits = Vec::with_capacity(partitions);
         let mut inputs = Vec::with_capacity(partitions);
         for (k, proof) in proofs.iter().enumerate() {
-            let c = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
-                &pub_inputs,
-                Default::default(),
-                proof,
-                &pp.vanilla_params,
-                Some(k),
-            )?;
-            circuits.push(c.into_filecoin());
+            circuits.push(PorepPartition::<Tree>::new(&pub_inputs, proof)?.into_filecoin());
             inputs.push(<StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::generate_public_inputs(
                 &pub_inputs,
                 &pp.vanilla_params,

@@ -12,10 +12,10 @@ use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
 use super::error::{no_panic, FilecoinError, Result};
 use super::kind::ProofType;
 use super::params::{circuit_id, ParamCache, ParamFiles};
+use super::porep_circuit::PorepPartition;
 use crate::groth16::setup::{write_parameters, Progress, SetupError, ToxicWaste};
 use crate::arith::fixed_base::Device;
 use crate::pce::{Pce, PceError};
-use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::parameters::{public_params, window_post_public_params, winning_post_public_params};
 use filecoin_proofs::types::PoStType;
 use std::collections::HashMap;
@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound};
 use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::constants::TreeRHasher;
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams};
@@ -35,7 +34,7 @@ pub fn blank_circuit(pt: ProofType) -> Result<FilecoinCircuit> {
 
 fn blank_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pt: ProofType) -> Result<FilecoinCircuit>
 where
-    StackedCircuit<Tree, DefaultPieceHasher>: IntoFilecoinCircuit,
+    PorepPartition<Tree>: IntoFilecoinCircuit,
     FallbackPoStCircuit<Tree>: IntoFilecoinCircuit,
     EmptySectorUpdateCircuit<Tree>: IntoFilecoinCircuit,
 {
@@ -43,7 +42,7 @@ where
         Ok(match pt {
             ProofType::Seal(p) => {
                 let pp = public_params::<Tree>(&p.as_v1_config())?;
-                <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(&pp).into_filecoin()
+                PorepPartition::<Tree>::blank(&pp).into_filecoin()
             }
             ProofType::Post(p) => {
                 let config = p.as_v1_config();

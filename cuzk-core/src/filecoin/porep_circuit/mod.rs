@@ -1,0 +1,196 @@
+//! Our circuit for one PoRep partition: the same R1CS as storage-proofs'
+//! `StackedCircuit` (same constraints in the same order, same variable
+//! numbering, same public inputs) and the same witness, built from the
+//! partition's vanilla proofs or blank (setup, PCE recording).
+//!
+//! It exists for what `StackedCircuit` cannot do: generate the witness of
+//! its independent challenges on several threads. With a witness-generating
+//! constraint system the shared part (replica id, commitments, the comm_r
+//! check) is allocated first, as always; then each challenge is synthesized
+//! into a `WitnessOnly` of its own on a thread, and the parts are appended
+//! in challenge order, each public input after the aux variables that
+//! precede it in one sequential synthesis. Any other constraint system
+//! (recording, classic proving, bellperson) synthesizes the challenges in
+//! order, as `StackedCircuit` does.
+//!
+//! `challenge`: one challenged node; `column`: a parent's column; `label`:
+//! the labeling hash.
+
+mod challenge;
+mod column;
+mod label;
+
+use crate::cs::WitnessOnly;
+use bellpepper_core::num::AllocatedNum;
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar as Fr;
+use challenge::{Challenge, Shared};
+use filecoin_hashers::{HashFunction, Hasher};
+use filecoin_proofs::constants::DefaultPieceHasher;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use storage_proofs_core::gadgets::constraint;
+use storage_proofs_core::gadgets::por::AuthPath;
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::util::reverse_bit_numbering;
+use storage_proofs_porep::stacked::{Proof, PublicInputs, PublicParams};
+use typenum::{U0, U2};
+
+/// A path in tree R or C of shape `Tree`.
+type TreePath<Tree> = AuthPath<
+    <Tree as MerkleTreeTrait>::Hasher,
+    <Tree as MerkleTreeTrait>::Arity,
+    <Tree as MerkleTreeTrait>::SubTreeArity,
+    <Tree as MerkleTreeTrait>::TopTreeArity,
+>;
+/// A path in tree D (binary, SHA-256).
+type DataPath = AuthPath<DefaultPieceHasher, U2, U0, U0>;
+
+type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+
+/// One PoRep partition circuit for sectors of tree shape `Tree`.
+pub struct PorepPartition<Tree: MerkleTreeTrait> {
+    replica_id: Option<Fr>,
+    comm_d: Option<Fr>,
+    comm_r: Option<Fr>,
+    comm_r_last: Option<Fr>,
+    comm_c: Option<Fr>,
+    challenges: Vec<Challenge<Tree>>,
+    /// Threads for a witness-only synthesis (`None`: `crate::par`'s count).
+    threads: Option<usize>,
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
+    /// The circuit of one partition: its challenges' vanilla proofs and the
+    /// sector's public values, as `StackedCompound::circuit` takes them.
+    pub fn new(
+        inputs: &PublicInputs<Domain<Tree>, <DefaultPieceHasher as Hasher>::Domain>,
+        proofs: &[Proof<Tree, DefaultPieceHasher>],
+    ) -> anyhow::Result<Self> {
+        let first = proofs.first().ok_or_else(|| anyhow::anyhow!("a PoRep partition without vanilla proofs"))?;
+        let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
+        anyhow::ensure!(proofs.iter().all(|p| p.comm_r_last() == comm_r_last), "inconsistent comm_r_lasts");
+        anyhow::ensure!(proofs.iter().all(|p| p.comm_c() == comm_c), "inconsistent comm_cs");
+        Ok(PorepPartition {
+            replica_id: Some(inputs.replica_id.into()),
+            comm_d: inputs.tau.as_ref().map(|t| t.comm_d.into()),
+            comm_r: inputs.tau.as_ref().map(|t| t.comm_r.into()),
+            comm_r_last: Some(comm_r_last.into()),
+            comm_c: Some(comm_c.into()),
+            challenges: proofs.iter().map(Challenge::from_vanilla).collect::<anyhow::Result<_>>()?,
+            threads: None,
+        })
+    }
+
+    /// The circuit without a witness, as `StackedCompound::blank_circuit`.
+    pub fn blank(pp: &PublicParams<Tree>) -> Self {
+        PorepPartition {
+            replica_id: None,
+            comm_d: None,
+            comm_r: None,
+            comm_r_last: None,
+            comm_c: None,
+            challenges: (0..pp.challenges.num_challenges_per_partition()).map(|_| Challenge::blank(pp)).collect(),
+            threads: None,
+        }
+    }
+
+    /// Generates a witness on `n` threads (at least one).
+    pub fn with_threads(mut self, n: usize) -> Self {
+        self.threads = Some(n.max(1));
+        self
+    }
+
+    /// Allocates what every challenge shares, in StackedCircuit's order.
+    fn shared<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<Shared, SynthesisError> {
+        let alloc = |cs: &mut CS, name: &'static str, v: Option<Fr>| {
+            AllocatedNum::alloc(cs.namespace(|| name), || v.ok_or(SynthesisError::AssignmentMissing))
+        };
+        let replica_id = alloc(cs, "replica_id", self.replica_id)?;
+        replica_id.inputize(cs.namespace(|| "replica_id_input"))?;
+        let replica_id_bits = reverse_bit_numbering(replica_id.to_bits_le(cs.namespace(|| "replica_id_bits"))?);
+        let comm_d = alloc(cs, "comm_d", self.comm_d)?;
+        comm_d.inputize(cs.namespace(|| "comm_d_input"))?;
+        let comm_r = alloc(cs, "comm_r", self.comm_r)?;
+        comm_r.inputize(cs.namespace(|| "comm_r_input"))?;
+        let comm_r_last = alloc(cs, "comm_r_last", self.comm_r_last)?;
+        let comm_c = alloc(cs, "comm_c", self.comm_c)?;
+        let hash = <Tree::Hasher as Hasher>::Function::hash2_circuit(
+            cs.namespace(|| "H_comm_c_comm_r_last"),
+            &comm_c,
+            &comm_r_last,
+        )?;
+        constraint::equal(cs, || "enforce comm_r = H(comm_c || comm_r_last)", &comm_r, &hash);
+        Ok(Shared { comm_d, comm_c, comm_r_last, replica_id: replica_id_bits })
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Circuit<Fr> for PorepPartition<Tree> {
+    fn synthesize<CS: ConstraintSystem<Fr>>(mut self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let shared = self.shared(cs)?;
+        let challenges = std::mem::take(&mut self.challenges);
+        let threads = self.threads.unwrap_or_else(crate::par::threads).min(challenges.len());
+        if cs.is_witness_generator() && threads > 1 {
+            return witness_on_threads(cs, challenges, &shared, threads);
+        }
+        for (i, c) in challenges.into_iter().enumerate() {
+            c.synthesize(cs.namespace(|| format!("challenge_{i}")), &shared)?;
+        }
+        Ok(())
+    }
+}
+
+/// Synthesizes the challenges' witnesses on `threads` threads and appends
+/// them to `cs` in challenge order, each as soon as those before it are in
+/// (so at most about one challenge per thread waits in memory).
+fn witness_on_threads<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    challenges: Vec<Challenge<Tree>>,
+    shared: &Shared,
+    threads: usize,
+) -> Result<(), SynthesisError> {
+    let queue = Mutex::new(challenges.into_iter().enumerate());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (tx, queue) = (tx.clone(), &queue);
+            s.spawn(move || loop {
+                let Some((i, c)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else { break };
+                let mut w = WitnessOnly::new();
+                let done = c.synthesize(w.namespace(|| format!("challenge_{i}")), shared).map(|()| w);
+                if tx.send((i, done)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let (mut waiting, mut next) = (BTreeMap::new(), 0);
+        for (i, done) in rx {
+            waiting.insert(i, done);
+            while let Some(done) = waiting.remove(&next) {
+                match done {
+                    Ok(w) => append(cs, &w),
+                    Err(e) => {
+                        // The other threads stop after their challenge.
+                        queue.lock().unwrap_or_else(|p| p.into_inner()).by_ref().for_each(drop);
+                        return Err(e);
+                    }
+                }
+                next += 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Appends one challenge's witness: its aux variables, each public input
+/// after the aux variables allocated before it.
+fn append<CS: ConstraintSystem<Fr>>(cs: &mut CS, part: &WitnessOnly) {
+    let mut from = 0;
+    for (input, &at) in part.input_assignment.iter().zip(&part.input_positions) {
+        cs.extend_aux(&part.aux_assignment[from..at]);
+        cs.extend_inputs(std::slice::from_ref(input));
+        from = at;
+    }
+    cs.extend_aux(&part.aux_assignment[from..]);
+}
