@@ -8,6 +8,7 @@
 use super::column::{column_hash, Column};
 use super::label::label;
 use super::{DataPath, TreePath};
+use crate::witness_gadgets::to_bits_le;
 use bellpepper_core::boolean::Boolean;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
@@ -120,15 +121,14 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
             let mut cs = cs.namespace(|| format!("labeling_{layer}"));
             let mut parents = Vec::new();
             for column in &drg {
-                let bits = column[layer - 1].to_bits_le(cs.namespace(|| format!("drg_parent_{}_bits", parents.len())))?;
+                let bits = to_bits_le(cs.namespace(|| format!("drg_parent_{}_bits", parents.len())), &column[layer - 1])?;
                 parents.push(reverse_bit_numbering(bits));
             }
             // Expander parents have no label in layer 1; their column's
             // row i is layer i + 1's parent.
             if layer > 1 {
                 for column in &exp {
-                    let bits =
-                        column[layer - 2].to_bits_le(cs.namespace(|| format!("exp_parent_{}_bits", parents.len())))?;
+                    let bits = to_bits_le(cs.namespace(|| format!("exp_parent_{}_bits", parents.len())), &column[layer - 2])?;
                     parents.push(reverse_bit_numbering(bits));
                 }
             }

@@ -2,6 +2,7 @@
 //! the column's hash in tree C (comm_c).
 
 use super::TreePath;
+use crate::witness_gadgets::poseidon_hash;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
@@ -84,14 +85,15 @@ impl<Tree: 'static + MerkleTreeTrait> Column<Tree> {
 }
 
 /// The Poseidon hash of a column (2 layers in test sectors, 11 in
-/// production ones), as storage-proofs' `hash_single_column` computes it.
+/// production ones), as storage-proofs' `hash_single_column` computes it
+/// (on values alone into a witness generator).
 pub(super) fn column_hash<CS: ConstraintSystem<Fr>>(
     cs: CS,
     rows: &[AllocatedNum<Fr>],
 ) -> Result<AllocatedNum<Fr>, SynthesisError> {
     match rows.len() {
-        2 => neptune::circuit::poseidon_hash::<CS, Fr, U2>(cs, rows.to_vec(), &*POSEIDON_CONSTANTS_2),
-        11 => neptune::circuit::poseidon_hash::<CS, Fr, U11>(cs, rows.to_vec(), &*POSEIDON_CONSTANTS_11),
+        2 => poseidon_hash::<CS, U2>(cs, rows.to_vec(), &*POSEIDON_CONSTANTS_2),
+        11 => poseidon_hash::<CS, U11>(cs, rows.to_vec(), &*POSEIDON_CONSTANTS_11),
         // PoRep columns have 2 (test sectors) or 11 layers.
         _ => Err(SynthesisError::Unsatisfiable),
     }

@@ -1,7 +1,9 @@
 //! One node's label in one layer: SHA-256 of the replica id, the layer and
 //! node numbers and the node's 37 parent labels, packed into a field
-//! element. The one place our PoRep circuit computes a label, so a faster
-//! SHA-256 gadget (same constraints, faster witness) replaces it here.
+//! element. The one place our PoRep circuit computes a label: with a
+//! witness generator, its SHA-256 is computed on values without the
+//! gadget's linear combinations (`crate::witness_gadgets`); otherwise it is
+//! storage-proofs' `create_label_circuit`.
 
 use bellpepper_core::boolean::Boolean;
 use bellpepper_core::num::AllocatedNum;
@@ -19,5 +21,5 @@ pub(super) fn label<CS: ConstraintSystem<Fr>>(
     layer: UInt32,
     node: UInt64,
 ) -> Result<AllocatedNum<Fr>, SynthesisError> {
-    storage_proofs_porep::stacked::create_label_circuit(cs, replica_id, parents, layer, node)
+    crate::witness_gadgets::create_label(cs, replica_id, parents, layer, node)
 }

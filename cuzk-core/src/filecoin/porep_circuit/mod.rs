@@ -3,8 +3,11 @@
 //! numbering, same public inputs) and the same witness, built from the
 //! partition's vanilla proofs or blank (setup, PCE recording).
 //!
-//! It exists for what `StackedCircuit` cannot do: generate the witness of
-//! its independent challenges on several threads. With a witness-generating
+//! It exists for what `StackedCircuit` cannot do: compute its gadgets'
+//! witnesses on values, without their linear combinations
+//! (`crate::witness_gadgets`: the labels' SHA-256, the column hashes, the
+//! bit decompositions), and generate the witness of its independent
+//! challenges on several threads. With a witness-generating
 //! constraint system the shared part (replica id, commitments, the comm_r
 //! check) is allocated first, as always; then each challenge is synthesized
 //! into a `WitnessOnly` of its own on a thread, and the parts are appended
@@ -21,6 +24,7 @@ mod column;
 mod label;
 
 use crate::cs::WitnessOnly;
+use crate::witness_gadgets::to_bits_le;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
@@ -108,7 +112,7 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
         };
         let replica_id = alloc(cs, "replica_id", self.replica_id)?;
         replica_id.inputize(cs.namespace(|| "replica_id_input"))?;
-        let replica_id_bits = reverse_bit_numbering(replica_id.to_bits_le(cs.namespace(|| "replica_id_bits"))?);
+        let replica_id_bits = reverse_bit_numbering(to_bits_le(cs.namespace(|| "replica_id_bits"), &replica_id)?);
         let comm_d = alloc(cs, "comm_d", self.comm_d)?;
         comm_d.inputize(cs.namespace(|| "comm_d_input"))?;
         let comm_r = alloc(cs, "comm_r", self.comm_r)?;
