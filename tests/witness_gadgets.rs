@@ -453,3 +453,201 @@ fn label_sha256_witness_speed() {
     let ours = per_call(&mut cs, &|cs| witness_gadgets::poseidon_hash(cs.namespace(|| "h"), column.clone(), &constants).unwrap());
     println!("Poseidon arity 11 (a column), best of 20: gadget {:.1} us, ours {:.1} us, {:.1}x", gadget * 1e6, ours * 1e6, gadget / ours);
 }
+
+/// An authentication path of shape `U`-`V`-`W` with `base` base levels:
+/// random siblings and indices, as a vanilla proof's `as_options()`.
+fn random_path<U: typenum::Unsigned, V: typenum::Unsigned, W: typenum::Unsigned>(
+    rng: &mut ChaCha8Rng,
+    base: usize,
+) -> Vec<witness_gadgets::PathLevel> {
+    let level = |rng: &mut ChaCha8Rng, arity: usize| {
+        ((1..arity).map(|_| Some(Fr::random(&mut *rng))).collect(), Some(rng.gen_range(0..arity)))
+    };
+    let mut path: Vec<_> = (0..base).map(|_| level(rng, U::to_usize())).collect();
+    for arity in [V::to_usize(), W::to_usize()] {
+        if arity > 0 {
+            path.push(level(rng, arity));
+        }
+    }
+    path
+}
+
+/// The root `leaf` opens to along `path`, by filecoin-hashers' own
+/// circuits (`hash_multi_leaf_circuit` per level) into a scratch system.
+fn path_root<H: filecoin_hashers::Hasher, U, V, W>(leaf: Fr, path: &[witness_gadgets::PathLevel]) -> Fr
+where
+    U: filecoin_hashers::PoseidonArity,
+    V: filecoin_hashers::PoseidonArity,
+    W: filecoin_hashers::PoseidonArity,
+{
+    let mut cs = witness_cs();
+    let base = path.len() - [V::to_usize(), W::to_usize()].iter().filter(|&&a| a > 0).count();
+    let mut cur = leaf;
+    for (i, (siblings, index)) in path.iter().enumerate() {
+        let mut preimage: Vec<Fr> = siblings.iter().map(|s| s.unwrap()).collect();
+        preimage.insert(index.unwrap(), cur);
+        let nums: Vec<AllocatedNum<Fr>> =
+            preimage.iter().map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap()).collect();
+        let h = match (i < base, i == base && V::to_usize() > 0) {
+            (true, _) => H::Function::hash_multi_leaf_circuit::<U, _>(&mut cs, &nums, i),
+            (false, true) => H::Function::hash_multi_leaf_circuit::<V, _>(&mut cs, &nums, i),
+            (false, false) => H::Function::hash_multi_leaf_circuit::<W, _>(&mut cs, &nums, i),
+        };
+        cur = h.unwrap().get_value().unwrap();
+    }
+    cur
+}
+
+/// storage-proofs-core's `PoRCircuit::synthesize` against ours on a random
+/// path of `base` base levels: into `WitnessOnly` the same inputs, input
+/// positions and witness; into a test system (`test_cs`) satisfied with
+/// the same constraints. The leaf and root are allocated already (as a
+/// PoRep partition's are) when private, values otherwise.
+fn check_por<H, U, V, W>(rng: &mut ChaCha8Rng, base: usize, private: bool, test_cs: bool)
+where
+    H: 'static + filecoin_hashers::Hasher,
+    U: 'static + filecoin_hashers::PoseidonArity,
+    V: 'static + filecoin_hashers::PoseidonArity,
+    W: 'static + filecoin_hashers::PoseidonArity,
+{
+    use storage_proofs_core::gadgets::por::PoRCircuit;
+    use storage_proofs_core::gadgets::variables::Root;
+    use storage_proofs_core::merkle::{DiskStore, MerkleTreeWrapper};
+    type Tree<H, U, V, W> = MerkleTreeWrapper<H, DiskStore<<H as filecoin_hashers::Hasher>::Domain>, U, V, W>;
+
+    let path = random_path::<U, V, W>(rng, base);
+    let leaf = Fr::random(&mut *rng);
+    let root = path_root::<H, U, V, W>(leaf, &path);
+    fn ends_in<CS: ConstraintSystem<Fr>>(cs: &mut CS, private: bool, leaf: Fr, root: Fr) -> (Root<Fr>, Root<Fr>) {
+        if private {
+            let mut var = |name: &str, v: Fr| Root::Var(AllocatedNum::alloc(cs.namespace(|| name.to_string()), || Ok(v)).unwrap());
+            (var("leaf", leaf), var("root", root))
+        } else {
+            (Root::Val(Some(leaf)), Root::Val(Some(root)))
+        }
+    }
+    let what = format!("{} {}-{}-{} base {base} private {private}", H::name(), U::to_usize(), V::to_usize(), W::to_usize());
+
+    let mut gadget_cs = witness_cs();
+    let (l, r) = ends_in(&mut gadget_cs, private, leaf, root);
+    PoRCircuit::<Tree<H, U, V, W>>::synthesize(gadget_cs.namespace(|| "por"), l, path.clone().into(), r, private).unwrap();
+    let mut ours_cs = witness_cs();
+    let (l, r) = ends_in(&mut ours_cs, private, leaf, root);
+    witness_gadgets::por::<H, U, V, W, _>(ours_cs.namespace(|| "por"), l, path.clone(), r, private).unwrap();
+    assert_eq!(ours_cs.input_assignment, gadget_cs.input_assignment, "{what}: inputs");
+    assert_eq!(ours_cs.input_positions, gadget_cs.input_positions, "{what}: input positions");
+    assert_eq!(ours_cs.aux_assignment.len(), gadget_cs.aux_assignment.len(), "{what}: aux count");
+    assert!(ours_cs.aux_assignment == gadget_cs.aux_assignment, "{what}: witness differs");
+
+    if test_cs {
+        let mut ours = TestConstraintSystem::<Fr>::new();
+        let (l, r) = ends_in(&mut ours, private, leaf, root);
+        witness_gadgets::por::<H, U, V, W, _>(ours.namespace(|| "por"), l, path.clone(), r, private).unwrap();
+        assert!(ours.is_satisfied(), "{what}: {:?}", ours.which_is_unsatisfied());
+        let mut gadget = TestConstraintSystem::<Fr>::new();
+        let (l, r) = ends_in(&mut gadget, private, leaf, root);
+        PoRCircuit::<Tree<H, U, V, W>>::synthesize(gadget.namespace(|| "por"), l, path.into(), r, private).unwrap();
+        assert_eq!(ours.num_constraints(), gadget.num_constraints(), "{what}: constraints");
+        assert_eq!(ours.num_inputs(), gadget.num_inputs(), "{what}: inputs");
+    }
+}
+
+#[test]
+fn por_witness_matches_por_circuit() {
+    use filecoin_hashers::poseidon::PoseidonHasher;
+    use filecoin_hashers::sha256::Sha256Hasher;
+    use typenum::{U0, U2, U8};
+    let mut rng = ChaCha8Rng::seed_from_u64(0x90e);
+    for private in [true, false] {
+        // comm_d: SHA-256 binary trees, up to a 32 GiB sector's 30 levels.
+        for base in [1, 3, 11, 30] {
+            check_por::<Sha256Hasher, U2, U0, U0>(&mut rng, base, private, base == 3);
+        }
+        // tree_c and tree_r_last: 8-0-0 below 32 GiB, 8-8-0 at 32, 8-8-2 at 64.
+        for base in [1, 4] {
+            check_por::<PoseidonHasher, U8, U0, U0>(&mut rng, base, private, base == 1);
+        }
+        check_por::<PoseidonHasher, U8, U8, U0>(&mut rng, 9, private, true);
+        check_por::<PoseidonHasher, U8, U8, U2>(&mut rng, 9, private, false);
+        check_por::<PoseidonHasher, U8, U8, U2>(&mut rng, 1, private, true);
+    }
+}
+
+/// A path with a value missing (a blank circuit's) goes to `PoRCircuit`:
+/// into a witness generator it fails as the circuit does.
+#[test]
+fn por_with_unknown_values_is_por_circuit() {
+    use filecoin_hashers::poseidon::PoseidonHasher;
+    use storage_proofs_core::gadgets::variables::Root;
+    use typenum::{U0, U8};
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut path = random_path::<U8, U8, U0>(&mut rng, 2);
+    path[1].0[3] = None;
+    let mut cs = witness_cs();
+    let r = witness_gadgets::por::<PoseidonHasher, U8, U8, U0, _>(
+        cs.namespace(|| "por"),
+        Root::Val(Some(Fr::ONE)),
+        path,
+        Root::Val(Some(Fr::ONE)),
+        true,
+    );
+    assert!(matches!(r, Err(SynthesisError::AssignmentMissing)), "{r:?}");
+}
+
+/// One 32 GiB sector's inclusion paths into `WitnessOnly`, `PoRCircuit`
+/// against ours: comm_d's (SHA-256, 30 levels) and tree_c's (Poseidon
+/// 8-8-0, 9 + 1 levels). `cargo test --release --workspace --test
+/// witness_gadgets -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn por_witness_speed() {
+    use filecoin_hashers::poseidon::PoseidonHasher;
+    use filecoin_hashers::sha256::Sha256Hasher;
+    use storage_proofs_core::gadgets::por::PoRCircuit;
+    use storage_proofs_core::gadgets::variables::Root;
+    use storage_proofs_core::merkle::{DiskStore, MerkleTreeWrapper};
+    use typenum::{U0, U2, U8};
+
+    fn time<H, U, V, W>(rng: &mut ChaCha8Rng, base: usize, what: &str)
+    where
+        H: 'static + filecoin_hashers::Hasher,
+        U: 'static + filecoin_hashers::PoseidonArity,
+        V: 'static + filecoin_hashers::PoseidonArity,
+        W: 'static + filecoin_hashers::PoseidonArity,
+    {
+        let path = random_path::<U, V, W>(rng, base);
+        let (leaf, root) = (Fr::random(&mut *rng), Fr::random(&mut *rng));
+        let mut cs = witness_cs();
+        let inputs_end = (cs.input_assignment.len(), cs.aux_assignment.len());
+        let mut best = |f: &dyn Fn(&mut WitnessOnly)| {
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                cs.input_assignment.truncate(inputs_end.0);
+                cs.input_positions.truncate(inputs_end.0);
+                cs.aux_assignment.truncate(inputs_end.1);
+                let t = std::time::Instant::now();
+                f(&mut cs);
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            best
+        };
+        let gadget = best(&|cs| {
+            PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(
+                cs.namespace(|| "por"),
+                Root::Val(Some(leaf)),
+                path.clone().into(),
+                Root::Val(Some(root)),
+                true,
+            )
+            .unwrap()
+        });
+        let ours = best(&|cs| {
+            witness_gadgets::por::<H, U, V, W, _>(cs.namespace(|| "por"), Root::Val(Some(leaf)), path.clone(), Root::Val(Some(root)), true)
+                .unwrap()
+        });
+        println!("{what}, best of 5, one core: PoRCircuit {:.2} ms, ours {:.3} ms, {:.1}x", gadget * 1e3, ours * 1e3, gadget / ours);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(32);
+    time::<Sha256Hasher, U2, U0, U0>(&mut rng, 30, "comm_d inclusion path, 32 GiB (SHA-256, 30 levels)");
+    time::<PoseidonHasher, U8, U8, U0>(&mut rng, 9, "tree_c inclusion path, 32 GiB (Poseidon 8-8-0, 10 levels)");
+}

@@ -14,7 +14,10 @@
 //!   `create_label_circuit`, a SHA-256 over a node's parents packed into a
 //!   field element;
 //! - [`poseidon_hash()`] (feature `filecoin`): neptune's legacy
-//!   `circuit::poseidon_hash`, which filecoin-hashers' Poseidon calls.
+//!   `circuit::poseidon_hash`, which filecoin-hashers' Poseidon calls;
+//! - [`por()`] (feature `filecoin`): storage-proofs-core's
+//!   `PoRCircuit::synthesize`, a Merkle inclusion proof over SHA-256 or
+//!   Poseidon trees.
 
 mod aux_sink;
 #[cfg(feature = "filecoin")]
@@ -22,6 +25,8 @@ mod create_label;
 mod num_bits;
 #[cfg(feature = "filecoin")]
 mod poseidon;
+#[cfg(feature = "filecoin")]
+mod por;
 mod sha256;
 mod sha256_packed;
 mod word;
@@ -31,5 +36,7 @@ pub use create_label::create_label;
 pub use num_bits::to_bits_le;
 #[cfg(feature = "filecoin")]
 pub use poseidon::poseidon_hash;
+#[cfg(feature = "filecoin")]
+pub use por::{por, PathLevel};
 pub use sha256::sha256;
 pub use sha256_packed::{sha256_multi_leaf, sha256_packed};
