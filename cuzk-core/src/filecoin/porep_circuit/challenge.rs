@@ -17,10 +17,8 @@ use blstrs::Scalar as Fr;
 use filecoin_proofs::constants::DefaultPieceHasher;
 use storage_proofs_core::drgraph::Graph;
 use storage_proofs_core::gadgets::encode::encode;
-use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
 use storage_proofs_core::gadgets::uint64::UInt64;
-use storage_proofs_core::gadgets::variables::Root;
-use storage_proofs_core::merkle::{BinaryMerkleTree, MerkleProofTrait, MerkleTreeTrait};
+use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{Proof, PublicParams};
 
@@ -56,10 +54,10 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
         let columns = |n| (0..n).map(|_| Column::blank(pp.num_layers, leaves)).collect();
         Challenge {
             data_leaf: None,
-            data_path: AuthPath::blank(leaves),
+            data_path: DataPath::blank(leaves),
             node: None,
-            replica_path: AuthPath::blank(leaves),
-            column_path: AuthPath::blank(leaves),
+            replica_path: TreePath::<Tree>::blank(leaves),
+            column_path: TreePath::<Tree>::blank(leaves),
             drg_parents: columns(pp.graph.base_graph().degree()),
             exp_parents: columns(pp.graph.expansion_degree()),
         }
@@ -73,14 +71,15 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
         let own = Column::<Tree>::from_vanilla(&cols.c_x)?;
         Ok(Challenge {
             data_leaf: Some(p.comm_d_proofs.leaf().into()),
-            data_path: p.comm_d_proofs.as_options().into(),
+            data_path: DataPath::from_options(p.comm_d_proofs.as_options()),
             node: Some(node),
-            replica_path: p.comm_r_last_proof.as_options().into(),
+            replica_path: TreePath::<Tree>::from_options(p.comm_r_last_proof.as_options()),
             column_path: own.into_path(),
             drg_parents: columns(&cols.drg_parents)?,
             exp_parents: columns(&cols.exp_parents)?,
         })
     }
+
 
     pub(super) fn synthesize<CS: ConstraintSystem<Fr>>(self, mut cs: CS, shared: &Shared) -> Result<(), SynthesisError> {
         let Challenge { data_leaf, data_path, node, replica_path, column_path, drg_parents, exp_parents } = self;
@@ -89,12 +88,7 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
         }
         let data_leaf =
             AllocatedNum::alloc(cs.namespace(|| "data_leaf"), || data_leaf.ok_or(SynthesisError::AssignmentMissing))?;
-        inclusion::<BinaryMerkleTree<DefaultPieceHasher>, _>(
-            cs.namespace(|| "comm_d_inclusion"),
-            data_path,
-            &shared.comm_d,
-            &data_leaf,
-        )?;
+        data_path.synthesize(cs.namespace(|| "comm_d_inclusion"), &data_leaf, &shared.comm_d)?;
 
         let layers = drg_parents[0].layers();
         let open = |cs: &mut CS, kind: &str, parents: Vec<Column<Tree>>| {
@@ -105,7 +99,7 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
                 }
                 let (column, path) = parent.alloc(cs.namespace(|| format!("{kind}_parent_{i}_num")))?;
                 let hash = column_hash(cs.namespace(|| format!("{kind}_parent_{i}_constraint")), &column)?;
-                inclusion::<Tree, _>(cs.namespace(|| format!("{kind}_parent_{i}_inclusion")), path, &shared.comm_c, &hash)?;
+                path.synthesize(cs.namespace(|| format!("{kind}_parent_{i}_inclusion")), &hash, &shared.comm_c)?;
                 rows.push(column);
             }
             Ok(rows)
@@ -139,10 +133,10 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
 
         let key = labels.last().ok_or(SynthesisError::Unsatisfiable)?;
         let encoded = encode(cs.namespace(|| "encode_node"), key, &data_leaf)?;
-        inclusion::<Tree, _>(cs.namespace(|| "comm_r_last_data_inclusion"), replica_path, &shared.comm_r_last, &encoded)?;
+        replica_path.synthesize(cs.namespace(|| "comm_r_last_data_inclusion"), &encoded, &shared.comm_r_last)?;
 
         let own = column_hash(cs.namespace(|| "c_x_column_hash"), &labels)?;
-        inclusion::<Tree, _>(cs.namespace(|| "c_x_inclusion"), column_path, &shared.comm_c, &own)
+        column_path.synthesize(cs.namespace(|| "c_x_inclusion"), &own, &shared.comm_c)
     }
 }
 
@@ -161,15 +155,4 @@ fn hashed_parents(parents: Vec<Vec<Boolean>>, layer: usize) -> Vec<Vec<Boolean>>
         out.push(parents[0].clone());
     }
     out
-}
-
-/// Opens `leaf` under `root` along `path` in a tree of shape `T`.
-fn inclusion<T: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
-    cs: CS,
-    path: AuthPath<T::Hasher, T::Arity, T::SubTreeArity, T::TopTreeArity>,
-    root: &AllocatedNum<Fr>,
-    leaf: &AllocatedNum<Fr>,
-) -> Result<(), SynthesisError> {
-    let (leaf, root) = (Root::from_allocated::<CS>(leaf.clone()), Root::from_allocated::<CS>(root.clone()));
-    PoRCircuit::<T>::synthesize(cs, leaf, path, root, true)
 }

@@ -8,7 +8,6 @@ use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
 use serde::Deserialize;
-use storage_proofs_core::gadgets::por::AuthPath;
 use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_porep::stacked::ColumnProof;
 use typenum::{U11, U2};
@@ -42,7 +41,7 @@ struct ColumnParts<D> {
 
 impl<Tree: 'static + MerkleTreeTrait> Column<Tree> {
     pub(super) fn blank(layers: usize, leaves: usize) -> Self {
-        Column { rows: vec![None; layers], path: AuthPath::blank(leaves) }
+        Column { rows: vec![None; layers], path: TreePath::<Tree>::blank(leaves) }
     }
 
     pub(super) fn from_vanilla(proof: &ColumnProof<TreeProof<Tree>>) -> anyhow::Result<Self> {
@@ -50,7 +49,7 @@ impl<Tree: 'static + MerkleTreeTrait> Column<Tree> {
             serde_json::from_value(serde_json::to_value(proof)?)?;
         Ok(Column {
             rows: parts.column.rows.into_iter().map(|r| Some(r.into())).collect(),
-            path: parts.inclusion_proof.as_options().into(),
+            path: TreePath::<Tree>::from_options(parts.inclusion_proof.as_options()),
         })
     }
 

@@ -5,8 +5,8 @@
 //!
 //! It exists for what `StackedCircuit` cannot do: compute its gadgets'
 //! witnesses on values, without their linear combinations
-//! (`crate::witness_gadgets`: the labels' SHA-256, the column hashes, the
-//! bit decompositions), and generate the witness of its independent
+//! (`crate::witness_gadgets`: the labels' SHA-256, the column and Merkle
+//! node hashes, the bit decompositions), and generate the witness of its independent
 //! challenges on several threads. With a witness-generating
 //! constraint system the shared part (replica id, commitments, the comm_r
 //! check) is allocated first, as always; then each challenge is synthesized
@@ -17,10 +17,11 @@
 //! order, as `StackedCircuit` does.
 //!
 //! `challenge`: one challenged node; `column`: a parent's column; `label`:
-//! the labeling hash.
+//! the labeling hash; `inclusion`: a Merkle inclusion proof.
 
 mod challenge;
 mod column;
+mod inclusion;
 mod label;
 
 use crate::cs::WitnessOnly;
@@ -29,26 +30,26 @@ use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use challenge::{Challenge, Shared};
+use inclusion::MerklePath;
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::constants::DefaultPieceHasher;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use storage_proofs_core::gadgets::constraint;
-use storage_proofs_core::gadgets::por::AuthPath;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{Proof, PublicInputs, PublicParams};
 use typenum::{U0, U2};
 
 /// A path in tree R or C of shape `Tree`.
-type TreePath<Tree> = AuthPath<
+type TreePath<Tree> = MerklePath<
     <Tree as MerkleTreeTrait>::Hasher,
     <Tree as MerkleTreeTrait>::Arity,
     <Tree as MerkleTreeTrait>::SubTreeArity,
     <Tree as MerkleTreeTrait>::TopTreeArity,
 >;
 /// A path in tree D (binary, SHA-256).
-type DataPath = AuthPath<DefaultPieceHasher, U2, U0, U0>;
+type DataPath = MerklePath<DefaultPieceHasher, U2, U0, U0>;
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
