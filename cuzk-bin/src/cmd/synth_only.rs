@@ -37,7 +37,7 @@ pub struct Args {
     pub pce: Option<PathBuf>,
     /// With --witness-only: the thread counts to time it on, e.g. 1,2,16
     /// (a PoRep partition generates its challenges' witnesses on them;
-    /// default: the process's thread count).
+    /// default: 1, as the engine does).
     #[arg(long, value_delimiter = ',', requires = "witness_only")]
     pub threads: Vec<usize>,
 }
@@ -109,21 +109,17 @@ fn witness_only(
     threads: &[usize],
     pce: Option<&cuzk_core::pce::Pce>,
 ) -> Result<()> {
-    let all = cuzk_core::par::threads();
     let mut witness = None;
-    for &t in if threads.is_empty() { std::slice::from_ref(&all) } else { threads } {
+    for &t in if threads.is_empty() { &[1] } else { threads } {
         ensure!(t > 0, "--threads: a thread count is at least 1");
         drop(witness.take()); // one partition's witness in memory at a time
         let prepared = prepare(req)?;
         let n = prepared.circuits.len();
         ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
-        let circuit = prepared.circuits.into_iter().nth(p).expect("checked above");
-        cuzk_core::par::set_threads(t);
+        let circuit = prepared.circuits.into_iter().nth(p).expect("checked above").with_witness_threads(t);
         let start = Instant::now();
-        let w = cuzk_core::cs::generate_witness(circuit);
+        let w = cuzk_core::cs::generate_witness(circuit)?;
         let secs = start.elapsed().as_secs_f64();
-        cuzk_core::par::set_threads(all);
-        let w = w?;
         println!(
             "  [{i}] witness-only={secs:.2}s  threads={t}  partition={p}  variables={}  classic/witness-only={:.1}x",
             w.input_assignment.len() + w.aux_assignment.len(),
@@ -134,6 +130,7 @@ fn witness_only(
     let w = witness.expect("at least one thread count");
     if let Some(pce) = pce {
         pce.check_shape(&cuzk_core::pce::Shape::of_witness(&w)).context("the PCE does not match this circuit")?;
+        let all = cuzk_core::par::threads();
         for t in [1, all] {
             cuzk_core::par::set_threads(t);
             let start = Instant::now();

@@ -51,6 +51,20 @@ impl Circuit<Fr> for FilecoinCircuit {
     }
 }
 
+impl FilecoinCircuit {
+    /// A PoRep partition generates its witness on `n` threads (one by
+    /// default); the other kinds are unchanged.
+    pub fn with_witness_threads(self, n: usize) -> Self {
+        use FilecoinCircuit::*;
+        match self {
+            PorepBase(c) => PorepBase(c.with_threads(n)),
+            PorepSub8(c) => PorepSub8(c.with_threads(n)),
+            PorepTop2(c) => PorepTop2(c.with_threads(n)),
+            other => other,
+        }
+    }
+}
+
 /// Wraps a concrete circuit of shape `Tree` into the enum.
 pub(crate) trait IntoFilecoinCircuit {
     fn into_filecoin(self) -> FilecoinCircuit;
