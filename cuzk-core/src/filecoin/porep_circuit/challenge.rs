@@ -6,7 +6,6 @@
 //! constraint storage-proofs' `stacked::circuit::params::Proof::synthesize`.
 
 use super::column::{column_hash, Column};
-use super::label::label;
 use super::{DataPath, TreePath};
 use crate::witness_gadgets::to_bits_le;
 use bellpepper_core::boolean::Boolean;
@@ -128,7 +127,7 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
             }
             let parents = hashed_parents(parents, layer);
             let layer = UInt32::constant(layer as u32);
-            labels.push(label(cs.namespace(|| "create_label"), &shared.replica_id, parents, layer, node.clone())?);
+            labels.push(crate::witness_gadgets::create_label(cs.namespace(|| "create_label"), &shared.replica_id, parents, layer, node.clone())?);
         }
 
         let key = labels.last().ok_or(SynthesisError::Unsatisfiable)?;

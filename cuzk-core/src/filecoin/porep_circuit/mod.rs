@@ -20,13 +20,13 @@
 //! (recording, classic proving, bellperson) synthesizes the challenges in
 //! order, as `StackedCircuit` does.
 //!
-//! `challenge`: one challenged node; `column`: a parent's column; `label`:
-//! the labeling hash; `inclusion`: a Merkle inclusion proof.
+//! `challenge`: one challenged node (its labels through
+//! `witness_gadgets::create_label`); `column`: a parent's column;
+//! `inclusion`: a Merkle inclusion proof.
 
 mod challenge;
 mod column;
 mod inclusion;
-mod label;
 
 use crate::cs::WitnessOnly;
 use crate::witness_gadgets::to_bits_le;
