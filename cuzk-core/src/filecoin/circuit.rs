@@ -6,14 +6,16 @@
 //! five sector sizes use three shapes (2 KiB, 8 MiB and 512 MiB share one),
 //! so three families × three shapes cover everything. PoRep partitions are
 //! our [`PorepPartition`] (the R1CS of storage-proofs' `StackedCircuit`,
-//! with a witness generated on several threads).
+//! with a witness generated on several threads), SnapDeals partitions our
+//! [`UpdatePartition`] (the R1CS of storage-proofs-update's
+//! `EmptySectorUpdateCircuit`).
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use super::porep_circuit::PorepPartition;
 use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB, SectorShape64GiB};
 use storage_proofs_post::fallback::FallbackPoStCircuit;
-use storage_proofs_update::EmptySectorUpdateCircuit;
+use super::update_circuit::UpdatePartition;
 
 /// Tree shape of 2 KiB, 8 MiB and 512 MiB sectors.
 pub type ShapeBase = SectorShape2KiB;
@@ -29,9 +31,9 @@ pub enum FilecoinCircuit {
     PostBase(FallbackPoStCircuit<ShapeBase>),
     PostSub8(FallbackPoStCircuit<ShapeSub8>),
     PostTop2(FallbackPoStCircuit<ShapeTop2>),
-    UpdateBase(EmptySectorUpdateCircuit<ShapeBase>),
-    UpdateSub8(EmptySectorUpdateCircuit<ShapeSub8>),
-    UpdateTop2(EmptySectorUpdateCircuit<ShapeTop2>),
+    UpdateBase(UpdatePartition<ShapeBase>),
+    UpdateSub8(UpdatePartition<ShapeSub8>),
+    UpdateTop2(UpdatePartition<ShapeTop2>),
 }
 
 impl Circuit<Fr> for FilecoinCircuit {
@@ -85,9 +87,9 @@ into_circuit!(PorepPartition<ShapeTop2>, PorepTop2);
 into_circuit!(FallbackPoStCircuit<ShapeBase>, PostBase);
 into_circuit!(FallbackPoStCircuit<ShapeSub8>, PostSub8);
 into_circuit!(FallbackPoStCircuit<ShapeTop2>, PostTop2);
-into_circuit!(EmptySectorUpdateCircuit<ShapeBase>, UpdateBase);
-into_circuit!(EmptySectorUpdateCircuit<ShapeSub8>, UpdateSub8);
-into_circuit!(EmptySectorUpdateCircuit<ShapeTop2>, UpdateTop2);
+into_circuit!(UpdatePartition<ShapeBase>, UpdateBase);
+into_circuit!(UpdatePartition<ShapeSub8>, UpdateSub8);
+into_circuit!(UpdatePartition<ShapeTop2>, UpdateTop2);
 
 /// Calls `$f::<Shape>(args)` for the tree shape of a sector size.
 macro_rules! by_shape {

@@ -5,10 +5,11 @@
 //!
 //! The circuits are filecoin-proofs' own (storage-proofs 19, bellperson
 //! 0.27 → bellpepper-core 0.2 and blstrs 0.7: the crates we use), so they
-//! synthesize into our `ProvingAssignment` unchanged. PoRep partitions are
-//! ours ([`porep_circuit`]): the same R1CS and witness as filecoin-proofs'
-//! `StackedCircuit`, with the witness of its challenges generated on
-//! several threads.
+//! synthesize into our `ProvingAssignment` unchanged. PoRep and SnapDeals
+//! partitions are ours ([`porep_circuit`], [`update_circuit`]): the same
+//! R1CS and witness as filecoin-proofs' `StackedCircuit` and
+//! `EmptySectorUpdateCircuit`, with their gadgets' witnesses computed on
+//! values.
 //!
 //! Flow: [`ProofRequest`] → [`prepare`] (decode, check, build circuits;
 //! [`ProofMeta::circuit_id`] names the SRS) → [`synthesize_partition`] per
@@ -54,6 +55,7 @@ with_filecoin_feature! {
     pub mod setup;
     mod published;
     mod snap;
+    pub mod update_circuit;
     pub mod workload;
 
     pub use self::{

@@ -13,6 +13,7 @@ use super::error::{no_panic, FilecoinError, Result};
 use super::kind::ProofType;
 use super::params::{circuit_id, ParamCache, ParamFiles};
 use super::porep_circuit::PorepPartition;
+use super::update_circuit::UpdatePartition;
 use crate::groth16::setup::{write_parameters, Progress, SetupError, ToxicWaste};
 use crate::arith::fixed_base::Device;
 use crate::pce::{Pce, PceError};
@@ -25,7 +26,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::constants::TreeRHasher;
-use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicParams};
+use storage_proofs_update::PublicParams;
 
 /// The circuit without a witness, as filecoin-proofs makes it for setup.
 pub fn blank_circuit(pt: ProofType) -> Result<FilecoinCircuit> {
@@ -36,7 +37,7 @@ fn blank_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pt: ProofT
 where
     PorepPartition<Tree>: IntoFilecoinCircuit,
     FallbackPoStCircuit<Tree>: IntoFilecoinCircuit,
-    EmptySectorUpdateCircuit<Tree>: IntoFilecoinCircuit,
+    UpdatePartition<Tree>: IntoFilecoinCircuit,
 {
     no_panic("blank circuit", || {
         Ok(match pt {
@@ -54,7 +55,7 @@ where
             }
             ProofType::Update(p) => {
                 let pp = PublicParams::from_sector_size(u64::from(p.sector_size()));
-                <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp).into_filecoin()
+                UpdatePartition::<Tree>::blank(&pp).into_filecoin()
             }
         })
     })

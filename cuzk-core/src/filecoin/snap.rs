@@ -17,10 +17,8 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_update::constants::TreeRHasher;
-use storage_proofs_update::{
-    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof, PublicInputs,
-    PublicParams,
-};
+use super::update_circuit::UpdatePartition;
+use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, PublicParams};
 
 struct Comms {
     r_old: [u8; 32],
@@ -51,7 +49,7 @@ fn build_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     comms: &Comms,
 ) -> Result<(Vec<FilecoinCircuit>, Vec<Vec<Fr>>)>
 where
-    EmptySectorUpdateCircuit<Tree>: IntoFilecoinCircuit,
+    UpdatePartition<Tree>: IntoFilecoinCircuit,
 {
     let config = SectorUpdateConfig::from_porep_config(&rp.as_v1_config());
     let partitions = usize::from(config.update_partitions);
@@ -81,8 +79,7 @@ where
         let mut circuits = Vec::with_capacity(partitions);
         let mut inputs = Vec::with_capacity(partitions);
         for (k, proof) in proofs.iter().enumerate() {
-            let c = <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::circuit(&pub_inputs, (), proof, &pp, Some(k))?;
-            circuits.push(c.into_filecoin());
+            circuits.push(UpdatePartition::<Tree>::new(&pp, &pub_inputs, proof, k)?.into_filecoin());
             inputs.push(<EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::generate_public_inputs(
                 &pub_inputs,
                 &pp,
