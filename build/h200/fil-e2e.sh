@@ -31,6 +31,8 @@
 #   PARAMS        a param cache to use [DIR/params]; setup is skipped when it
 #                 holds the circuit's .params and .vk, and it is never deleted
 #   STREAM [0]    after the single proof, N proofs submitted together
+#   SINGLE [1]    0: no single proof before the stream (its first proof is
+#                 then the cold one; needs STREAM)
 #   UNDER_LOAD    kinds proved once while the stream runs (e.g. "winning"):
 #                 their workload and setup at SIZE in the same param cache,
 #                 submitted after the stream's first completion, timed and
@@ -154,7 +156,7 @@ finish() {
         if [ -f "$DIR/daemon.log" ]; then
             echo
             echo "### daemon: partitions, SRS, PCE, memory"
-            grep -E "GPU found|engine started|srs loaded|pce (loaded|recorded|rebuild|not|unavailable)|partition synthesized|partition proved|batch waits|memory|budget|job .*(completed|failed)|self.check|rror|panicked" "$DIR/daemon.log" | cut -c1-400 | tail -60
+            grep -E "GPU found|engine started|srs loaded|pce (loaded|recorded|rebuild|not|unavailable)|partition synthesized|partition proved|batch waits|memory|budget|on the host|job .*(completed|failed)|self.check|rror|panicked" "$DIR/daemon.log" | cut -c1-400 | tail -60
         fi
         [ -f "$DIR/prove.log" ] && { echo; echo "### prove"; cat "$DIR/prove.log"; }
         [ -f "$DIR/verify.log" ] && { echo; echo "### verify"; tail -3 "$DIR/verify.log"; }
@@ -264,16 +266,19 @@ done
 # 5. prove: the request the workload wrote (meta.json's cuzk_single)
 # The `cuzk single` arguments a workload's meta.json holds, one per line.
 single_args() { python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$1"; }
+ONE_PROOF="${SINGLE:-1}"
 mapfile -t SINGLE < <(single_args "$W/meta.json")
-t0="$(now)"
-"$CUZK" single "${SINGLE[@]}" --out "$DIR/proof.bin" 2>&1 | tee "$DIR/prove.log"
-rc=${PIPESTATUS[0]}
-row prove "$t0" "$(now)" "$(daemon_hwm)" "$rc" "(daemon RSS)"
-[ "$rc" = 0 ] || finish "$rc"
-"$CUZK" status >"$DIR/status.txt" 2>&1
+if [ "$ONE_PROOF" != 0 ] || [ "${STREAM:-0}" = 0 ]; then
+    t0="$(now)"
+    "$CUZK" single "${SINGLE[@]}" --out "$DIR/proof.bin" 2>&1 | tee "$DIR/prove.log"
+    rc=${PIPESTATUS[0]}
+    row prove "$t0" "$(now)" "$(daemon_hwm)" "$rc" "(daemon RSS)"
+    [ "$rc" = 0 ] || finish "$rc"
+    "$CUZK" status >"$DIR/status.txt" 2>&1
 
-# 6. filecoin-proofs' verifier with our .vk
-phase verify "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/proof.bin" --param-cache "$P" || finish $?
+    # 6. filecoin-proofs' verifier with our .vk
+    phase verify "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/proof.bin" --param-cache "$P" || finish $?
+fi
 
 # Each UNDER_LOAD kind's proof, timed (its latency: WinningPoSt has seconds).
 prove_under_load() {

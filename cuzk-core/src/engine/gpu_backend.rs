@@ -31,7 +31,7 @@
 
 use super::backend::{DeviceInfo, ProveInput, ProverBackend, ProverError};
 use super::interlock::{DeviceLocks, VramBudget, VramReservation};
-use crate::groth16::gpu_prover::plan::{Request, Sizes};
+use crate::groth16::gpu_prover::plan::{HInputs, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
@@ -349,6 +349,7 @@ impl GpuBackend {
             srs_resident: srs.is_some(),
             first_staged: first.as_ref().map(StagedH::inputs),
             pce_resident: pce.is_some(),
+            witness_only: input.witness_only(),
             granted,
             spare: if may_borrow { input.vram.free() } else { 0 },
             sizes,
@@ -366,6 +367,16 @@ impl GpuBackend {
                 r
             }
         };
+        if input.witness_only() && plan.inputs == HInputs::Uploaded {
+            // Three times the witness in host memory beyond what the engine
+            // reserved for these partitions.
+            log::warn!(
+                "gpu={} computes a, b, c of witness-only circuits on the host: {} of VRAM granted, {} free beside it",
+                dev.info.ordinal,
+                crate::config::format_size(granted),
+                crate::config::format_size(req.spare)
+            );
+        }
         let points = Self::points(input.params, &srs);
         let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref() });
         let results = dev.prover.run(input.params, points, input.assignments, matrices, first, &plan)?;

@@ -35,9 +35,13 @@
 //!   from the witness ([`HInputs::SpmvOnDevice`]) instead of crossing PCIe
 //!   (12.9 GB per 2^27 circuit, against ~4 GB of witness); z stays for
 //!   the call, and the L, A and B MSMs' witness is copied from it on the
-//!   device. Under a VRAM limit that leaves no room for z, a, b, c are
-//!   uploaded ([`HInputs::Uploaded`]; computed on the host first for
-//!   circuits that carry only their witness).
+//!   device. Circuits that carry only their witness take z out of the
+//!   grant where it is smaller than a whole working set, their MSMs
+//!   chunked within the rest: their alternative is a, b, c computed on the
+//!   host, three times the witness in host memory that the engine did not
+//!   reserve for them. Under a VRAM limit that leaves no room for z even
+//!   then, a, b, c are uploaded ([`HInputs::Uploaded`]; computed on the
+//!   host first for circuits that carry only their witness).
 
 use super::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
 use cuzk_sys::msm::MsmOptions;
@@ -177,6 +181,9 @@ pub struct Request {
     pub first_staged: Option<HInputs>,
     /// The circuits' matrices are resident on this device (a GpuPce).
     pub pce_resident: bool,
+    /// The circuits carry their witness only: a, b, c come from the SpMV,
+    /// on the device or else on the host.
+    pub witness_only: bool,
     /// Bytes this call holds: a reservation of at least `h_bytes +
     /// msm_bytes`, or a smaller grant under a VRAM limit.
     pub granted: u64,
@@ -198,19 +205,24 @@ impl Plan {
         } else {
             HTerm::Cpu
         };
-        let chunks = match (full, h) {
-            (true, _) => Chunks::Whole,
-            (false, HTerm::Device) => Chunks::Within(req.granted.saturating_sub(s.h_bytes)),
-            (false, HTerm::Cpu) => Chunks::Within(req.granted),
-        };
         let mut spare = if full { req.spare } else { 0 };
-        let inputs = match req.first_staged {
-            Some(HInputs::SpmvOnDevice) => HInputs::SpmvOnDevice,
-            _ if h == HTerm::Device && req.pce_resident && full && req.z_room() >= s.z_bytes => {
+        // z beside a whole working set (its part beyond the grant
+        // borrowed), else out of the grant for circuits that carry their
+        // witness only (see the module's documentation).
+        let spmv = h == HTerm::Device && req.pce_resident;
+        let (inputs, z_in_grant) = match req.first_staged {
+            Some(HInputs::SpmvOnDevice) => (HInputs::SpmvOnDevice, false),
+            _ if spmv && full && req.z_room() >= s.z_bytes => {
                 spare -= s.z_bytes.saturating_sub(req.surplus());
-                HInputs::SpmvOnDevice
+                (HInputs::SpmvOnDevice, false)
             }
-            _ => HInputs::Uploaded,
+            _ if spmv && req.witness_only && req.z_fits_in_grant() => (HInputs::SpmvOnDevice, true),
+            _ => (HInputs::Uploaded, false),
+        };
+        let chunks = match (full && !z_in_grant, h) {
+            (true, _) => Chunks::Whole,
+            (false, HTerm::Device) => req.chunks_beside_h(z_in_grant),
+            (false, HTerm::Cpu) => Chunks::Within(req.granted),
         };
         // A second set of H buffers computed by the SpMV has its own z.
         let second_h = s.h_bytes + if inputs == HInputs::SpmvOnDevice { s.z_bytes } else { 0 };
@@ -241,7 +253,7 @@ impl Plan {
     pub fn borrowed(&self, req: &Request) -> u64 {
         let sizes = &req.sizes;
         let spmv = self.inputs == HInputs::SpmvOnDevice;
-        let z = if spmv && req.first_staged != Some(HInputs::SpmvOnDevice) {
+        let z = if spmv && req.first_staged != Some(HInputs::SpmvOnDevice) && !self.z_in_grant() {
             sizes.z_bytes.saturating_sub(req.surplus())
         } else {
             0
@@ -258,12 +270,20 @@ impl Plan {
     /// failed).
     pub fn without_borrowing(self, req: &Request) -> Plan {
         let queries = if self.queries == Queries::BesideH { Queries::AfterH } else { self.queries };
-        let inputs = match req.first_staged {
-            Some(staged) => staged,
-            None if req.surplus() >= req.sizes.z_bytes => self.inputs,
-            None => HInputs::Uploaded,
+        let spmv = self.inputs == HInputs::SpmvOnDevice;
+        let (inputs, chunks) = match req.first_staged {
+            Some(staged) => (staged, self.chunks),
+            None if !spmv || self.z_in_grant() || req.surplus() >= req.sizes.z_bytes => (self.inputs, self.chunks),
+            None if req.witness_only && req.z_fits_in_grant() => (HInputs::SpmvOnDevice, req.chunks_beside_h(true)),
+            None => (HInputs::Uploaded, self.chunks),
         };
-        Plan { next: NextInputs::WhenDue, queries, inputs, ..self }
+        Plan { next: NextInputs::WhenDue, queries, inputs, chunks, ..self }
+    }
+
+    /// z is taken out of the grant (the MSMs chunked within the rest)
+    /// rather than borrowed beside a whole working set.
+    fn z_in_grant(&self) -> bool {
+        self.inputs == HInputs::SpmvOnDevice && self.h == HTerm::Device && self.chunks != Chunks::Whole
     }
 }
 
@@ -277,6 +297,19 @@ impl Request {
     /// Where z can go: the grant's surplus and the spare VRAM.
     fn z_room(&self) -> u64 {
         self.surplus().saturating_add(self.spare)
+    }
+
+    /// The grant holds the H buffers, z and the smallest MSM worth running.
+    fn z_fits_in_grant(&self) -> bool {
+        let s = &self.sizes;
+        self.granted >= s.h_bytes.saturating_add(s.z_bytes).saturating_add(s.min_msm_bytes)
+    }
+
+    /// The MSMs' chunks beside the H buffers in the grant (and z, where
+    /// it is taken out of the grant).
+    fn chunks_beside_h(&self, z_in_grant: bool) -> Chunks {
+        let z = if z_in_grant { self.sizes.z_bytes } else { 0 };
+        Chunks::Within(self.granted.saturating_sub(self.sizes.h_bytes).saturating_sub(z))
     }
 }
 
@@ -356,7 +389,7 @@ mod tests {
             let granted = left.min(working);
             let staged_by = if self.pce { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
             let first_staged = (granted >= working).then_some(staged_by);
-            Request { circuits, srs_resident, first_staged, pce_resident: self.pce, granted, spare: left - granted, sizes }
+            Request { circuits, srs_resident, first_staged, pce_resident: self.pce, witness_only: self.pce, granted, spare: left - granted, sizes }
         }
     }
 
@@ -443,6 +476,7 @@ mod tests {
             srs_resident: true,
             first_staged: None,
             pce_resident: false,
+            witness_only: false,
             granted: 16 * GIB,
             spare: 100 * GIB,
             sizes: PARTITION_2_27,
@@ -494,6 +528,7 @@ mod tests {
             srs_resident: false,
             first_staged: None,
             pce_resident: true,
+            witness_only: true,
             granted: 16 * GIB,
             spare: 0,
             sizes: PARTITION_2_27,
@@ -501,6 +536,57 @@ mod tests {
         let p = Plan::choose(&req);
         assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
         assert_eq!(p.borrowed(&req), 0);
+    }
+
+    #[test]
+    fn witness_only_circuits_take_z_out_of_a_small_grant() {
+        // Less than a whole working set granted (another worker holds the
+        // rest of the card): z and the H buffers in the grant, the MSMs
+        // chunked within the rest, rather than a, b, c on the host.
+        let req = Request {
+            circuits: 1,
+            srs_resident: true,
+            first_staged: None,
+            pce_resident: true,
+            witness_only: true,
+            granted: 20 * GIB,
+            spare: 0,
+            sizes: PARTITION_2_27,
+        };
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(4GiB)");
+        assert_eq!(p.borrowed(&req), 0);
+        assert_eq!(p.without_borrowing(&req), p);
+        // Circuits that carry a, b, c upload them instead (no smaller chunks).
+        let carried = Request { witness_only: false, ..req };
+        assert_eq!(Plan::choose(&carried).to_string(), "circuits=1 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(8GiB)");
+        // Too small a grant for z beside the H buffers: uploaded (host SpMV).
+        let tiny = Request { granted: 16 * GIB, ..req };
+        assert_eq!(Plan::choose(&tiny).inputs, HInputs::Uploaded);
+    }
+
+    #[test]
+    fn witness_only_circuits_keep_the_spmv_where_borrowing_z_fails() {
+        // A whole working set granted, z to be borrowed beside it.
+        let req = Request {
+            circuits: 1,
+            srs_resident: true,
+            first_staged: None,
+            pce_resident: true,
+            witness_only: true,
+            granted: 23 * GIB,
+            spare: 10 * GIB,
+            sizes: PARTITION_2_27,
+        };
+        let p = Plan::choose(&req);
+        assert_eq!((p.inputs, p.chunks), (HInputs::SpmvOnDevice, Chunks::Whole));
+        assert_eq!(p.borrowed(&req), 3 * GIB);
+        // Another worker took the spare VRAM: z out of the grant instead.
+        let q = p.without_borrowing(&req);
+        assert_eq!(q.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(7GiB)");
+        assert_eq!(q.borrowed(&req), 0);
+        // No spare at all: the same plan directly.
+        assert_eq!(Plan::choose(&Request { spare: 0, ..req }), q);
     }
 
     #[test]
