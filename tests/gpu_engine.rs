@@ -12,7 +12,8 @@ use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::engine::gpu_backend::GpuBackend;
 use cuzk_core::engine::interlock::VramBudget;
-use cuzk_core::engine::{BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ShutdownMode};
+use cuzk_core::engine::memory::MemoryBudget;
+use cuzk_core::engine::{BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode};
 use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof};
 use cuzk_core::Fr;
 use ff::Field;
@@ -56,7 +57,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let resident = GpuBackend::new().unwrap().with_fixed_randomness(r, s);
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
         for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
-            let input = ProveInput { params: &params, assignments, vram: &vram, pce };
+            let input = ProveInput { params: &params, assignments, vram: &vram, pce, host_memory: None };
             let need = streamed.vram_needed(0, &input);
             let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
                 ("prestaged, SRS resident", &resident, None),
@@ -73,6 +74,47 @@ fn every_backend_path_gives_the_cpu_bytes() {
         }
         assert!(vram.usage().used_bytes > 0, "the resident SRS and matrices hold budget");
     }
+}
+
+/// A plan that finds no room for z on the device computes a, b, c of
+/// witness-only circuits on the host: it reserves them in the engine's host
+/// budget first, and fails the call, naming that, where the budget has no
+/// room (instead of the host running out of memory); with room, the CPU
+/// prover's bytes, and the reservation released after the call.
+#[test]
+fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
+    if cuzk_sys::test_device("host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget").is_none() {
+        return;
+    }
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
+    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let cpu = groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
+    let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
+    let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
+    let abc_bytes = 3 * 32 * witness_only[0].num_constraints() as u64;
+    let vram = VramBudget::new(64 << 30);
+    let backend = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
+    // A grant too small for the H buffers: H on the CPU, a, b, c on the host.
+    let small = 1 << 20;
+    let tight = MemoryBudget::new(abc_bytes - 1);
+    let input = ProveInput { params: &params, assignments: &witness_only, vram: &vram, pce: Some(&pce), host_memory: Some(&tight) };
+    match backend.compute_fallback(0, small, &input) {
+        Err(e @ ProverError::OutOfHostMemory(_)) => assert!(e.to_string().contains("beyond the engine's budget"), "{e}"),
+        Err(e) => panic!("expected out of host memory, got {e}"),
+        Ok(_) => panic!("a, b, c computed on the host beyond a budget of {} B", abc_bytes - 1),
+    }
+    let room = MemoryBudget::new(abc_bytes);
+    let input = ProveInput { host_memory: Some(&room), ..input };
+    let computed = backend.compute_fallback(0, small, &input).unwrap();
+    assert_eq!(room.usage().used_bytes, 0, "the host a, b, c reservation outlived the call");
+    assert_eq!(room.usage().peak_bytes, abc_bytes);
+    let got = backend.epilogue(0, computed).unwrap();
+    assert_eq!(got[0].to_bytes(), cpu[0].to_bytes());
+    println!("witness-only fallback with a, b, c on the host: {abc_bytes} B reserved, refused one byte short, CPU bytes");
 }
 
 fn engine_config(gpu_workers: usize, vram_limit: u64, pce: bool, timeline: &std::path::Path) -> Config {
@@ -164,7 +206,7 @@ fn engine_vram_limit_forces_the_fallback() {
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None };
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: None };
     let limit = GpuBackend::new().unwrap().vram_needed(0, &input) - 1;
     let (paths, _) = run_engine(2, limit, true);
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");

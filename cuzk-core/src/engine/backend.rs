@@ -23,6 +23,7 @@
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized, Proof};
 use super::interlock::{DeviceLocks, VramBudget};
+use super::memory::MemoryBudget;
 pub use super::prover_error::ProverError;
 use crate::pce::Pce;
 use crate::srs::Parameters;
@@ -49,6 +50,11 @@ pub struct ProveInput<'a> {
     /// The circuits' PCE where they were synthesized through one: what a,
     /// b, c of assignments that carry their witness only are computed from.
     pub pce: Option<&'a Arc<Pce>>,
+    /// The engine's host memory budget, where a backend that computes a, b,
+    /// c on the host for assignments that carry their witness only (for
+    /// which the engine reserved the witness alone) reserves them first
+    /// (None: not counted).
+    pub host_memory: Option<&'a Arc<MemoryBudget>>,
 }
 
 impl ProveInput<'_> {

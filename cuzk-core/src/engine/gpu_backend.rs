@@ -31,6 +31,8 @@
 
 use super::backend::{DeviceInfo, ProveInput, ProverBackend, ProverError};
 use super::interlock::{DeviceLocks, VramBudget, VramReservation};
+use super::memory::{Purpose, Reservation};
+use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_prover::plan::{HInputs, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
@@ -329,6 +331,23 @@ impl GpuBackend {
         })
     }
 
+    /// a, b, c of `circuits` witness-only circuits computed on the host
+    /// (`why`: not on the device): reserved in the engine's host budget
+    /// first, as the engine reserved their witness only. One circuit's at
+    /// a time, two where the next is staged beside.
+    fn reserve_host_abc(dev: &GpuDevice, input: &ProveInput<'_>, circuits: usize, why: &str) -> Result<Option<Reservation>, ProverError> {
+        let constraints = input.assignments.first().map_or(0, ProvingAssignment::num_constraints) as u64;
+        let bytes = 3 * constraints * std::mem::size_of::<Fr>() as u64 * circuits.min(2) as u64;
+        let bytes_text = crate::config::format_size(bytes);
+        log::warn!("gpu={} computes a, b, c of witness-only circuits on the host ({bytes_text}): {why}", dev.info.ordinal);
+        let Some(budget) = input.host_memory else { return Ok(None) };
+        budget.try_reserve(bytes, Purpose::Partition).map(Some).ok_or_else(|| {
+            ProverError::OutOfHostMemory(format!(
+                "a, b, c of witness-only circuits computed on the host need {bytes_text} beyond the engine's budget ({why})"
+            ))
+        })
+    }
+
     /// Plans `input` within `granted` bytes (borrowing from the budget's
     /// free VRAM what the plan takes beyond them, when `may_borrow`) and
     /// runs it (the executor logs the plan).
@@ -367,16 +386,14 @@ impl GpuBackend {
                 r
             }
         };
-        if input.witness_only() && plan.inputs == HInputs::Uploaded {
-            // Three times the witness in host memory beyond what the engine
-            // reserved for these partitions.
-            log::warn!(
-                "gpu={} computes a, b, c of witness-only circuits on the host: {} of VRAM granted, {} free beside it",
-                dev.info.ordinal,
-                crate::config::format_size(granted),
-                crate::config::format_size(req.spare)
-            );
-        }
+        // Circuit 0's a, b, c are on the device already where it was staged.
+        let unstaged = input.assignments.len() - usize::from(first.is_some());
+        let _host_abc = if input.witness_only() && plan.inputs == HInputs::Uploaded && unstaged > 0 {
+            let why = format!("no room for z beside the H buffers in {} of VRAM", crate::config::format_size(granted));
+            Self::reserve_host_abc(dev, input, unstaged, &why)?
+        } else {
+            None
+        };
         let points = Self::points(input.params, &srs);
         let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref() });
         let results = dev.prover.run(input.params, points, input.assignments, matrices, first, &plan)?;
@@ -419,6 +436,10 @@ impl ProverBackend for GpuBackend {
         let first = match input.assignments.first() {
             Some(pa) => {
                 let on_device = pce.as_deref().filter(|_| input.witness_only());
+                let _host_abc = match on_device {
+                    None if input.witness_only() => Self::reserve_host_abc(dev, input, 1, "their matrices are not on the device")?,
+                    _ => None,
+                };
                 Some(dev.prover.stage_h(pa, input.pce.map(|p| Matrices { host: p, device: on_device }))?)
             }
             None => None,

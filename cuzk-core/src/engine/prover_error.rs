@@ -21,6 +21,11 @@ pub enum ProverError {
     /// The request is wrong (shapes, parameters): no retry can help.
     #[error("bad input: {0}")]
     BadInput(String),
+    /// The host memory that the call would allocate beyond what the engine
+    /// reserved is not in the engine's budget now: the call's job fails,
+    /// rather than the host running out of memory.
+    #[error("out of host memory: {0}")]
+    OutOfHostMemory(String),
     /// A bug or a state the backend did not expect.
     #[error("internal error: {0}")]
     Internal(String),

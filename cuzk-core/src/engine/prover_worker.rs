@@ -98,7 +98,13 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     }
     let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
     sh.timeline.record(event("gpu_picked"));
-    let input = ProveInput { params: &prove_ticket.batch.srs.params, assignments: &assignments, vram: &w.device.vram, pce: pce.as_ref() };
+    let input = ProveInput {
+        params: &prove_ticket.batch.srs.params,
+        assignments: &assignments,
+        vram: &w.device.vram,
+        pce: pce.as_ref(),
+        host_memory: Some(&sh.memory),
+    };
     let gpu_event = |ev: &'static str, path: Option<&'static str>| {
         let e = event(ev);
         sh.timeline.record(match path {
