@@ -3,25 +3,25 @@
 //! the published parameters are made from: the same R1CS (recorded, real
 //! and blank) and the same witness, byte for byte, at 2 KiB (a sector
 //! sealed and updated by filecoin-proofs, and generated workloads) and
-//! 8 MiB (a generated workload).
+//! 8 MiB (a generated workload); the witness at 32 GiB with `--ignored`.
 
 use cuzk_core::cs::generate_witness;
-use cuzk_core::filecoin::circuit::ShapeBase;
+use cuzk_core::filecoin::circuit::{ShapeBase, ShapeSub8};
 use cuzk_core::filecoin::filecoin_hashers::Domain;
-use cuzk_core::filecoin::filecoin_proofs::constants::{SECTOR_SIZE_2_KIB, SECTOR_SIZE_8_MIB};
+use cuzk_core::filecoin::filecoin_proofs::constants::{SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_8_MIB};
 use cuzk_core::filecoin::filecoin_proofs::types::SectorUpdateConfig;
 use cuzk_core::filecoin::setup::blank_circuit;
 use cuzk_core::filecoin::storage_proofs_core::compound_proof::CompoundProof;
+use cuzk_core::filecoin::storage_proofs_core::merkle::MerkleTreeTrait;
 use cuzk_core::filecoin::update_circuit::UpdatePartition;
 use cuzk_core::filecoin::workload::{snap, SnapSpec};
 use cuzk_core::filecoin::{prepare, prover_id_from_miner, FilecoinCircuit, ProofKind, ProofRequest, ProofType};
 use cuzk_core::pce;
 use cuzk_tests::fil::snap_2kib;
 use std::time::Instant;
-use storage_proofs_update::constants::{TreeDDomain, TreeRDomain};
+use storage_proofs_update::constants::{TreeDDomain, TreeRDomain, TreeRHasher};
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof, PublicInputs, PublicParams};
 
-type Theirs = EmptySectorUpdateCircuit<ShapeBase>;
 type Compound = EmptySectorUpdateCompound<ShapeBase>;
 
 fn public_params(req: &ProofRequest) -> PublicParams {
@@ -31,7 +31,7 @@ fn public_params(req: &ProofRequest) -> PublicParams {
 /// storage-proofs-update's circuits for `req`'s partitions, as
 /// filecoin-proofs' `generate_empty_sector_update_proof_with_vanilla`
 /// builds them.
-fn their_circuits(req: &ProofRequest) -> Vec<Theirs> {
+fn their_circuits<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(req: &ProofRequest) -> Vec<EmptySectorUpdateCircuit<Tree>> {
     let ProofType::Update(rp) = ProofType::for_kind(req.kind, req.registered_proof).unwrap() else { panic!("an update request") };
     let pp = public_params(req);
     let inputs = PublicInputs {
@@ -45,8 +45,8 @@ fn their_circuits(req: &ProofRequest) -> Vec<Theirs> {
         .iter()
         .enumerate()
         .map(|(k, b)| {
-            let proof: PartitionProof<ShapeBase> = bincode::deserialize(b).unwrap();
-            <Compound as CompoundProof<_, _>>::circuit(&inputs, (), &proof, &pp, Some(k)).unwrap()
+            let proof: PartitionProof<Tree> = bincode::deserialize(b).unwrap();
+            <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::circuit(&inputs, (), &proof, &pp, Some(k)).unwrap()
         })
         .collect()
 }
@@ -68,7 +68,7 @@ fn check(req: &ProofRequest, partitions: &[usize]) {
     assert_eq!(blank_ours.shape, blank_theirs.shape, "blank circuits: shapes differ");
     assert!(blank_ours == blank_theirs, "blank circuits: recorded R1CS differ");
     let ours_k = |k: usize| ours(prepare(req).unwrap().circuits.into_iter().nth(k).unwrap());
-    let theirs_k = |k: usize| their_circuits(req).into_iter().nth(k).unwrap();
+    let theirs_k = |k: usize| their_circuits::<ShapeBase>(req).into_iter().nth(k).unwrap();
     for &k in partitions {
         let (pce_theirs, w_theirs) = pce::record_with_witness("x", theirs_k(k)).unwrap();
         let (pce_ours, w_ours) = pce::record_with_witness("x", ours_k(k)).unwrap();
@@ -132,6 +132,35 @@ fn generated_2kib_same_r1cs_and_witness_as_empty_sector_update_circuit() {
 #[test]
 fn generated_8mib_same_r1cs_and_witness_as_empty_sector_update_circuit() {
     check(&workload_request(SECTOR_SIZE_8_MIB, 5), &[0, 3]);
+}
+
+/// One 32 GiB partition, witness-only on one core: the same witness as
+/// `EmptySectorUpdateCircuit`'s, and both times. Two witnesses of ~2.6 GB
+/// each at once: run with `--ignored` on a host with room for them.
+#[test]
+#[ignore]
+fn production_32gib_partition_same_witness_as_empty_sector_update_circuit() {
+    let t = Instant::now();
+    let req = workload_request(SECTOR_SIZE_32_GIB, 5);
+    eprintln!("32 GiB workload generated in {:.1} s", t.elapsed().as_secs_f64());
+    let Some(FilecoinCircuit::UpdateSub8(c)) = prepare(&req).unwrap().circuits.into_iter().next() else {
+        panic!("a 32 GiB SnapDeals request gives UpdateSub8 circuits")
+    };
+    let t = Instant::now();
+    let w = generate_witness(c).unwrap();
+    let t_ours = t.elapsed().as_secs_f64();
+    let theirs = their_circuits::<ShapeSub8>(&req).into_iter().next().unwrap();
+    let t = Instant::now();
+    let theirs = generate_witness(theirs).unwrap();
+    let t_theirs = t.elapsed().as_secs_f64();
+    assert_eq!(w.input_assignment, theirs.input_assignment, "inputs");
+    assert_eq!(w.input_positions, theirs.input_positions, "input positions");
+    assert!(w.aux_assignment == theirs.aux_assignment, "aux differ");
+    eprintln!(
+        "32 GiB partition 0: {} inputs, {} aux; witness-only {t_ours:.2} s (EmptySectorUpdateCircuit {t_theirs:.2} s)",
+        w.input_assignment.len(),
+        w.aux_assignment.len()
+    );
 }
 
 /// A partition index or h the sector size does not have is refused with

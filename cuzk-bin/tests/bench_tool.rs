@@ -3,7 +3,8 @@
 //! daemon on TCP (an `http://` address) and on a unix socket: PoRep C2 of
 //! a generated 2 KiB C1 output with registered proof 0 (the seal proof
 //! taken from the C1 output), WinningPoSt from a JSON vanilla file and from
-//! a raw one, batch, preload, status, metrics; `synth-only` in process;
+//! a raw one, batch, preload, status, metrics; `synth-only` in process
+//! (PoRep, and SnapDeals with the arguments `cuzk filecoin-workload` prints);
 //! `gen-vanilla` against filecoin-proofs' own vanilla proofs of sealed
 //! sectors; the existing tool's subcommands without a counterpart give
 //! their reason. filecoin-proofs' verifiers check the proofs.
@@ -146,6 +147,22 @@ fn upstream_command_lines_over_tcp_and_a_unix_socket() {
     // witness-only on 1 and 2 threads (a PoRep partition's challenges).
     let (ok, log) = run(&bench, &["synth-only", "--c1", c1_s, "--sector-num", "12", "--witness-only", "--threads", "1,2"]);
     assert!(ok && log.contains("threads=1  partition=0") && log.contains("threads=2  partition=0"), "{log}");
+}
+
+/// synth-only of a generated SnapDeals workload, with the `cuzk single`
+/// arguments its meta.json gives; a missing commitment is named.
+#[test]
+fn synth_only_takes_a_snap_deals_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = bench_exe(dir.path());
+    let meta = workload("snap", &dir.path().join("snap"));
+    let single: Vec<&str> = meta["cuzk_single"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let args = [&["synth-only"][..], &single, &["--witness-only"]].concat();
+    let (ok, log) = run(&bench, &args);
+    assert!(ok && log.contains("circuits=1  constraints=") && log.contains("threads=1  partition=0"), "{log}");
+    let without: Vec<&str> = args.iter().copied().take_while(|a| *a != "--comm-d-new").collect();
+    let (ok, log) = run(&bench, &without);
+    assert!(!ok && log.contains("--comm-d-new HEX is required for -t snap"), "{log}");
 }
 
 #[test]

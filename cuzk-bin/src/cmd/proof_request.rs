@@ -186,7 +186,7 @@ fn c1_sector_size(c1: &[u8]) -> u64 {
 
 /// A `--vanilla` file: JSON (an array of base64 strings or one string), or
 /// any other bytes as one raw proof, as the existing bench tool reads it.
-fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
+pub(super) fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         ensure!(!bytes.is_empty(), "{} is empty", path.display());

@@ -1,21 +1,47 @@
-//! `cuzk-bench synth-only`: the CPU synthesis of a PoRep C2 alone, in this
-//! process (no daemon, GPU or SRS): the C1 output decoded and checked, its
-//! partition circuits built and synthesized, `--iterations` times, each
-//! result dropped before the next. The existing bench tool's flags, and
-//! ours: `--witness-only` also times what the PCE path runs per partition
-//! (witness-only synthesis; with `--pce FILE`, the CPU SpMV that turns the
-//! witness into a, b, c, on one thread and on all), on the same partition.
+//! `cuzk-bench synth-only`: the CPU synthesis of a PoRep C2, a SnapDeals
+//! update, a WindowPoSt partition or a WinningPoSt alone, in this process
+//! (no daemon, GPU or SRS): the request decoded and checked, its partition
+//! circuits built and synthesized, `--iterations` times, each result
+//! dropped before the next. The existing bench tool's flags (`--c1 FILE`;
+//! the other kinds as `cuzk single` takes them: `-t snap|wpost|winning
+//! --vanilla FILE --registered-proof N`, with `--comm-r-old --comm-r-new
+//! --comm-d-new HEX` or `--randomness HEX`: what `cuzk filecoin-workload`
+//! prints), and ours: `--witness-only` also times what the PCE path runs
+//! per partition (witness-only synthesis; with `--pce FILE`, the CPU SpMV
+//! that turns the witness into a, b, c, on one thread and on all), on the
+//! same partition.
 
-use anyhow::{ensure, Context, Result};
+use super::proof_request::{hex32, kind, read_vanilla};
+use anyhow::{bail, ensure, Context, Result};
+use cuzk_bin::proto as pb;
 use cuzk_core::filecoin::{prepare, synthesize_partition, ProofKind, ProofRequest};
 use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// C1 output: Curio's envelope or a bare SealCommitPhase1Output JSON.
+    /// Proof type: porep, snap, wpost or winning.
+    #[arg(short = 't', long = "type", default_value = "porep")]
+    pub proof_type: String,
+    /// C1 output (porep): Curio's envelope or a bare SealCommitPhase1Output JSON.
     #[arg(long)]
-    pub c1: PathBuf,
+    pub c1: Option<PathBuf>,
+    /// Vanilla proofs (snap, wpost, winning): a JSON array of base64 strings.
+    #[arg(long)]
+    pub vanilla: Option<PathBuf>,
+    /// Registered proof number (snap, wpost, winning; Go abi enum values).
+    #[arg(long, default_value_t = 0)]
+    pub registered_proof: u64,
+    /// 32 bytes of hex (wpost, winning; default all zeros).
+    #[arg(long)]
+    pub randomness: Option<String>,
+    /// 32 bytes of hex each (snap).
+    #[arg(long)]
+    pub comm_r_old: Option<String>,
+    #[arg(long)]
+    pub comm_r_new: Option<String>,
+    #[arg(long)]
+    pub comm_d_new: Option<String>,
     #[arg(long, default_value_t = 1)]
     pub sector_num: u64,
     #[arg(long, default_value_t = 1000)]
@@ -42,18 +68,51 @@ pub struct Args {
     pub threads: Vec<usize>,
 }
 
+/// The request `a` names, and a line saying what it read.
+fn request(a: &Args) -> Result<(ProofRequest, String)> {
+    let k = match kind(&a.proof_type)? {
+        pb::ProofKind::PorepSealCommit => ProofKind::PorepSealCommit,
+        pb::ProofKind::SnapDealsUpdate => ProofKind::SnapDealsUpdate,
+        pb::ProofKind::WindowPostPartition => ProofKind::WindowPostPartition,
+        pb::ProofKind::WinningPost => ProofKind::WinningPost,
+        _ => bail!("synth-only takes -t porep, snap, wpost or winning"),
+    };
+    let mut req = ProofRequest::new(k, a.miner_id);
+    req.sector_number = a.sector_num;
+    if k == ProofKind::PorepSealCommit {
+        let path = a.c1.as_ref().context("--c1 FILE is required for -t porep")?;
+        req.vanilla_proof = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let read = format!("c1:         {} ({} bytes)", path.display(), req.vanilla_proof.len());
+        return Ok((req, read));
+    }
+    let path = a.vanilla.as_ref().with_context(|| format!("--vanilla FILE is required for -t {}", a.proof_type))?;
+    req.vanilla_proofs = read_vanilla(path)?;
+    req.registered_proof = a.registered_proof;
+    let hex = |flag: &str, v: &Option<String>| match v {
+        Some(h) => Ok(hex32(h).context(flag.to_string())?.to_vec()),
+        None if k == ProofKind::SnapDealsUpdate => bail!("{flag} HEX is required for -t snap"),
+        None => Ok(vec![0; 32]),
+    };
+    if k == ProofKind::SnapDealsUpdate {
+        req.comm_r_old = hex("--comm-r-old", &a.comm_r_old)?;
+        req.comm_r_new = hex("--comm-r-new", &a.comm_r_new)?;
+        req.comm_d_new = hex("--comm-d-new", &a.comm_d_new)?;
+    } else {
+        req.randomness = hex("--randomness", &a.randomness)?;
+    }
+    let read = format!("vanilla:    {} ({} proofs)", path.display(), req.vanilla_proofs.len());
+    Ok((req, read))
+}
+
 pub fn run(a: Args) -> Result<()> {
-    let c1 = std::fs::read(&a.c1).with_context(|| format!("reading {}", a.c1.display()))?;
+    let (req, read) = request(&a)?;
     println!("=== Synthesis Microbenchmark ===");
-    println!("c1:         {} ({} bytes)", a.c1.display(), c1.len());
+    println!("{read}");
     println!("sector:     {} (miner {})", a.sector_num, a.miner_id);
     // The comparison is per partition, each synthesized on one thread.
     let partition = a.partition.or(a.witness_only.then_some(0));
     println!("partition:  {}", partition.map_or("all".to_string(), |p| p.to_string()));
     println!("iterations: {}\n", a.iterations);
-    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, a.miner_id);
-    req.vanilla_proof = c1;
-    req.sector_number = a.sector_num;
     let pce = match &a.pce {
         Some(path) => {
             let t = Instant::now();
@@ -66,12 +125,12 @@ pub fn run(a: Args) -> Result<()> {
     let mut times = Vec::new();
     for i in 1..=a.iterations {
         let wall = Instant::now();
-        let prepared = prepare(&req).with_context(|| format!("the C1 output {}", a.c1.display()))?;
+        let prepared = prepare(&req).context("the request")?;
         let synth = Instant::now();
         let (partitions, constraints) = match partition {
             Some(p) => {
                 let n = prepared.circuits.len();
-                ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
+                ensure!(p < n, "--partition {p}: this request has {n} partitions (0-{})", n - 1);
                 let circuit = prepared.circuits.into_iter().nth(p).expect("checked above");
                 let pa = synthesize_partition(p, circuit, &prepared.meta.public_inputs[p])?;
                 (1, pa.num_constraints())
@@ -115,7 +174,7 @@ fn witness_only(
         drop(witness.take()); // one partition's witness in memory at a time
         let prepared = prepare(req)?;
         let n = prepared.circuits.len();
-        ensure!(p < n, "--partition {p}: this C1 output has {n} partitions (0-{})", n - 1);
+        ensure!(p < n, "--partition {p}: this request has {n} partitions (0-{})", n - 1);
         let circuit = prepared.circuits.into_iter().nth(p).expect("checked above").with_witness_threads(t);
         let start = Instant::now();
         let w = cuzk_core::cs::generate_witness(circuit)?;
