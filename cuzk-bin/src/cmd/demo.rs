@@ -4,7 +4,7 @@
 //! the gRPC API at once, each verified against the .vk, and a timing table.
 
 use crate::cmd;
-use crate::cmd::proof_request::{ProofArgs, Verifier};
+use crate::cmd::proof_request::{ProofArgs, VanillaArgs, Verifier};
 use anyhow::{bail, ensure, Context, Result};
 use cuzk_bin::client::{self, describe};
 use cuzk_bin::daemon::Daemon;
@@ -128,16 +128,11 @@ fn proof_args(a: &Args, vk: &Path) -> ProofArgs {
     ProofArgs {
         proof_type: "builtin".into(),
         c1: None,
-        vanilla: None,
-        registered_proof: 0,
+        vanilla_args: VanillaArgs::default(),
         sector_size: 0,
         sector_num: 0,
         miner_id: 0,
         partition: 0,
-        randomness: None,
-        comm_r_old: None,
-        comm_r_new: None,
-        comm_d_new: None,
         priority: None,
         circuit: a.circuit.to_string(),
         partitions: 1,

@@ -25,6 +25,29 @@ impl Conn {
     }
 }
 
+/// A request's vanilla proofs and public values (SnapDeals, WindowPoSt,
+/// WinningPoSt), as the existing bench tool's flags name them.
+#[derive(clap::Args, Clone, Default)]
+pub struct VanillaArgs {
+    /// Vanilla proofs (PoSt, SnapDeals): a JSON array of base64 strings, one base64 string, or
+    /// (a file that is not JSON) one raw proof.
+    #[arg(long)]
+    pub vanilla: Option<PathBuf>,
+    /// Registered proof number (Go abi enum values; e.g. Winning 32G=3, Window 32G V1.1=13, Update 32G=3).
+    #[arg(long, default_value_t = 0)]
+    pub registered_proof: u64,
+    /// 32 bytes of hex (PoSt; default all zeros, as the existing bench tool sends).
+    #[arg(long)]
+    pub randomness: Option<String>,
+    /// 32 bytes of hex each (SnapDeals).
+    #[arg(long)]
+    pub comm_r_old: Option<String>,
+    #[arg(long)]
+    pub comm_r_new: Option<String>,
+    #[arg(long)]
+    pub comm_d_new: Option<String>,
+}
+
 #[derive(clap::Args, Clone)]
 pub struct ProofArgs {
     /// Proof type: porep, snap, wpost, winning, or builtin.
@@ -33,13 +56,8 @@ pub struct ProofArgs {
     /// C1 output JSON (PoRep).
     #[arg(long)]
     pub c1: Option<PathBuf>,
-    /// Vanilla proofs (PoSt, SnapDeals): a JSON array of base64 strings, one base64 string, or
-    /// (a file that is not JSON) one raw proof.
-    #[arg(long)]
-    pub vanilla: Option<PathBuf>,
-    /// Registered proof number (Go abi enum values; e.g. Winning 32G=3, Window 32G V1.1=13, Update 32G=3).
-    #[arg(long, default_value_t = 0)]
-    pub registered_proof: u64,
+    #[command(flatten)]
+    pub vanilla_args: VanillaArgs,
     /// Sector size in bytes (0: PoRep, the C1 output's SectorSize; else implied by the registered
     /// proof). PoRep with registered proof 0 and a sector size other than 2 KiB: the C1 output's
     /// own seal proof, as the existing daemon takes it.
@@ -52,16 +70,6 @@ pub struct ProofArgs {
     /// WindowPoSt partition index.
     #[arg(long, default_value_t = 0)]
     pub partition: u32,
-    /// 32 bytes of hex (PoSt; default all zeros, as the existing bench tool sends).
-    #[arg(long)]
-    pub randomness: Option<String>,
-    /// 32 bytes of hex each (SnapDeals).
-    #[arg(long)]
-    pub comm_r_old: Option<String>,
-    #[arg(long)]
-    pub comm_r_new: Option<String>,
-    #[arg(long)]
-    pub comm_d_new: Option<String>,
     /// Priority: low, normal, high, critical (default: by proof type).
     #[arg(long)]
     pub priority: Option<String>,
@@ -84,7 +92,7 @@ impl ProofArgs {
     pub fn request(&self, i: u64, request_id: String) -> Result<pb::SubmitProofRequest> {
         let mut r = pb::SubmitProofRequest {
             request_id,
-            registered_proof: self.registered_proof,
+            registered_proof: self.vanilla_args.registered_proof,
             sector_size: self.sector_size,
             sector_number: self.sector_num,
             miner_id: self.miner_id,
@@ -108,15 +116,16 @@ impl ProofArgs {
                 }
             }
             _ => {
-                let path = self.vanilla.as_ref().context("--vanilla FILE is required for -t snap, wpost and winning")?;
+                let v = &self.vanilla_args;
+                let path = v.vanilla.as_ref().context("--vanilla FILE is required for -t snap, wpost and winning")?;
                 r.vanilla_proofs = read_vanilla(path)?;
-                r.randomness = hex_flag("--randomness", self.randomness.as_deref())?;
+                r.randomness = hex_flag("--randomness", v.randomness.as_deref())?;
                 if r.randomness.is_empty() && kind != pb::ProofKind::SnapDealsUpdate {
                     r.randomness = vec![0; 32];
                 }
-                r.comm_r_old = hex_flag("--comm-r-old", self.comm_r_old.as_deref())?;
-                r.comm_r_new = hex_flag("--comm-r-new", self.comm_r_new.as_deref())?;
-                r.comm_d_new = hex_flag("--comm-d-new", self.comm_d_new.as_deref())?;
+                r.comm_r_old = hex_flag("--comm-r-old", v.comm_r_old.as_deref())?;
+                r.comm_r_new = hex_flag("--comm-r-new", v.comm_r_new.as_deref())?;
+                r.comm_d_new = hex_flag("--comm-d-new", v.comm_d_new.as_deref())?;
             }
         }
         Ok(r)

@@ -11,7 +11,7 @@
 //! that turns the witness into a, b, c, on one thread and on all), on the
 //! same partition.
 
-use super::proof_request::{hex32, kind, read_vanilla};
+use super::proof_request::{hex32, kind, read_vanilla, VanillaArgs};
 use anyhow::{bail, ensure, Context, Result};
 use cuzk_bin::proto as pb;
 use cuzk_core::filecoin::{prepare, synthesize_partition, ProofKind, ProofRequest};
@@ -26,22 +26,8 @@ pub struct Args {
     /// C1 output (porep): Curio's envelope or a bare SealCommitPhase1Output JSON.
     #[arg(long)]
     pub c1: Option<PathBuf>,
-    /// Vanilla proofs (snap, wpost, winning): a JSON array of base64 strings.
-    #[arg(long)]
-    pub vanilla: Option<PathBuf>,
-    /// Registered proof number (snap, wpost, winning; Go abi enum values).
-    #[arg(long, default_value_t = 0)]
-    pub registered_proof: u64,
-    /// 32 bytes of hex (wpost, winning; default all zeros).
-    #[arg(long)]
-    pub randomness: Option<String>,
-    /// 32 bytes of hex each (snap).
-    #[arg(long)]
-    pub comm_r_old: Option<String>,
-    #[arg(long)]
-    pub comm_r_new: Option<String>,
-    #[arg(long)]
-    pub comm_d_new: Option<String>,
+    #[command(flatten)]
+    pub vanilla_args: VanillaArgs,
     #[arg(long, default_value_t = 1)]
     pub sector_num: u64,
     #[arg(long, default_value_t = 1000)]
@@ -85,20 +71,21 @@ fn request(a: &Args) -> Result<(ProofRequest, String)> {
         let read = format!("c1:         {} ({} bytes)", path.display(), req.vanilla_proof.len());
         return Ok((req, read));
     }
-    let path = a.vanilla.as_ref().with_context(|| format!("--vanilla FILE is required for -t {}", a.proof_type))?;
+    let v = &a.vanilla_args;
+    let path = v.vanilla.as_ref().with_context(|| format!("--vanilla FILE is required for -t {}", a.proof_type))?;
     req.vanilla_proofs = read_vanilla(path)?;
-    req.registered_proof = a.registered_proof;
-    let hex = |flag: &str, v: &Option<String>| match v {
+    req.registered_proof = v.registered_proof;
+    let hex = |flag: &str, value: &Option<String>| match value {
         Some(h) => Ok(hex32(h).context(flag.to_string())?.to_vec()),
         None if k == ProofKind::SnapDealsUpdate => bail!("{flag} HEX is required for -t snap"),
         None => Ok(vec![0; 32]),
     };
     if k == ProofKind::SnapDealsUpdate {
-        req.comm_r_old = hex("--comm-r-old", &a.comm_r_old)?;
-        req.comm_r_new = hex("--comm-r-new", &a.comm_r_new)?;
-        req.comm_d_new = hex("--comm-d-new", &a.comm_d_new)?;
+        req.comm_r_old = hex("--comm-r-old", &v.comm_r_old)?;
+        req.comm_r_new = hex("--comm-r-new", &v.comm_r_new)?;
+        req.comm_d_new = hex("--comm-d-new", &v.comm_d_new)?;
     } else {
-        req.randomness = hex("--randomness", &a.randomness)?;
+        req.randomness = hex("--randomness", &v.randomness)?;
     }
     let read = format!("vanilla:    {} ({} proofs)", path.display(), req.vanilla_proofs.len());
     Ok((req, read))
