@@ -5,16 +5,17 @@
 //! filecoin-proofs' circuits are generic over the Merkle tree shape; the
 //! five sector sizes use three shapes (2 KiB, 8 MiB and 512 MiB share one),
 //! so three families × three shapes cover everything. PoRep partitions are
-//! our [`PorepPartition`] (the R1CS of storage-proofs' `StackedCircuit`,
-//! with a witness generated on several threads), SnapDeals partitions our
-//! [`UpdatePartition`] (the R1CS of storage-proofs-update's
-//! `EmptySectorUpdateCircuit`).
+//! our [`PorepPartition`] (the R1CS of storage-proofs' `StackedCircuit`),
+//! PoSt partitions our [`PostPartition`] (that of `FallbackPoStCircuit`),
+//! SnapDeals partitions our [`UpdatePartition`] (that of
+//! storage-proofs-update's `EmptySectorUpdateCircuit`), all with their
+//! witnesses computed on values.
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use super::porep_circuit::PorepPartition;
+use super::post_circuit::PostPartition;
 use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB, SectorShape64GiB};
-use storage_proofs_post::fallback::FallbackPoStCircuit;
 use super::update_circuit::UpdatePartition;
 
 /// Tree shape of 2 KiB, 8 MiB and 512 MiB sectors.
@@ -28,9 +29,9 @@ pub enum FilecoinCircuit {
     PorepBase(PorepPartition<ShapeBase>),
     PorepSub8(PorepPartition<ShapeSub8>),
     PorepTop2(PorepPartition<ShapeTop2>),
-    PostBase(FallbackPoStCircuit<ShapeBase>),
-    PostSub8(FallbackPoStCircuit<ShapeSub8>),
-    PostTop2(FallbackPoStCircuit<ShapeTop2>),
+    PostBase(PostPartition<ShapeBase>),
+    PostSub8(PostPartition<ShapeSub8>),
+    PostTop2(PostPartition<ShapeTop2>),
     UpdateBase(UpdatePartition<ShapeBase>),
     UpdateSub8(UpdatePartition<ShapeSub8>),
     UpdateTop2(UpdatePartition<ShapeTop2>),
@@ -54,14 +55,17 @@ impl Circuit<Fr> for FilecoinCircuit {
 }
 
 impl FilecoinCircuit {
-    /// A PoRep partition generates its witness on `n` threads (one by
-    /// default); the other kinds are unchanged.
+    /// A PoRep or PoSt partition generates its witness on `n` threads (one
+    /// by default); the other kinds are unchanged.
     pub fn with_witness_threads(self, n: usize) -> Self {
         use FilecoinCircuit::*;
         match self {
             PorepBase(c) => PorepBase(c.with_threads(n)),
             PorepSub8(c) => PorepSub8(c.with_threads(n)),
             PorepTop2(c) => PorepTop2(c.with_threads(n)),
+            PostBase(c) => PostBase(c.with_threads(n)),
+            PostSub8(c) => PostSub8(c.with_threads(n)),
+            PostTop2(c) => PostTop2(c.with_threads(n)),
             other => other,
         }
     }
@@ -84,9 +88,9 @@ macro_rules! into_circuit {
 into_circuit!(PorepPartition<ShapeBase>, PorepBase);
 into_circuit!(PorepPartition<ShapeSub8>, PorepSub8);
 into_circuit!(PorepPartition<ShapeTop2>, PorepTop2);
-into_circuit!(FallbackPoStCircuit<ShapeBase>, PostBase);
-into_circuit!(FallbackPoStCircuit<ShapeSub8>, PostSub8);
-into_circuit!(FallbackPoStCircuit<ShapeTop2>, PostTop2);
+into_circuit!(PostPartition<ShapeBase>, PostBase);
+into_circuit!(PostPartition<ShapeSub8>, PostSub8);
+into_circuit!(PostPartition<ShapeTop2>, PostTop2);
 into_circuit!(UpdatePartition<ShapeBase>, UpdateBase);
 into_circuit!(UpdatePartition<ShapeSub8>, UpdateSub8);
 into_circuit!(UpdatePartition<ShapeTop2>, UpdateTop2);

@@ -5,11 +5,11 @@
 //!
 //! The circuits are filecoin-proofs' own (storage-proofs 19, bellperson
 //! 0.27 → bellpepper-core 0.2 and blstrs 0.7: the crates we use), so they
-//! synthesize into our `ProvingAssignment` unchanged. PoRep and SnapDeals
-//! partitions are ours ([`porep_circuit`], [`update_circuit`]): the same
-//! R1CS and witness as filecoin-proofs' `StackedCircuit` and
-//! `EmptySectorUpdateCircuit`, with their gadgets' witnesses computed on
-//! values.
+//! synthesize into our `ProvingAssignment` unchanged. PoRep, PoSt and
+//! SnapDeals partitions are ours ([`porep_circuit`], [`post_circuit`],
+//! [`update_circuit`]): the same R1CS and witness as storage-proofs'
+//! `StackedCircuit`, `FallbackPoStCircuit` and `EmptySectorUpdateCircuit`,
+//! with their gadgets' witnesses computed on values.
 //!
 //! Flow: [`ProofRequest`] → [`prepare`] (decode, check, build circuits;
 //! [`ProofMeta::circuit_id`] names the SRS) → [`synthesize_partition`] per
@@ -45,14 +45,17 @@ with_filecoin_feature! {
     mod error;
     mod job;
     mod kind;
+    mod merkle_path;
     mod params;
     mod porep;
     mod porep_check;
     pub mod porep_circuit;
     mod post;
+    pub mod post_circuit;
     mod prepare;
     mod prove;
     pub mod setup;
+    mod threaded_witness;
     mod published;
     mod snap;
     pub mod update_circuit;

@@ -2,7 +2,8 @@
 //! filecoin-proofs' `generate_winning_post_with_vanilla` and
 //! `generate_single_window_post_with_vanilla` build them, from the
 //! vanilla proofs Curio sends (bincode `FallbackPoStSectorProof`, one per
-//! sector), with the public inputs the PoSt verifiers derive.
+//! sector), with the public inputs the PoSt verifiers derive. The circuit
+//! is our [`PostPartition`] (`FallbackPoStCircuit`'s R1CS and witness).
 
 use super::built::Built;
 use super::circuit::{by_shape, FilecoinCircuit, IntoFilecoinCircuit};
@@ -18,7 +19,9 @@ use filecoin_proofs::{partition_vanilla_proofs, single_partition_vanilla_proofs}
 use filecoin_proofs_api::{ApiVersion, RegisteredPoStProof};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_post::fallback::{self, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
+use super::post_circuit::PostPartition;
+use filecoin_hashers::poseidon::PoseidonHasher;
+use storage_proofs_post::fallback::{self, FallbackPoStCompound, PublicSector};
 
 /// Legacy (V1_0) WindowPoSt challenges depend on the partition index, so
 /// its verifier inputs are built with `index` partitions of padding; this
@@ -39,7 +42,7 @@ fn field<D: Domain>(field: &'static str, b: &[u8; 32]) -> Result<D> {
     D::try_from_bytes(b).map_err(|e| FilecoinError::BadFieldElement { field, why: e.to_string() })
 }
 
-fn build_shape<Tree: 'static + MerkleTreeTrait>(
+fn build_shape<Tree: 'static + MerkleTreeTrait<Hasher = PoseidonHasher>>(
     rp: RegisteredPoStProof,
     vanilla: &[Vec<u8>],
     randomness: [u8; 32],
@@ -47,7 +50,7 @@ fn build_shape<Tree: 'static + MerkleTreeTrait>(
     partition_index: u32,
 ) -> Result<(Vec<FilecoinCircuit>, Vec<Vec<Fr>>)>
 where
-    FallbackPoStCircuit<Tree>: IntoFilecoinCircuit,
+    PostPartition<Tree>: IntoFilecoinCircuit,
 {
     let proofs = vanilla
         .iter()
@@ -93,13 +96,7 @@ where
             single_partition_vanilla_proofs(&config, &pp.vanilla_params, &pub_inputs, &proofs).map(|p| vec![p])
         }
         .map_err(|e| VanillaFailure(format!("{e:#}")))?;
-        let circuit = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::circuit(
-            &pub_inputs,
-            Default::default(),
-            &partition[0],
-            &pp.vanilla_params,
-            Some(0),
-        )?;
+        let circuit = PostPartition::<Tree>::new(&pub_inputs, &partition[0], &pp.vanilla_params, Some(0))?;
         // What the verifier derives for this partition: it chunks all the
         // deadline's sectors; only legacy challenges depend on the index.
         // WinningPoSt's verifier repeats the sector once per challenge.

@@ -14,6 +14,7 @@ use super::kind::ProofType;
 use super::params::{circuit_id, ParamCache, ParamFiles};
 use super::porep_circuit::PorepPartition;
 use super::update_circuit::UpdatePartition;
+use super::post_circuit::PostPartition;
 use crate::groth16::setup::{write_parameters, Progress, SetupError, ToxicWaste};
 use crate::arith::fixed_base::Device;
 use crate::pce::{Pce, PceError};
@@ -22,9 +23,7 @@ use filecoin_proofs::types::PoStType;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
-use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::constants::TreeRHasher;
 use storage_proofs_update::PublicParams;
 
@@ -36,7 +35,7 @@ pub fn blank_circuit(pt: ProofType) -> Result<FilecoinCircuit> {
 fn blank_shape<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(pt: ProofType) -> Result<FilecoinCircuit>
 where
     PorepPartition<Tree>: IntoFilecoinCircuit,
-    FallbackPoStCircuit<Tree>: IntoFilecoinCircuit,
+    PostPartition<Tree>: IntoFilecoinCircuit,
     UpdatePartition<Tree>: IntoFilecoinCircuit,
 {
     no_panic("blank circuit", || {
@@ -51,7 +50,7 @@ where
                     PoStType::Winning => winning_post_public_params::<Tree>(&config)?,
                     PoStType::Window => window_post_public_params::<Tree>(&config)?,
                 };
-                <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp).into_filecoin()
+                PostPartition::<Tree>::blank(&pp).into_filecoin()
             }
             ProofType::Update(p) => {
                 let pp = PublicParams::from_sector_size(u64::from(p.sector_size()));

@@ -6,7 +6,8 @@
 //! constraint storage-proofs' `stacked::circuit::params::Proof::synthesize`.
 
 use super::column::{column_hash, Column};
-use super::{DataPath, TreePath};
+use super::DataPath;
+use crate::filecoin::merkle_path::TreePath;
 use crate::witness_gadgets::to_bits_le;
 use bellpepper_core::boolean::Boolean;
 use bellpepper_core::num::AllocatedNum;

@@ -1,7 +1,7 @@
 //! A parent's column: its label in every layer, and the path that opens
 //! the column's hash in tree C (comm_c).
 
-use super::TreePath;
+use crate::filecoin::merkle_path::TreePath;
 use crate::witness_gadgets::poseidon_hash;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};

@@ -21,37 +21,27 @@
 //! order, as `StackedCircuit` does.
 //!
 //! `challenge`: one challenged node (its labels through
-//! `witness_gadgets::create_label`); `column`: a parent's column;
-//! `inclusion`: a Merkle inclusion proof.
+//! `witness_gadgets::create_label`); `column`: a parent's column; its Merkle
+//! inclusion proofs are [`super::merkle_path`]'s.
 
 mod challenge;
 mod column;
-mod inclusion;
 
-use crate::cs::WitnessOnly;
+use super::threaded_witness::witness_on_threads;
 use crate::witness_gadgets::to_bits_le;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use challenge::{Challenge, Shared};
-use inclusion::MerklePath;
+use super::merkle_path::MerklePath;
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::constants::DefaultPieceHasher;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use storage_proofs_core::gadgets::constraint;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{Proof, PublicInputs, PublicParams};
 use typenum::{U0, U2};
 
-/// A path in tree R or C of shape `Tree`.
-type TreePath<Tree> = MerklePath<
-    <Tree as MerkleTreeTrait>::Hasher,
-    <Tree as MerkleTreeTrait>::Arity,
-    <Tree as MerkleTreeTrait>::SubTreeArity,
-    <Tree as MerkleTreeTrait>::TopTreeArity,
->;
 /// A path in tree D (binary, SHA-256).
 type DataPath = MerklePath<DefaultPieceHasher, U2, U0, U0>;
 
@@ -140,66 +130,13 @@ impl<Tree: 'static + MerkleTreeTrait> Circuit<Fr> for PorepPartition<Tree> {
         let challenges = std::mem::take(&mut self.challenges);
         let threads = self.threads.unwrap_or(1).min(challenges.len());
         if cs.is_witness_generator() && threads > 1 {
-            return witness_on_threads(cs, challenges, &shared, threads);
+            return witness_on_threads(cs, challenges, threads, |i, c, w| {
+                c.synthesize(w.namespace(|| format!("challenge_{i}")), &shared)
+            });
         }
         for (i, c) in challenges.into_iter().enumerate() {
             c.synthesize(cs.namespace(|| format!("challenge_{i}")), &shared)?;
         }
         Ok(())
     }
-}
-
-/// Synthesizes the challenges' witnesses on `threads` threads and appends
-/// them to `cs` in challenge order, each as soon as those before it are in
-/// (so at most about one challenge per thread waits in memory).
-fn witness_on_threads<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Fr>>(
-    cs: &mut CS,
-    challenges: Vec<Challenge<Tree>>,
-    shared: &Shared,
-    threads: usize,
-) -> Result<(), SynthesisError> {
-    let queue = Mutex::new(challenges.into_iter().enumerate());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let (tx, queue) = (tx.clone(), &queue);
-            s.spawn(move || loop {
-                let Some((i, c)) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() else { break };
-                let mut w = WitnessOnly::new();
-                let done = c.synthesize(w.namespace(|| format!("challenge_{i}")), shared).map(|()| w);
-                if tx.send((i, done)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        let (mut waiting, mut next) = (BTreeMap::new(), 0);
-        for (i, done) in rx {
-            waiting.insert(i, done);
-            while let Some(done) = waiting.remove(&next) {
-                match done {
-                    Ok(w) => append(cs, &w),
-                    Err(e) => {
-                        // The other threads stop after their challenge.
-                        queue.lock().unwrap_or_else(|p| p.into_inner()).by_ref().for_each(drop);
-                        return Err(e);
-                    }
-                }
-                next += 1;
-            }
-        }
-        Ok(())
-    })
-}
-
-/// Appends one challenge's witness: its aux variables, each public input
-/// after the aux variables allocated before it.
-fn append<CS: ConstraintSystem<Fr>>(cs: &mut CS, part: &WitnessOnly) {
-    let mut from = 0;
-    for (input, &at) in part.input_assignment.iter().zip(&part.input_positions) {
-        cs.extend_aux(&part.aux_assignment[from..at]);
-        cs.extend_inputs(std::slice::from_ref(input));
-        from = at;
-    }
-    cs.extend_aux(&part.aux_assignment[from..]);
 }
