@@ -39,8 +39,9 @@ pub struct Args {
     #[arg(long)]
     pub partition: Option<usize>,
     /// Also time witness-only synthesis of the partition after the classic
-    /// one, and their ratio (classic on one thread, witness-only on
-    /// --threads; partition 0 unless named).
+    /// one, and their ratio (classic as the engine runs it: a PoSt
+    /// partition's sectors in groups on every core, the others on one
+    /// thread; witness-only on --threads; partition 0 unless named).
     #[arg(long)]
     pub witness_only: bool,
     /// The circuit's recorded R1CS (`cuzk filecoin-setup --save-pce` writes
@@ -48,8 +49,8 @@ pub struct Args {
     #[arg(long, requires = "witness_only")]
     pub pce: Option<PathBuf>,
     /// With --witness-only: the thread counts to time it on, e.g. 1,2,16
-    /// (a PoRep partition generates its challenges' witnesses on them;
-    /// default: 1, as the engine does).
+    /// (a PoRep partition generates its challenges' witnesses on them, a
+    /// PoSt partition its sectors'; default: 1, as the engine does).
     #[arg(long, value_delimiter = ',', requires = "witness_only")]
     pub threads: Vec<usize>,
 }
@@ -96,7 +97,7 @@ pub fn run(a: Args) -> Result<()> {
     println!("=== Synthesis Microbenchmark ===");
     println!("{read}");
     println!("sector:     {} (miner {})", a.sector_num, a.miner_id);
-    // The comparison is per partition, each synthesized on one thread.
+    // The comparison is per partition.
     let partition = a.partition.or(a.witness_only.then_some(0));
     println!("partition:  {}", partition.map_or("all".to_string(), |p| p.to_string()));
     println!("iterations: {}\n", a.iterations);
