@@ -33,7 +33,7 @@ use super::backend::{DeviceInfo, ProveInput, ProverBackend, ProverError};
 use super::interlock::{DeviceLocks, VramBudget, VramReservation};
 use super::memory::{Purpose, Reservation};
 use crate::cs::ProvingAssignment;
-use crate::groth16::gpu_prover::plan::{HInputs, Request, Sizes};
+use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
@@ -351,6 +351,13 @@ impl GpuBackend {
     /// Plans `input` within `granted` bytes (borrowing from the budget's
     /// free VRAM what the plan takes beyond them, when `may_borrow`) and
     /// runs it (the executor logs the plan).
+    ///
+    /// Borrowing leaves one more working set of `granted` bytes free: the
+    /// device's next partition (another worker's) pre-stages in it while
+    /// this one computes. A pre-staged partition skips its witness upload
+    /// and SpMV inside the compute lock, about a quarter of its compute
+    /// phase; what borrowing buys (the query MSMs beside the H MSM, a
+    /// second set of H buffers) is worth a few percent.
     #[allow(clippy::too_many_arguments)]
     fn plan_and_run(
         &self,
@@ -370,7 +377,7 @@ impl GpuBackend {
             pce_resident: pce.is_some(),
             witness_only: input.witness_only(),
             granted,
-            spare: if may_borrow { input.vram.free() } else { 0 },
+            spare: if may_borrow { input.vram.free().saturating_sub(granted) } else { 0 },
             sizes,
         };
         let mut plan = Plan::choose(&req);
@@ -389,7 +396,13 @@ impl GpuBackend {
         // Circuit 0's a, b, c are on the device already where it was staged.
         let unstaged = input.assignments.len() - usize::from(first.is_some());
         let _host_abc = if input.witness_only() && plan.inputs == HInputs::Uploaded && unstaged > 0 {
-            let why = format!("no room for z beside the H buffers in {} of VRAM", crate::config::format_size(granted));
+            let why = if pce.is_none() {
+                "the circuit's matrices are not resident on the device".to_string()
+            } else if plan.h == HTerm::Cpu {
+                format!("no room for the H buffers in {} of VRAM", crate::config::format_size(granted))
+            } else {
+                format!("no room for z beside the H buffers in {} of VRAM", crate::config::format_size(granted))
+            };
             Self::reserve_host_abc(dev, input, unstaged, &why)?
         } else {
             None

@@ -23,6 +23,7 @@ use super::pipeline::ProveUnit;
 use super::shared::{panic_message, Shared};
 use super::status::PartitionPhase;
 use super::timeline::Event;
+use crate::config::format_size;
 use crate::groth16::Proof;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -208,7 +209,15 @@ pub(super) fn through_interlock<B: ProverBackend>(
             }
         }
         None => {
+            let usage = dev.vram.usage();
             drop(mem_guard);
+            log::info!(
+                "gpu={} no room to pre-stage: needs {}, {} of {} reserved; staged within the compute lock instead",
+                dev.ordinal,
+                format_size(need),
+                format_size(usage.used_bytes),
+                format_size(usage.total_bytes)
+            );
             Err("fallback")
         }
     };

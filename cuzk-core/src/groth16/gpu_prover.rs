@@ -348,7 +348,8 @@ impl GpuProver {
             NextInputs::SecondHBuffers if h_on_device && several && !batched => plan.next,
             _ => NextInputs::WhenDue,
         };
-        Ok(Fitted { plan: Plan { inputs, queries, next, ..*plan }, chunks, scratch, abc })
+        let z_in_grant = plan.z_in_grant && inputs == HInputs::SpmvOnDevice;
+        Ok(Fitted { plan: Plan { inputs, queries, next, z_in_grant, ..*plan }, chunks, scratch, abc })
     }
 
     /// The MSMs' chunking for `chunks` (budgets become chunk sizes here,
@@ -474,6 +475,7 @@ pub fn prove_synthesized_deterministic_gpu(
         queries: Queries::AfterH,
         next: NextInputs::WhenDue,
         chunks: Chunks::Whole,
+        z_in_grant: false,
     };
     let results = prover.run(params, SrsPoints::Host(params), assignments, None, None, &plan)?;
     Ok(results.into_iter().zip(randomness).map(|((m, _), &(r, s))| assemble(&params.vk, m, r, s)).collect())

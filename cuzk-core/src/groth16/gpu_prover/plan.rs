@@ -151,6 +151,10 @@ pub struct Plan {
     pub queries: Queries,
     pub next: NextInputs,
     pub chunks: Chunks,
+    /// z (of [`HInputs::SpmvOnDevice`]) is held in the call's grant, the
+    /// MSMs chunked within the rest, rather than borrowed beside a whole
+    /// working set or brought by a pre-staged circuit 0.
+    pub z_in_grant: bool,
 }
 
 /// The VRAM sizes a plan is made from, for one request on one card.
@@ -245,7 +249,7 @@ impl Plan {
         };
         let beside = h == HTerm::Device && points == PointsAt::Device && spare >= s.query_bytes;
         let queries = if queries == Queries::AfterH && beside { Queries::BesideH } else { queries };
-        Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks }
+        Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks, z_in_grant }
     }
 
     /// VRAM the plan takes beyond the call's grant (borrowed from
@@ -253,7 +257,7 @@ impl Plan {
     pub fn borrowed(&self, req: &Request) -> u64 {
         let sizes = &req.sizes;
         let spmv = self.inputs == HInputs::SpmvOnDevice;
-        let z = if spmv && req.first_staged != Some(HInputs::SpmvOnDevice) && !self.z_in_grant() {
+        let z = if spmv && req.first_staged != Some(HInputs::SpmvOnDevice) && !self.z_in_grant {
             sizes.z_bytes.saturating_sub(req.surplus())
         } else {
             0
@@ -271,19 +275,13 @@ impl Plan {
     pub fn without_borrowing(self, req: &Request) -> Plan {
         let queries = if self.queries == Queries::BesideH { Queries::AfterH } else { self.queries };
         let spmv = self.inputs == HInputs::SpmvOnDevice;
-        let (inputs, chunks) = match req.first_staged {
-            Some(staged) => (staged, self.chunks),
-            None if !spmv || self.z_in_grant() || req.surplus() >= req.sizes.z_bytes => (self.inputs, self.chunks),
-            None if req.witness_only && req.z_fits_in_grant() => (HInputs::SpmvOnDevice, req.chunks_beside_h(true)),
-            None => (HInputs::Uploaded, self.chunks),
+        let (inputs, chunks, z_in_grant) = match req.first_staged {
+            Some(staged) => (staged, self.chunks, self.z_in_grant),
+            None if !spmv || self.z_in_grant || req.surplus() >= req.sizes.z_bytes => (self.inputs, self.chunks, self.z_in_grant),
+            None if req.witness_only && req.z_fits_in_grant() => (HInputs::SpmvOnDevice, req.chunks_beside_h(true), true),
+            None => (HInputs::Uploaded, self.chunks, false),
         };
-        Plan { next: NextInputs::WhenDue, queries, inputs, chunks, ..self }
-    }
-
-    /// z is taken out of the grant (the MSMs chunked within the rest)
-    /// rather than borrowed beside a whole working set.
-    fn z_in_grant(&self) -> bool {
-        self.inputs == HInputs::SpmvOnDevice && self.h == HTerm::Device && self.chunks != Chunks::Whole
+        Plan { next: NextInputs::WhenDue, queries, inputs, chunks, z_in_grant, ..self }
     }
 }
 
@@ -405,6 +403,22 @@ mod tests {
         Card { vram, pce: true }.request(circuits, PARTITION_2_27, SRS_2_27)
     }
 
+    /// One witness-only 2^27 partition, its matrices and the SRS resident,
+    /// nothing pre-staged: `granted` held, `spare` free beside it (another
+    /// worker holds the rest of the card).
+    fn granted(granted: u64, spare: u64) -> Request {
+        Request {
+            circuits: 1,
+            srs_resident: true,
+            first_staged: None,
+            pce_resident: true,
+            witness_only: true,
+            granted,
+            spare,
+            sizes: PARTITION_2_27,
+        }
+    }
+
     // The log line names every choice, so the tests compare it.
 
     #[test]
@@ -471,16 +485,7 @@ mod tests {
 
     #[test]
     fn a_resident_srs_under_a_limit_chunks_without_overlap() {
-        let req = Request {
-            circuits: 2,
-            srs_resident: true,
-            first_staged: None,
-            pce_resident: false,
-            witness_only: false,
-            granted: 16 * GIB,
-            spare: 100 * GIB,
-            sizes: PARTITION_2_27,
-        };
+        let req = Request { circuits: 2, pce_resident: false, witness_only: false, ..granted(16 * GIB, 100 * GIB) };
         let p = Plan::choose(&req);
         assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(4GiB)");
     }
@@ -523,16 +528,7 @@ mod tests {
 
     #[test]
     fn sixteen_gib_uploads_abc_even_with_resident_matrices() {
-        let req = Request {
-            circuits: 1,
-            srs_resident: false,
-            first_staged: None,
-            pce_resident: true,
-            witness_only: true,
-            granted: 16 * GIB,
-            spare: 0,
-            sizes: PARTITION_2_27,
-        };
+        let req = Request { srs_resident: false, ..granted(16 * GIB, 0) };
         let p = Plan::choose(&req);
         assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
         assert_eq!(p.borrowed(&req), 0);
@@ -543,18 +539,10 @@ mod tests {
         // Less than a whole working set granted (another worker holds the
         // rest of the card): z and the H buffers in the grant, the MSMs
         // chunked within the rest, rather than a, b, c on the host.
-        let req = Request {
-            circuits: 1,
-            srs_resident: true,
-            first_staged: None,
-            pce_resident: true,
-            witness_only: true,
-            granted: 20 * GIB,
-            spare: 0,
-            sizes: PARTITION_2_27,
-        };
+        let req = granted(20 * GIB, 0);
         let p = Plan::choose(&req);
         assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(4GiB)");
+        assert!(p.z_in_grant);
         assert_eq!(p.borrowed(&req), 0);
         assert_eq!(p.without_borrowing(&req), p);
         // Circuits that carry a, b, c upload them instead (no smaller chunks).
@@ -568,22 +556,14 @@ mod tests {
     #[test]
     fn witness_only_circuits_keep_the_spmv_where_borrowing_z_fails() {
         // A whole working set granted, z to be borrowed beside it.
-        let req = Request {
-            circuits: 1,
-            srs_resident: true,
-            first_staged: None,
-            pce_resident: true,
-            witness_only: true,
-            granted: 23 * GIB,
-            spare: 10 * GIB,
-            sizes: PARTITION_2_27,
-        };
+        let req = granted(23 * GIB, 10 * GIB);
         let p = Plan::choose(&req);
-        assert_eq!((p.inputs, p.chunks), (HInputs::SpmvOnDevice, Chunks::Whole));
+        assert_eq!((p.inputs, p.chunks, p.z_in_grant), (HInputs::SpmvOnDevice, Chunks::Whole, false));
         assert_eq!(p.borrowed(&req), 3 * GIB);
         // Another worker took the spare VRAM: z out of the grant instead.
         let q = p.without_borrowing(&req);
         assert_eq!(q.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(7GiB)");
+        assert!(q.z_in_grant);
         assert_eq!(q.borrowed(&req), 0);
         // No spare at all: the same plan directly.
         assert_eq!(Plan::choose(&Request { spare: 0, ..req }), q);
