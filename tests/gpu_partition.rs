@@ -192,7 +192,7 @@ fn prove_once(
 
 /// A plan with the H term on the device.
 fn plan(circuits: usize, points: PointsAt, queries: Queries, next: NextInputs, chunks: Chunks) -> Plan {
-    Plan { circuits, points, h: HTerm::Device, inputs: HInputs::Uploaded, queries, next, chunks }
+    Plan { circuits, points, h: HTerm::Device, inputs: HInputs::Uploaded, queries, next, chunks, z_in_grant: false }
 }
 
 fn same(what: &str, gpu: &MsmResults, cpu: &MsmResults) {

@@ -127,7 +127,7 @@ fn gpu_every_plan_matches_cpu_prover() {
                                 if deferred && (spmv_only_choices || uploaded_only_choices) {
                                     continue;
                                 }
-                                let plan = Plan { circuits: assignments.len(), points: points_at, h, inputs, queries: q, next, chunks };
+                                let plan = Plan { circuits: assignments.len(), points: points_at, h, inputs, queries: q, next, chunks, z_in_grant: false };
                                 let first = (h == HTerm::Device).then(|| prover.stage_h(&assignments[0], pce).unwrap());
                                 let ran = prover.fit(&c.params, points, &assignments[0], pce, &plan).unwrap();
                                 assert!(
@@ -146,7 +146,7 @@ fn gpu_every_plan_matches_cpu_prover() {
             }
         }
         // Witness-only assignments without their PCE are refused.
-        let plan = Plan { circuits: batch as usize, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::Uploaded, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole };
+        let plan = Plan { circuits: batch as usize, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::Uploaded, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole, z_in_grant: false };
         let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, None, None, &plan).err().expect("witness-only assignments without a PCE");
         assert!(err.to_string().contains("witness only"), "{err}");
         // So is another circuit's PCE.

@@ -200,7 +200,7 @@ fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
             (3, Queries::Batched(BatchSize::Within(u64::MAX)), NextInputs::WhenDue),
         ];
         for (n, queries, next) in cases {
-            let plan = Plan { circuits: n, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::SpmvOnDevice, queries, next, chunks: Chunks::Whole };
+            let plan = Plan { circuits: n, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::SpmvOnDevice, queries, next, chunks: Chunks::Whole, z_in_grant: false };
             let batch = &witness_only[..n];
             let staged = prover.stage_h_spmv(&gpu_pce, &batch[0].input_assignment, &batch[0].aux_assignment).unwrap();
             let ran = prover.fit(&params, SrsPoints::Host(&params), &batch[0], m, &plan).unwrap();
