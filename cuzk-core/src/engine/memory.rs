@@ -61,18 +61,53 @@ impl Reservation {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// Holds `bytes` from now on: always where that is less, where they
+    /// fit (as [`MemoryBudget::try_reserve`]) where it is more; false, the
+    /// reservation unchanged, where they do not.
+    pub fn resize(&mut self, bytes: u64) -> bool {
+        let budget = self.budget.clone();
+        let mut u = budget.usage.lock().unwrap();
+        if bytes > self.bytes {
+            if !budget.fits(&u, bytes - self.bytes, 0, false, false) {
+                return false;
+            }
+            u.add(self.purpose, bytes - self.bytes);
+        } else {
+            u.sub(self.purpose, self.bytes - bytes);
+            budget.freed.notify_all();
+        }
+        self.bytes = bytes;
+        true
+    }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         let mut u = self.budget.usage.lock().unwrap();
-        u.used_bytes -= self.bytes;
-        match self.purpose {
-            Purpose::Srs => u.srs_bytes -= self.bytes,
-            Purpose::Partition => u.partition_bytes -= self.bytes,
-            Purpose::Pce => u.pce_bytes -= self.bytes,
-        }
+        u.sub(self.purpose, self.bytes);
         self.budget.freed.notify_all();
+    }
+}
+
+impl MemoryUsage {
+    fn add(&mut self, purpose: Purpose, bytes: u64) {
+        self.used_bytes += bytes;
+        self.peak_bytes = self.peak_bytes.max(self.used_bytes);
+        *self.of(purpose) += bytes;
+    }
+
+    fn sub(&mut self, purpose: Purpose, bytes: u64) {
+        self.used_bytes -= bytes;
+        *self.of(purpose) -= bytes;
+    }
+
+    fn of(&mut self, purpose: Purpose) -> &mut u64 {
+        match purpose {
+            Purpose::Srs => &mut self.srs_bytes,
+            Purpose::Partition => &mut self.partition_bytes,
+            Purpose::Pce => &mut self.pce_bytes,
+        }
     }
 }
 
@@ -132,13 +167,7 @@ impl MemoryBudget {
         if !self.fits(&u, bytes, pinned, urgent, queued) {
             return None;
         }
-        u.used_bytes += bytes;
-        u.peak_bytes = u.peak_bytes.max(u.used_bytes);
-        match purpose {
-            Purpose::Srs => u.srs_bytes += bytes,
-            Purpose::Partition => u.partition_bytes += bytes,
-            Purpose::Pce => u.pce_bytes += bytes,
-        }
+        u.add(purpose, bytes);
         Some(Reservation { budget: self.clone(), bytes, purpose })
     }
 

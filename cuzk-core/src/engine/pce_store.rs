@@ -3,11 +3,17 @@
 //! partition synthesized (which is then witnessed in the same pass), kept
 //! for the engine's life and counted in the memory budget.
 //!
-//! While one worker records or loads a circuit's PCE, the others
-//! synthesize that circuit classically rather than wait. A file that is
-//! stale or corrupt is rebuilt with a warning. A circuit whose witness does
-//! not fit its PCE fails that partition (never a wrong proof), and the PCE
-//! is dropped so the next partition records it again.
+//! A file is loaded only into memory reserved for it first (its size, from
+//! the budget), so partitions synthesized classically meanwhile cannot
+//! leave it without room once read. While one worker loads a circuit's
+//! PCE, the others wait for it: a load takes a fraction of a classic
+//! synthesis and none of its memory. While one records it (about as long
+//! as a classic synthesis), they synthesize classically. A PCE the budget
+//! has no room for now is not kept, and a later partition loads it from
+//! its file once there is room. A file that is stale or corrupt is rebuilt
+//! with a warning. A circuit whose witness does not fit its PCE fails that
+//! partition (never a wrong proof), and the PCE is dropped so the next
+//! partition records it again.
 //!
 //! Where the backend computes a, b, c on the device from the circuit's
 //! resident matrices (asked before synthesis: `Backend::abc_on_device`),
@@ -21,21 +27,37 @@ use crate::cs::ProvingAssignment;
 use crate::pce::{file, Pce, PceError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 enum Entry {
-    /// A worker is loading or recording it.
-    Building,
+    /// A worker is recording it (the others synthesize classically).
+    Recording,
+    /// A worker is loading its file into memory reserved for it (the
+    /// others wait).
+    Loading,
     Ready { pce: Arc<Pce>, memory: Reservation },
-    /// Not kept (the memory budget had no room, or the circuit is too
-    /// large for a PCE): classic synthesis, the reason logged once.
+    /// Not kept for good (too large for a PCE, or recorded with no room
+    /// and no file to load it from later): classic synthesis, the reason
+    /// logged once.
     Unavailable,
+}
+
+/// What a partition does when its circuit's PCE is not held.
+enum FirstUse {
+    /// Load the file into this reservation.
+    Load(Reservation),
+    /// Record it (no file).
+    Record,
+    /// Synthesize classically: the file does not fit the budget now.
+    NoRoom(u64),
 }
 
 pub struct PceStore {
     dir: PathBuf,
     memory: Arc<MemoryBudget>,
     entries: Mutex<HashMap<String, Entry>>,
+    /// Signalled whenever an entry stops loading.
+    loaded: Condvar,
 }
 
 /// How one partition was synthesized (for the log).
@@ -74,16 +96,21 @@ struct Claim<'a> {
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        let mut entries = self.store.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if matches!(entries.get(self.id), Some(Entry::Building)) {
+        let mut entries = self.store.lock();
+        if matches!(entries.get(self.id), Some(Entry::Recording | Entry::Loading)) {
             entries.remove(self.id);
+            self.store.loaded.notify_all();
         }
     }
 }
 
 impl PceStore {
     pub fn new(param_cache: &Path, memory: Arc<MemoryBudget>) -> Self {
-        Self { dir: param_cache.to_path_buf(), memory, entries: Mutex::new(HashMap::new()) }
+        Self { dir: param_cache.to_path_buf(), memory, entries: Mutex::new(HashMap::new()), loaded: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The file a circuit's PCE is kept in.
@@ -92,7 +119,13 @@ impl PceStore {
     }
 
     fn set(&self, id: &str, e: Entry) {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), e);
+        self.lock().insert(id.to_string(), e);
+        self.loaded.notify_all();
+    }
+
+    fn forget(&self, id: &str) {
+        self.lock().remove(id);
+        self.loaded.notify_all();
     }
 
     /// The PCEs held in memory.
@@ -154,18 +187,27 @@ impl PceStore {
             return Ok((pa, SynthPath::Witness));
         }
         let claim = {
-            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            match entries.get(&id) {
-                Some(Entry::Ready { pce, .. }) => Some(pce.clone()),
-                Some(Entry::Building | Entry::Unavailable) => None,
-                None => {
-                    entries.insert(id.clone(), Entry::Building);
-                    drop(entries);
-                    // Whatever happens (an error, a panic), the claim ends.
-                    let _claim = Claim { store: self, id: &id };
-                    let (pa, path) = self.build(circuit, partition, &id)?;
-                    circuit.check_assignment(partition, &pa)?;
-                    return Ok((pa, path));
+            let mut entries = self.lock();
+            loop {
+                match entries.get(&id) {
+                    Some(Entry::Ready { pce, .. }) => break Some(pce.clone()),
+                    Some(Entry::Recording | Entry::Unavailable) => break None,
+                    Some(Entry::Loading) => entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner()),
+                    None => {
+                        let first = self.first_use(&id);
+                        if let FirstUse::NoRoom(bytes) = first {
+                            log::info!("pce not loaded circuit_id={id} bytes={bytes} reason=\"no room in the memory budget now\" (classic synthesis)");
+                            break None;
+                        }
+                        let state = if matches!(first, FirstUse::Load(_)) { Entry::Loading } else { Entry::Recording };
+                        entries.insert(id.clone(), state);
+                        drop(entries);
+                        // Whatever happens (an error, a panic), the claim ends.
+                        let _claim = Claim { store: self, id: &id };
+                        let (pa, path) = self.build(circuit, partition, &id, first)?;
+                        circuit.check_assignment(partition, &pa)?;
+                        return Ok((pa, path));
+                    }
                 }
             }
         };
@@ -184,15 +226,36 @@ impl PceStore {
     /// circuit than this one, so it is dropped to be recorded anew next
     /// time. Returns the partition's error.
     fn dropped(&self, id: &str, e: PceError) -> String {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        self.forget(id);
         log::warn!("pce dropped circuit_id={id} reason=\"{e}\"");
         e.to_string()
     }
 
-    /// First use of a circuit id: load its file, or record it from this
-    /// partition's circuit (witnessing it in the same pass).
-    fn build(&self, circuit: &dyn PartitionedCircuit, partition: usize, id: &str) -> Result<(ProvingAssignment, SynthPath), String> {
+    /// Whether a circuit's first use loads its file (the memory for it
+    /// reserved now: its size, which the loaded PCE's is within a few
+    /// percent of) or records it.
+    fn first_use(&self, id: &str) -> FirstUse {
+        match std::fs::metadata(Self::path_of(&self.dir, id)) {
+            Ok(m) if m.is_file() => match self.memory.try_reserve(m.len(), Purpose::Pce) {
+                Some(r) => FirstUse::Load(r),
+                None => FirstUse::NoRoom(m.len()),
+            },
+            _ => FirstUse::Record,
+        }
+    }
+
+    /// First use of a circuit id: load its file into `first`'s
+    /// reservation, or record it from this partition's circuit (witnessing
+    /// it in the same pass).
+    fn build(
+        &self,
+        circuit: &dyn PartitionedCircuit,
+        partition: usize,
+        id: &str,
+        first: FirstUse,
+    ) -> Result<(ProvingAssignment, SynthPath), String> {
         let path = Self::path_of(&self.dir, id);
+        let FirstUse::Load(mut memory) = first else { return self.record(circuit, partition, id) };
         let loaded = match file::read(&path) {
             Ok(p) if p.circuit_id == id => Some(p),
             Ok(p) => {
@@ -205,55 +268,70 @@ impl PceStore {
                 None
             }
         };
-        let c = circuit.circuit(partition)?;
-        let (pce, pa, how) = match loaded {
-            Some(pce) => {
-                let witness = c.witness().map_err(|e| e.to_string());
-                let pa = witness.and_then(|w| pce.assignment(w).map_err(|e| e.to_string()));
-                match pa {
-                    Ok(pa) => (pce, Ok(pa), SynthPath::Loaded),
-                    Err(e) => {
-                        // A stale file whose shape no longer fits: the next partition records it.
-                        log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
-                        let _ = std::fs::remove_file(&path);
-                        return Err(e);
-                    }
-                }
+        let Some(pce) = loaded else {
+            // Waiting partitions synthesize classically while this one records.
+            drop(memory);
+            self.set(id, Entry::Recording);
+            return self.record(circuit, partition, id);
+        };
+        // Held (the waiting partitions go on) before this partition uses it.
+        let pce = Arc::new(pce);
+        if memory.resize(pce.bytes()) {
+            self.set(id, Entry::Ready { pce: pce.clone(), memory });
+        } else {
+            log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded again later)", pce.bytes());
+            self.forget(id);
+        }
+        let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string());
+        match witness.and_then(|w| pce.assignment(w).map_err(|e| e.to_string())) {
+            Ok(pa) => Ok((pa, SynthPath::Loaded)),
+            Err(e) => {
+                // A stale file whose shape no longer fits: the next partition records it.
+                log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+                let _ = std::fs::remove_file(&path);
+                self.forget(id);
+                Err(e)
             }
-            None => {
-                let t = std::time::Instant::now();
-                match c.record(id) {
-                    Ok((pce, witness)) => {
-                        log::info!(
-                            "pce recorded circuit_id={id} constraints={} ms={}",
-                            pce.num_constraints(),
-                            t.elapsed().as_millis()
-                        );
-                        if let Err(e) = file::write(&pce, &path) {
-                            log::warn!("pce not saved circuit_id={id} reason=\"{e}\"");
-                        }
-                        let pa = pce.assignment(witness).map_err(|e| e.to_string());
-                        (pce, pa, SynthPath::Recorded)
-                    }
-                    Err(e @ PceError::TooLarge(_)) => {
-                        // Every later partition would fail the same way.
-                        self.set(id, Entry::Unavailable);
-                        log::warn!("pce unavailable circuit_id={id} reason=\"{e}\"");
-                        return Err(e.to_string());
-                    }
-                    // This instance's witness failed: the next partition records.
-                    Err(e) => return Err(e.to_string()),
-                }
+        }
+    }
+
+    /// Records the circuit's PCE from this partition's circuit, witnessing
+    /// it in the same pass, and saves it beside the params.
+    fn record(&self, circuit: &dyn PartitionedCircuit, partition: usize, id: &str) -> Result<(ProvingAssignment, SynthPath), String> {
+        let path = Self::path_of(&self.dir, id);
+        let t = std::time::Instant::now();
+        let (pce, witness) = match circuit.circuit(partition)?.record(id) {
+            Ok(recorded) => recorded,
+            Err(e @ PceError::TooLarge(_)) => {
+                // Every later partition would fail the same way.
+                self.set(id, Entry::Unavailable);
+                log::warn!("pce unavailable circuit_id={id} reason=\"{e}\"");
+                return Err(e.to_string());
+            }
+            // This instance's witness failed: the next partition records.
+            Err(e) => return Err(e.to_string()),
+        };
+        log::info!("pce recorded circuit_id={id} constraints={} ms={}", pce.num_constraints(), t.elapsed().as_millis());
+        let saved = match file::write(&pce, &path) {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!("pce not saved circuit_id={id} reason=\"{e}\"");
+                false
             }
         };
+        let pa = pce.assignment(witness).map_err(|e| e.to_string());
         match self.memory.try_reserve(pce.bytes(), Purpose::Pce) {
             Some(r) => self.set(id, Entry::Ready { pce: Arc::new(pce), memory: r }),
+            None if saved => {
+                log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded from its file later)", pce.bytes());
+                self.forget(id);
+            }
             None => {
                 log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\"", pce.bytes());
                 self.set(id, Entry::Unavailable);
             }
         }
-        pa.map(|pa| (pa, how))
+        pa.map(|pa| (pa, SynthPath::Recorded))
     }
 }
 
@@ -321,6 +399,48 @@ mod tests {
         assert_eq!(path, SynthPath::Classic);
         assert!(pa == job.synthesize(1).unwrap());
         assert_eq!(s.memory.usage().pce_bytes, 0);
+    }
+
+    #[test]
+    fn a_pce_without_room_is_loaded_from_its_file_once_there_is_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 4, 1);
+        let s = store(dir.path(), 1 << 30);
+        // Classic partitions hold nearly all of the budget.
+        let held = s.memory.try_reserve((1 << 30) - 1000, Purpose::Partition).unwrap();
+        let (pa, path) = s.synthesize(&job, 0, None).unwrap();
+        assert_eq!(path, SynthPath::Recorded);
+        assert!(pa == job.synthesize(0).unwrap());
+        assert!(s.ready(&job.circuit_id()).is_none(), "not kept without room");
+        // No room to load the saved file either: classic, nothing loaded.
+        assert_eq!(s.synthesize(&job, 1, None).unwrap().1, SynthPath::Classic);
+        assert_eq!(s.memory.usage().pce_bytes, 0);
+        drop(held);
+        let (pa, path) = s.synthesize(&job, 2, None).unwrap();
+        assert_eq!(path, SynthPath::Loaded);
+        assert!(pa == job.synthesize(2).unwrap());
+        let pce = s.ready(&job.circuit_id()).expect("kept once there is room");
+        assert_eq!(s.memory.usage().pce_bytes, pce.bytes(), "reserved at the file's size, then at the PCE's own");
+    }
+
+    #[test]
+    fn partitions_wait_for_a_pce_being_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        let s = store(dir.path(), 1 << 30);
+        s.synthesize(&job, 0, None).unwrap();
+        let pce = s.ready(&job.circuit_id()).unwrap();
+        let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
+        s.set(&job.circuit_id(), Entry::Loading);
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(|| s.synthesize(&job, 1, None));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            assert!(!waiting.is_finished(), "a partition waits while its PCE loads");
+            s.set(&job.circuit_id(), Entry::Ready { pce: pce.clone(), memory });
+            let (pa, path) = waiting.join().unwrap().unwrap();
+            assert_eq!(path, SynthPath::Pce, "then goes through the loaded PCE");
+            assert!(pa == job.synthesize(1).unwrap());
+        });
     }
 
     /// Witness-only synthesis against a held PCE: the witness and

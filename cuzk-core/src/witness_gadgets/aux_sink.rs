@@ -20,7 +20,9 @@ impl AuxSink {
         AuxSink { pending: Vec::with_capacity(FLUSH_AT + 1024) }
     }
 
+    /// A field element (Poseidon's, with the filecoin feature).
     #[inline]
+    #[cfg_attr(not(feature = "filecoin"), allow(dead_code))]
     pub(crate) fn push(&mut self, value: Fr) {
         self.pending.push(value);
     }
