@@ -24,7 +24,7 @@ use crate::partitioned::PartitionedCircuit;
 use super::memory::{MemoryBudget, Purpose, Reservation};
 use super::status::PceStatus;
 use crate::cs::ProvingAssignment;
-use crate::pce::{file, Pce, PceError};
+use crate::pce::{file, Pce, PceError, Shape};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -274,7 +274,17 @@ impl PceStore {
             self.set(id, Entry::Recording);
             return self.record(circuit, partition, id);
         };
-        // Held (the waiting partitions go on) before this partition uses it.
+        // A circuit that fails to give its witness (a bad request) says
+        // nothing about the file; one whose witness does not fit it does.
+        let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
+        if let Err(e) = pce.check_shape(&Shape::of_witness(&witness)) {
+            // A stale file: the next partition records it.
+            log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+            let _ = std::fs::remove_file(&path);
+            return Err(e.to_string());
+        }
+        // Held now, checked against a real witness: the waiting partitions
+        // go on while this one's SpMV runs.
         let pce = Arc::new(pce);
         if memory.resize(pce.bytes()) {
             self.set(id, Entry::Ready { pce: pce.clone(), memory });
@@ -282,17 +292,8 @@ impl PceStore {
             log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded again later)", pce.bytes());
             self.forget(id);
         }
-        let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string());
-        match witness.and_then(|w| pce.assignment(w).map_err(|e| e.to_string())) {
-            Ok(pa) => Ok((pa, SynthPath::Loaded)),
-            Err(e) => {
-                // A stale file whose shape no longer fits: the next partition records it.
-                log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
-                let _ = std::fs::remove_file(&path);
-                self.forget(id);
-                Err(e)
-            }
-        }
+        let pa = pce.assignment(witness).map_err(|e| e.to_string())?;
+        Ok((pa, SynthPath::Loaded))
     }
 
     /// Records the circuit's PCE from this partition's circuit, witnessing
@@ -421,6 +422,54 @@ mod tests {
         assert!(pa == job.synthesize(2).unwrap());
         let pce = s.ready(&job.circuit_id()).expect("kept once there is room");
         assert_eq!(s.memory.usage().pce_bytes, pce.bytes(), "reserved at the file's size, then at the PCE's own");
+    }
+
+    /// `job`, except that partition `bad`'s witness fails (a request whose
+    /// inputs do not satisfy the circuit).
+    struct OneBadPartition {
+        job: BuiltinJob,
+        bad: usize,
+    }
+
+    struct Unsatisfiable;
+
+    impl bellpepper_core::Circuit<blstrs::Scalar> for Unsatisfiable {
+        fn synthesize<CS: bellpepper_core::ConstraintSystem<blstrs::Scalar>>(self, _: &mut CS) -> Result<(), bellpepper_core::SynthesisError> {
+            Err(bellpepper_core::SynthesisError::Unsatisfiable)
+        }
+    }
+
+    impl PartitionedCircuit for OneBadPartition {
+        fn circuit_id(&self) -> String {
+            self.job.circuit_id()
+        }
+        fn partitions(&self) -> usize {
+            self.job.partitions()
+        }
+        fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, String> {
+            if partition == self.bad {
+                return Ok(Box::new(Unsatisfiable));
+            }
+            self.job.circuit(partition)
+        }
+        fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, String> {
+            self.job.load_params(param_cache)
+        }
+    }
+
+    #[test]
+    fn a_bad_request_keeps_the_pce_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        store(dir.path(), 1 << 30).synthesize(&job, 0, None).unwrap();
+        let file = PceStore::path_of(dir.path(), &job.circuit_id());
+        assert!(file.exists());
+        // A new engine's first partition loads the file, and its witness fails.
+        let s = store(dir.path(), 1 << 30);
+        let bad = OneBadPartition { job, bad: 1 };
+        assert!(s.synthesize(&bad, 1, None).is_err());
+        assert!(file.exists(), "a request's own failure is no reason to rebuild the PCE");
+        assert_eq!(s.synthesize(&bad, 2, None).unwrap().1, SynthPath::Loaded);
     }
 
     #[test]
