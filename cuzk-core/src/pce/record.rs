@@ -1,25 +1,34 @@
 //! The recording constraint system: one synthesis gives the circuit's
 //! R1CS as a [`Pce`]; from a blank circuit (allocation closures are not
 //! called), or from an instance whose witness is kept in the same pass.
+//!
+//! It is extensible, as bellperson's prover is: a circuit whose parts
+//! share nothing but the constant one (a PoSt partition's sectors)
+//! records them into recorders of their own on several threads and
+//! appends them, which gives the sequential recording exactly.
 
 use crate::cs::WitnessOnly;
 use super::{input_order_hash, Pce, PceError, Shape, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar as Fr;
-use ff::{Field, PrimeField};
+use ff::Field;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// While recording, an aux column is tagged with this bit (the input
 /// count, which aux columns are offset by, is known only at the end).
 const AUX_TAG: u32 = 1 << 31;
 
-/// Records constraints as sparse rows; see [`record`].
-pub struct Recorder {
+/// Records constraints as sparse rows; see [`record`]. `WITNESS`: the
+/// assignment is kept too (a type parameter, so that the recorders an
+/// extensible circuit makes with `ConstraintSystem::new` for its parts
+/// keep it as well).
+pub struct Recorder<const WITNESS: bool> {
     num_inputs: usize,
     num_aux: usize,
     input_positions: Vec<usize>,
     coeffs: Vec<Fr>,
-    coeff_index: HashMap<[u8; 32], u32>,
+    coeff_index: HashMap<[u64; 4], u32, BuildHasherDefault<LimbHasher>>,
     minus_one: Fr,
     a: SparseMatrix,
     b: SparseMatrix,
@@ -27,11 +36,11 @@ pub struct Recorder {
     /// The first index that did not fit in 32 bits (enforce cannot fail,
     /// so it is reported when recording ends).
     overflow: Option<String>,
-    /// The assignment, when recording an instance with its witness.
+    /// The assignment, when `WITNESS`.
     witness: Option<WitnessOnly>,
 }
 
-impl Recorder {
+impl<const WITNESS: bool> Recorder<WITNESS> {
     fn coeff(&mut self, c: &Fr) -> u32 {
         if *c == Fr::ONE {
             return COEFF_ONE;
@@ -39,7 +48,9 @@ impl Recorder {
         if *c == self.minus_one {
             return COEFF_MINUS_ONE;
         }
-        let key = c.to_repr();
+        // Montgomery form is one-to-one: its limbs are a key without
+        // converting out of it (`to_repr`) for every term.
+        let key = blst::blst_fr::from(*c).l;
         if let Some(&i) = self.coeff_index.get(&key) {
             return i;
         }
@@ -116,7 +127,7 @@ impl Recorder {
     }
 }
 
-impl ConstraintSystem<Fr> for Recorder {
+impl<const WITNESS: bool> ConstraintSystem<Fr> for Recorder<WITNESS> {
     type Root = Self;
 
     fn new() -> Self {
@@ -126,13 +137,13 @@ impl ConstraintSystem<Fr> for Recorder {
             num_aux: 0,
             input_positions: Vec::new(),
             coeffs: vec![Fr::ONE, -Fr::ONE],
-            coeff_index: HashMap::new(),
+            coeff_index: HashMap::default(),
             minus_one: -Fr::ONE,
             a: empty(),
             b: empty(),
             c: empty(),
             overflow: None,
-            witness: None,
+            witness: WITNESS.then(WitnessOnly::default),
         }
     }
 
@@ -189,6 +200,81 @@ impl ConstraintSystem<Fr> for Recorder {
     fn get_root(&mut self) -> &mut Self::Root {
         self
     }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// Appends a part recorded on its own: its first input is its own
+    /// constant one (ours), its other inputs and its aux variables follow
+    /// ours, its rows follow ours, its coefficients join our table.
+    fn extend(&mut self, other: &Self) {
+        let (inputs, aux) = (self.num_inputs as u64, self.num_aux as u64);
+        let coeff_map: Vec<u32> = other.coeffs.iter().map(|c| self.coeff(c)).collect();
+        let mut column = |col: u32| -> u32 {
+            let moved = if col & AUX_TAG != 0 {
+                (col & !AUX_TAG) as u64 + aux
+            } else if col == 0 {
+                return 0;
+            } else {
+                col as u64 - 1 + inputs
+            };
+            if moved >= AUX_TAG as u64 {
+                self.overflow.get_or_insert_with(|| format!("variable index {moved} needs more than 31 bits"));
+            }
+            moved as u32 & !AUX_TAG | col & AUX_TAG
+        };
+        let moved: Vec<(Vec<u32>, Vec<u32>)> = [&other.a, &other.b, &other.c]
+            .into_iter()
+            .map(|m| (m.cols.iter().map(|&c| column(c)).collect(), m.coeff_idx.iter().map(|&i| coeff_map[i as usize]).collect()))
+            .collect();
+        for (m, (o, (cols, coeff_idx))) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip([&other.a, &other.b, &other.c].into_iter().zip(moved)) {
+            let base = m.cols.len() as u64;
+            m.cols.extend_from_slice(&cols);
+            m.coeff_idx.extend_from_slice(&coeff_idx);
+            if base + cols.len() as u64 > u32::MAX as u64 {
+                self.overflow.get_or_insert_with(|| "more than 2^32 - 1 entries in one matrix".into());
+            }
+            m.row_ptr.extend(o.row_ptr[1..].iter().map(|&end| (base + end as u64).min(u32::MAX as u64) as u32));
+        }
+        if let Some(why) = &other.overflow {
+            self.overflow.get_or_insert_with(|| why.clone());
+        }
+        let later_inputs = other.input_positions.iter().skip(1).map(|&at| at + self.num_aux);
+        self.input_positions.extend(later_inputs);
+        self.num_inputs += other.num_inputs.saturating_sub(1);
+        self.num_aux += other.num_aux;
+        if let (Some(w), Some(o)) = (self.witness.as_mut(), other.witness.as_ref()) {
+            let aux_before = w.aux_assignment.len();
+            w.input_assignment.extend_from_slice(o.input_assignment.get(1..).unwrap_or_default());
+            w.input_positions.extend(o.input_positions.iter().skip(1).map(|&at| at + aux_before));
+            w.aux_assignment.extend_from_slice(&o.aux_assignment);
+        }
+    }
+}
+
+/// Hashes a coefficient's limbs with a multiply per word, not SipHash:
+/// coefficients come from circuits, not from an adversary, and a
+/// Poseidon-heavy circuit looks one up for nearly every term of its rounds.
+#[derive(Default)]
+struct LimbHasher(u64);
+
+impl Hasher for LimbHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for word in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..word.len()].copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// Records `circuit`'s R1CS as the prover sees it: the constant-one input
@@ -196,19 +282,18 @@ impl ConstraintSystem<Fr> for Recorder {
 /// [`crate::cs::synthesize`] does). The circuit may be blank: allocation
 /// closures are not called.
 pub fn record<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Result<Pce, PceError> {
-    record_into(Recorder::new(), circuit_id, circuit).map(|(pce, _)| pce)
+    record_into(Recorder::<false>::new(), circuit_id, circuit).map(|(pce, _)| pce)
 }
 
 /// Records `circuit`'s R1CS and keeps its witness (the closures run, as
 /// in [`crate::cs::generate_witness`]): a circuit's first proof records
 /// its PCE without a second synthesis.
 pub fn record_with_witness<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Result<(Pce, WitnessOnly), PceError> {
-    let cs = Recorder { witness: Some(WitnessOnly::default()), ..Recorder::new() };
-    let (pce, witness) = record_into(cs, circuit_id, circuit)?;
+    let (pce, witness) = record_into(Recorder::<true>::new(), circuit_id, circuit)?;
     Ok((pce, witness.expect("recorded with a witness")))
 }
 
-fn record_into<C: Circuit<Fr>>(mut cs: Recorder, circuit_id: &str, circuit: C) -> Result<(Pce, Option<WitnessOnly>), PceError> {
+fn record_into<C: Circuit<Fr>, const WITNESS: bool>(mut cs: Recorder<WITNESS>, circuit_id: &str, circuit: C) -> Result<(Pce, Option<WitnessOnly>), PceError> {
     cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
     circuit.synthesize(&mut cs)?;
     for i in 0..cs.num_inputs {

@@ -78,6 +78,53 @@ impl Circuit<Fr> for RandomR1cs {
     }
 }
 
+/// Independent parts (each uses only the constant one and its own
+/// variables); `extend`: an extensible constraint system gets each part
+/// synthesized into one of its own and appended, else all go in sequence.
+struct Parts {
+    parts: Vec<RandomR1cs>,
+    extend: bool,
+}
+
+impl Circuit<Fr> for Parts {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        for part in self.parts {
+            if self.extend && CS::is_extensible() {
+                let mut own = CS::new();
+                own.alloc_input(|| "temp ONE", || Ok(Fr::ONE))?;
+                part.synthesize(&mut own)?;
+                cs.extend(&own);
+            } else {
+                part.synthesize(cs)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parts(extend: bool) -> Parts {
+    let mut parts: Vec<RandomR1cs> = (0..4).map(|seed| RandomR1cs::new(10 + seed, 200 + 50 * seed as usize)).collect();
+    parts[2].late_input = true;
+    Parts { parts, extend }
+}
+
+#[test]
+fn parts_recorded_apart_and_appended_equal_the_sequential_recording() {
+    let sequential = record("parts", parts(false)).unwrap();
+    let appended = record("parts", parts(true)).unwrap();
+    assert!(sequential.coeffs.len() > 10, "the parts bring coefficients of their own into the table");
+    assert!(appended == sequential, "appended parts' R1CS differs from the sequential recording");
+
+    let (pce_seq, w_seq) = record_with_witness("parts", parts(false)).unwrap();
+    let (pce_app, w_app) = record_with_witness("parts", parts(true)).unwrap();
+    assert!(pce_app == sequential && pce_seq == sequential, "a recording with its witness has another R1CS");
+    assert!(w_app == w_seq, "appended parts' witness differs from the sequential one");
+    assert_eq!(w_seq.input_assignment.len(), sequential.shape.num_inputs);
+    // The appended PCE proves the same assignment as classic synthesis.
+    let classic = synthesize(parts(false)).unwrap();
+    assert!(appended.synthesize(parts(true)).unwrap() == classic, "appended PCE's assignment differs from classic synthesis");
+}
+
 fn builtin_specs() -> Vec<CircuitSpec> {
     vec![
         CircuitSpec::Sha256 { blocks: 1 },
