@@ -172,6 +172,12 @@ fn every_filecoin_kind_through_the_daemon() {
     let proof = proof_of(prove(&c, "WindowPoSt", post_request(pb::ProofKind::WindowPostPartition, 10, rand, vanilla)));
     let reps = post_replicas(WINDOW, &[&sealed, &other]);
     assert!(verify_window_post(&rand, &[(WINDOW, &proof)], &reps, prover).unwrap(), "verify_window_post rejects the daemon's proof");
+    // Again, through the PCE the first one recorded: now the two sectors'
+    // witnesses are generated on the cores no other synthesis holds.
+    let rand = post_randomness(8);
+    let vanilla = post_vanilla(WINDOW, prover, &rand, &[&sealed, &other]);
+    let proof = proof_of(prove(&c, "WindowPoSt (witness-only)", post_request(pb::ProofKind::WindowPostPartition, 10, rand, vanilla)));
+    assert!(verify_window_post(&rand, &[(WINDOW, &proof)], &reps, prover).unwrap(), "verify_window_post rejects the daemon's second proof");
 
     // SnapDeals: new data into a CC sector.
     let snap = snap_2kib(prover, 9, 3);
@@ -192,7 +198,7 @@ fn every_filecoin_kind_through_the_daemon() {
     assert!(ok, "verify_empty_sector_update_proof rejects the daemon's proof");
 
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
-    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (5, 0));
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (6, 0));
     stop_and_report(d, t);
 }
 

@@ -46,6 +46,20 @@ pub trait PartitionedCircuit: Send + Sync {
     /// engine synthesizes it (through the circuit id's PCE when
     /// `[synthesis] pce` is on, else classically).
     fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String>;
+    /// How many threads a partition's witness generation can use: more
+    /// than one where its circuit has independent parts (a PoSt
+    /// partition's sectors). One by default.
+    fn witness_parallelism(&self) -> usize {
+        1
+    }
+    /// The circuit of one partition for a witness-only synthesis on
+    /// `threads` threads (at most [`PartitionedCircuit::witness_parallelism`];
+    /// cores the engine's other syntheses leave free). By default
+    /// [`PartitionedCircuit::circuit`].
+    fn circuit_on_threads(&self, partition: usize, threads: usize) -> Result<Box<dyn AnyCircuit>, String> {
+        let _ = threads;
+        self.circuit(partition)
+    }
     /// Checks a synthesized partition before it is proved (Filecoin: its
     /// public inputs are the verifier's); an error fails the job.
     fn check_assignment(&self, _partition: usize, _assignment: &ProvingAssignment) -> Result<(), String> {

@@ -386,11 +386,17 @@ impl Config {
         Ok(())
     }
 
+    /// CPU threads for synthesis (`synthesis.threads`, 0 = all CPUs).
+    pub fn synthesis_threads(&self) -> usize {
+        match self.synthesis.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     /// Partition synthesis threads after resolving the 0 = auto settings.
     pub fn partition_workers(&self) -> usize {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = if self.synthesis.threads == 0 { cpus } else { self.synthesis.threads };
-        [self.synthesis.partition_workers, self.pipeline.max_parallel_synthesis, threads].into_iter().find(|&n| n > 0).unwrap_or(1)
+        [self.synthesis.partition_workers, self.pipeline.max_parallel_synthesis, self.synthesis_threads()].into_iter().find(|&n| n > 0).unwrap_or(1)
     }
 
     /// Capacity of the queue of synthesized partitions waiting for a prover.

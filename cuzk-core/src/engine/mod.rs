@@ -33,6 +33,7 @@ pub mod srs_manager;
 mod start;
 pub mod status;
 mod synthesis;
+mod synthesis_cores;
 pub mod timeline;
 pub mod timeline_stats;
 pub mod work_queue;

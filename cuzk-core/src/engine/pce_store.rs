@@ -172,16 +172,18 @@ impl PceStore {
     /// is one (recording it on first use), else classically; then the
     /// circuit's own check of the assignment. With `witness_only` (the
     /// circuit's PCE, from [`PceStore::ready`]), witness-only synthesis
-    /// against it and no a, b, c.
+    /// against it and no a, b, c. A witness is generated on up to
+    /// `threads` threads where the circuit allows it.
     pub fn synthesize(
         &self,
         circuit: &dyn PartitionedCircuit,
         partition: usize,
         witness_only: Option<&Arc<Pce>>,
+        threads: usize,
     ) -> Result<(ProvingAssignment, SynthPath), String> {
         let id = circuit.circuit_id();
         if let Some(pce) = witness_only {
-            let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
+            let witness = circuit.circuit_on_threads(partition, threads)?.witness().map_err(|e| e.to_string())?;
             let pa = pce.witness_assignment(witness).map_err(|e| self.dropped(&id, e))?;
             circuit.check_assignment(partition, &pa)?;
             return Ok((pa, SynthPath::Witness));
@@ -204,7 +206,7 @@ impl PceStore {
                         drop(entries);
                         // Whatever happens (an error, a panic), the claim ends.
                         let _claim = Claim { store: self, id: &id };
-                        let (pa, path) = self.build(circuit, partition, &id, first)?;
+                        let (pa, path) = self.build(circuit, partition, &id, first, threads)?;
                         circuit.check_assignment(partition, &pa)?;
                         return Ok((pa, path));
                     }
@@ -213,7 +215,7 @@ impl PceStore {
         };
         let pa = match claim {
             Some(pce) => {
-                let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
+                let witness = circuit.circuit_on_threads(partition, threads)?.witness().map_err(|e| e.to_string())?;
                 (pce.assignment(witness).map_err(|e| self.dropped(&id, e))?, SynthPath::Pce)
             }
             None => (circuit.circuit(partition)?.classic().map_err(|e| e.to_string())?, SynthPath::Classic),
@@ -253,6 +255,7 @@ impl PceStore {
         partition: usize,
         id: &str,
         first: FirstUse,
+        threads: usize,
     ) -> Result<(ProvingAssignment, SynthPath), String> {
         let path = Self::path_of(&self.dir, id);
         let FirstUse::Load(mut memory) = first else { return self.record(circuit, partition, id) };
@@ -276,7 +279,7 @@ impl PceStore {
         };
         // A circuit that fails to give its witness (a bad request) says
         // nothing about the file; one whose witness does not fit it does.
-        let witness = circuit.circuit(partition)?.witness().map_err(|e| e.to_string())?;
+        let witness = circuit.circuit_on_threads(partition, threads)?.witness().map_err(|e| e.to_string())?;
         if let Err(e) = pce.check_shape(&Shape::of_witness(&witness)) {
             // A stale file: the next partition records it.
             log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
@@ -352,7 +355,7 @@ mod tests {
         let s = store(dir.path(), 1 << 30);
         let mut paths = Vec::new();
         for p in 0..3 {
-            let (pa, path) = s.synthesize(&job, p, None).unwrap();
+            let (pa, path) = s.synthesize(&job, p, None, 1).unwrap();
             assert!(pa == job.synthesize(p).unwrap(), "partition {p} ({path:?}) differs from classic synthesis");
             paths.push(path);
         }
@@ -362,7 +365,7 @@ mod tests {
         assert!(file.exists());
         // A new engine loads the file.
         let s2 = store(dir.path(), 1 << 30);
-        let (pa, path) = s2.synthesize(&job, 3, None).unwrap();
+        let (pa, path) = s2.synthesize(&job, 3, None, 1).unwrap();
         assert_eq!(path, SynthPath::Loaded);
         assert!(pa == job.synthesize(3).unwrap());
     }
@@ -373,7 +376,7 @@ mod tests {
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
         let file = PceStore::path_of(dir.path(), &job.circuit_id());
         std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
-        let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0, None).unwrap();
+        let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
         assert_eq!(path, SynthPath::Recorded);
         assert!(pa == job.synthesize(0).unwrap());
         assert!(crate::pce::file::read(&file).is_ok(), "the rebuilt file is valid");
@@ -382,9 +385,9 @@ mod tests {
         let other = crate::pce::record(&job.circuit_id(), crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
         crate::pce::file::write(&other, &file).unwrap();
         let s = store(dir.path(), 1 << 30);
-        let err = s.synthesize(&job, 0, None).unwrap_err();
+        let err = s.synthesize(&job, 0, None, 1).unwrap_err();
         assert!(err.contains("does not match its PCE"), "{err}");
-        let (pa, path) = s.synthesize(&job, 1, None).unwrap();
+        let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Recorded);
         assert!(pa == job.synthesize(1).unwrap());
     }
@@ -394,9 +397,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
         let s = store(dir.path(), 1000);
-        let (pa, _) = s.synthesize(&job, 0, None).unwrap();
+        let (pa, _) = s.synthesize(&job, 0, None, 1).unwrap();
         assert!(pa == job.synthesize(0).unwrap());
-        let (pa, path) = s.synthesize(&job, 1, None).unwrap();
+        let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Classic);
         assert!(pa == job.synthesize(1).unwrap());
         assert_eq!(s.memory.usage().pce_bytes, 0);
@@ -409,15 +412,15 @@ mod tests {
         let s = store(dir.path(), 1 << 30);
         // Classic partitions hold nearly all of the budget.
         let held = s.memory.try_reserve((1 << 30) - 1000, Purpose::Partition).unwrap();
-        let (pa, path) = s.synthesize(&job, 0, None).unwrap();
+        let (pa, path) = s.synthesize(&job, 0, None, 1).unwrap();
         assert_eq!(path, SynthPath::Recorded);
         assert!(pa == job.synthesize(0).unwrap());
         assert!(s.ready(&job.circuit_id()).is_none(), "not kept without room");
         // No room to load the saved file either: classic, nothing loaded.
-        assert_eq!(s.synthesize(&job, 1, None).unwrap().1, SynthPath::Classic);
+        assert_eq!(s.synthesize(&job, 1, None, 1).unwrap().1, SynthPath::Classic);
         assert_eq!(s.memory.usage().pce_bytes, 0);
         drop(held);
-        let (pa, path) = s.synthesize(&job, 2, None).unwrap();
+        let (pa, path) = s.synthesize(&job, 2, None, 1).unwrap();
         assert_eq!(path, SynthPath::Loaded);
         assert!(pa == job.synthesize(2).unwrap());
         let pce = s.ready(&job.circuit_id()).expect("kept once there is room");
@@ -461,15 +464,15 @@ mod tests {
     fn a_bad_request_keeps_the_pce_file() {
         let dir = tempfile::tempdir().unwrap();
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
-        store(dir.path(), 1 << 30).synthesize(&job, 0, None).unwrap();
+        store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
         let file = PceStore::path_of(dir.path(), &job.circuit_id());
         assert!(file.exists());
         // A new engine's first partition loads the file, and its witness fails.
         let s = store(dir.path(), 1 << 30);
         let bad = OneBadPartition { job, bad: 1 };
-        assert!(s.synthesize(&bad, 1, None).is_err());
+        assert!(s.synthesize(&bad, 1, None, 1).is_err());
         assert!(file.exists(), "a request's own failure is no reason to rebuild the PCE");
-        assert_eq!(s.synthesize(&bad, 2, None).unwrap().1, SynthPath::Loaded);
+        assert_eq!(s.synthesize(&bad, 2, None, 1).unwrap().1, SynthPath::Loaded);
     }
 
     #[test]
@@ -477,12 +480,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
         let s = store(dir.path(), 1 << 30);
-        s.synthesize(&job, 0, None).unwrap();
+        s.synthesize(&job, 0, None, 1).unwrap();
         let pce = s.ready(&job.circuit_id()).unwrap();
         let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
         s.set(&job.circuit_id(), Entry::Loading);
         std::thread::scope(|scope| {
-            let waiting = scope.spawn(|| s.synthesize(&job, 1, None));
+            let waiting = scope.spawn(|| s.synthesize(&job, 1, None, 1));
             std::thread::sleep(std::time::Duration::from_millis(200));
             assert!(!waiting.is_finished(), "a partition waits while its PCE loads");
             s.set(&job.circuit_id(), Entry::Ready { pce: pce.clone(), memory });
@@ -505,12 +508,12 @@ mod tests {
         let job = BuiltinJob::new("synthetic:3000:4".parse().unwrap(), 3, 5);
         let s = store(dir.path(), 1 << 30);
         assert!(s.ready(&job.circuit_id()).is_none());
-        s.synthesize(&job, 0, None).unwrap();
+        s.synthesize(&job, 0, None, 1).unwrap();
         let pce = s.ready(&job.circuit_id()).expect("recorded by the first partition");
         let params = crate::groth16::generate_random_parameters(job.spec.blank(), &mut rand::thread_rng()).unwrap();
         let devices = [DeviceLocks::new(0, "cpu".into(), u64::MAX)];
         assert!(!ProverBackend::abc_on_device(&CpuBackend, &pce, &params, &devices));
-        let (pa, path) = s.synthesize(&job, 1, Some(&pce)).unwrap();
+        let (pa, path) = s.synthesize(&job, 1, Some(&pce), 1).unwrap();
         assert_eq!(path, SynthPath::Witness);
         assert!(pa.abc_deferred() && pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());
         let classic = job.synthesize(1).unwrap();

@@ -28,6 +28,8 @@ pub struct Shared {
     /// The urgent dispatcher's (`pipeline.urgent_synthesis_concurrency`).
     pub urgent_permits: Permits,
     pub synth_queue: super::work_queue::WorkQueue<SynthUnit>,
+    /// The cores synthesis shares out (`synthesis.threads`).
+    pub synthesis_cores: super::synthesis_cores::SynthesisCores,
     pub gpu_queue: super::work_queue::WorkQueue<ProveUnit>,
     pub memory: Arc<MemoryBudget>,
     pub srs: Arc<SrsManager>,

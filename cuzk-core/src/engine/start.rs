@@ -14,6 +14,7 @@ use super::prover_worker::{self, ProverWorker};
 use super::request::ProofKind;
 use super::scheduler::Scheduler;
 use super::shared::Shared;
+use super::synthesis_cores::SynthesisCores;
 use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
 use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerRole, WorkerStatus, RECENT_JOBS};
 use super::timeline::Timeline;
@@ -81,6 +82,7 @@ impl Engine {
             permits: Permits::new(config.pipeline.synthesis_concurrency),
             urgent_permits: Permits::new(config.pipeline.urgent_synthesis_concurrency),
             synth_queue: WorkQueue::new(0),
+            synthesis_cores: SynthesisCores::new(config.synthesis_threads()),
             gpu_queue: WorkQueue::new(config.gpu_queue_capacity()),
             srs: SrsManager::new(memory.clone(), config.memory.eviction_min_idle.0),
             inflight: Arc::default(),

@@ -16,6 +16,9 @@
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
 //!
+//! A unit's witness-only syntheses may run on the cores other syntheses
+//! leave free ([`super::synthesis_cores`]).
+//!
 //! `synthesis.urgent_workers` more threads take urgent units only, so an
 //! urgent partition starts at once even while every partition worker is
 //! busy with a long one; urgent units also reserve memory ahead of others
@@ -85,6 +88,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             }
         }
     };
+    let cores = sh.synthesis_cores.take(members[0].circuit.witness_parallelism(), sh.synth_queue.len());
     let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
     for m in members {
         if m.job.is_finished() {
@@ -101,7 +105,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         sh.timeline.record(Event::new("synth_start", m.job.id).partition(m.partition).worker(worker_id));
         let t = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| match &sh.pce {
-            Some(store) => store.synthesize(m.circuit.as_ref(), m.partition, witness_only.as_ref()),
+            Some(store) => store.synthesize(m.circuit.as_ref(), m.partition, witness_only.as_ref(), cores.threads()),
             None => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
         }));
         let took = t.elapsed();
@@ -115,12 +119,13 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         match result {
             Ok(Ok((a, path))) => {
                 log::info!(
-                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={} path={}",
+                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={} path={} threads={}",
                     m.job.id,
                     m.partition,
                     took.as_millis(),
                     a.num_constraints(),
-                    path.as_str()
+                    path.as_str(),
+                    cores.threads()
                 );
                 assignments.push(a);
                 synth_times.push(took);
@@ -130,7 +135,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             Err(p) => m.job.fail_partition(m.partition, format!("partition {}: synthesis panicked: {}", m.partition, panic_message(&*p))),
         }
     }
-    drop(synth_ticket);
+    drop((synth_ticket, cores));
     if kept.is_empty() {
         return;
     }

@@ -5,6 +5,7 @@
 //! its parameters and checks its finished proof as its [`JobSettings`] say.
 
 use super::circuit::FilecoinCircuit;
+use crate::proof_kind::ProofKind;
 use super::assemble::check_public_inputs;
 use super::params::ParamCache;
 use super::prepare::{PreparedProof, ProofMeta};
@@ -47,6 +48,12 @@ impl FilecoinJob {
     pub fn meta(&self) -> &ProofMeta {
         &self.meta
     }
+
+    /// Partition `partition`'s circuit, handed out once.
+    fn take_circuit(&self, partition: usize) -> std::result::Result<FilecoinCircuit, String> {
+        let circuit = self.circuits.lock().unwrap_or_else(|e| e.into_inner()).get_mut(partition).and_then(Option::take);
+        circuit.ok_or_else(|| format!("partition {partition} is out of range or already synthesized"))
+    }
 }
 
 impl PartitionedCircuit for FilecoinJob {
@@ -59,12 +66,21 @@ impl PartitionedCircuit for FilecoinJob {
     }
 
     fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
-        let circuit = {
-            let mut all = self.circuits.lock().unwrap_or_else(|e| e.into_inner());
-            all.get_mut(partition).and_then(Option::take)
-        };
-        let circuit = circuit.ok_or_else(|| format!("partition {partition} is out of range or already synthesized"))?;
-        Ok(Box::new(circuit))
+        Ok(Box::new(self.take_circuit(partition)?))
+    }
+
+    /// A PoSt partition's sectors, on as many threads as there are. A
+    /// PoRep partition's challenges could be too, but gain nothing
+    /// (appending each challenge's part costs what its thread saves).
+    fn witness_parallelism(&self) -> usize {
+        match self.meta.kind {
+            ProofKind::WindowPostPartition | ProofKind::WinningPost => usize::MAX,
+            _ => 1,
+        }
+    }
+
+    fn circuit_on_threads(&self, partition: usize, threads: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
+        Ok(Box::new(self.take_circuit(partition)?.with_witness_threads(threads)))
     }
 
     fn check_assignment(&self, partition: usize, pa: &ProvingAssignment) -> std::result::Result<(), String> {
