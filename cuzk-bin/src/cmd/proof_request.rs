@@ -108,24 +108,8 @@ impl ProofArgs {
             pb::ProofKind::Unspecified => {
                 r.builtin = Some(pb::BuiltinCircuit { circuit: self.circuit.clone(), partitions: self.partitions, seed: self.builtin_seed(i) });
             }
-            pb::ProofKind::PorepSealCommit => {
-                let path = self.c1.as_ref().context("--c1 FILE is required for -t porep")?;
-                r.vanilla_proof = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-                if r.sector_size == 0 {
-                    r.sector_size = c1_sector_size(&r.vanilla_proof);
-                }
-            }
             _ => {
-                let v = &self.vanilla_args;
-                let path = v.vanilla.as_ref().context("--vanilla FILE is required for -t snap, wpost and winning")?;
-                r.vanilla_proofs = read_vanilla(path)?;
-                r.randomness = hex_flag("--randomness", v.randomness.as_deref())?;
-                if r.randomness.is_empty() && kind != pb::ProofKind::SnapDealsUpdate {
-                    r.randomness = vec![0; 32];
-                }
-                r.comm_r_old = hex_flag("--comm-r-old", v.comm_r_old.as_deref())?;
-                r.comm_r_new = hex_flag("--comm-r-new", v.comm_r_new.as_deref())?;
-                r.comm_d_new = hex_flag("--comm-d-new", v.comm_d_new.as_deref())?;
+                fill_filecoin(kind, self.c1.as_ref(), &self.vanilla_args, &mut r)?;
             }
         }
         Ok(r)
@@ -166,6 +150,36 @@ impl Verifier {
     }
 }
 
+/// The Filecoin fields of a request of `kind`: the C1 output (PoRep; its
+/// SectorSize where `r` gives none), or the vanilla proofs and public
+/// values (PoSt randomness all zeros when not given, as the existing bench
+/// tool sends; SnapDeals needs its three commitments). Returns a line
+/// saying what was read.
+pub fn fill_filecoin(kind: pb::ProofKind, c1: Option<&PathBuf>, v: &VanillaArgs, r: &mut pb::SubmitProofRequest) -> Result<String> {
+    if kind == pb::ProofKind::PorepSealCommit {
+        let path = c1.context("--c1 FILE is required for -t porep")?;
+        r.vanilla_proof = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        if r.sector_size == 0 {
+            r.sector_size = c1_sector_size(&r.vanilla_proof);
+        }
+        return Ok(format!("c1:         {} ({} bytes)", path.display(), r.vanilla_proof.len()));
+    }
+    let path = v.vanilla.as_ref().context("--vanilla FILE is required for -t snap, wpost and winning")?;
+    r.vanilla_proofs = read_vanilla(path)?;
+    if kind == pb::ProofKind::SnapDealsUpdate {
+        let required = |flag: &str, value: &Option<String>| match value {
+            Some(h) => Ok(hex32(h).context(flag.to_string())?.to_vec()),
+            None => bail!("{flag} HEX is required for -t snap"),
+        };
+        r.comm_r_old = required("--comm-r-old", &v.comm_r_old)?;
+        r.comm_r_new = required("--comm-r-new", &v.comm_r_new)?;
+        r.comm_d_new = required("--comm-d-new", &v.comm_d_new)?;
+    } else {
+        r.randomness = v.randomness.as_deref().map_or(Ok([0; 32]), hex32).context("--randomness")?.to_vec();
+    }
+    Ok(format!("vanilla:    {} ({} proofs)", path.display(), r.vanilla_proofs.len()))
+}
+
 pub fn kind(s: &str) -> Result<pb::ProofKind> {
     Ok(match s.to_lowercase().as_str() {
         "porep" | "porep-c2" | "seal-commit" => pb::ProofKind::PorepSealCommit,
@@ -195,7 +209,7 @@ fn c1_sector_size(c1: &[u8]) -> u64 {
 
 /// A `--vanilla` file: JSON (an array of base64 strings or one string), or
 /// any other bytes as one raw proof, as the existing bench tool reads it.
-pub(super) fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
+fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         ensure!(!bytes.is_empty(), "{} is empty", path.display());
@@ -218,11 +232,6 @@ fn base64_decode(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
     use base64::Engine;
     let s = s.trim();
     base64::engine::general_purpose::STANDARD.decode(s).or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(s.trim_end_matches('=')))
-}
-
-fn hex_flag(flag: &str, s: Option<&str>) -> Result<Vec<u8>> {
-    let Some(s) = s else { return Ok(Vec::new()) };
-    Ok(hex32(s).context(flag.to_string())?.to_vec())
 }
 
 /// 32 bytes as 64 hex digits (0x first or not).

@@ -11,10 +11,11 @@
 //! that turns the witness into a, b, c, on one thread and on all), on the
 //! same partition.
 
-use super::proof_request::{hex32, kind, read_vanilla, VanillaArgs};
-use anyhow::{bail, ensure, Context, Result};
+use super::proof_request::{fill_filecoin, kind, VanillaArgs};
+use anyhow::{ensure, Context, Result};
+use cuzk_bin::daemon::wire::{filecoin_request, proof_kind};
 use cuzk_bin::proto as pb;
-use cuzk_core::filecoin::{prepare, synthesize_partition, ProofKind, ProofRequest};
+use cuzk_core::filecoin::{prepare, synthesize_partition, ProofRequest};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -55,41 +56,19 @@ pub struct Args {
     pub threads: Vec<usize>,
 }
 
-/// The request `a` names, and a line saying what it read.
+/// The request `a` names, as the daemon decodes it from the same flags
+/// `cuzk single` sends, and a line saying what it read.
 fn request(a: &Args) -> Result<(ProofRequest, String)> {
-    let k = match kind(&a.proof_type)? {
-        pb::ProofKind::PorepSealCommit => ProofKind::PorepSealCommit,
-        pb::ProofKind::SnapDealsUpdate => ProofKind::SnapDealsUpdate,
-        pb::ProofKind::WindowPostPartition => ProofKind::WindowPostPartition,
-        pb::ProofKind::WinningPost => ProofKind::WinningPost,
-        _ => bail!("synth-only takes -t porep, snap, wpost or winning"),
+    let mut r = pb::SubmitProofRequest {
+        proof_kind: kind(&a.proof_type)? as i32,
+        registered_proof: a.vanilla_args.registered_proof,
+        sector_number: a.sector_num,
+        miner_id: a.miner_id,
+        ..Default::default()
     };
-    let mut req = ProofRequest::new(k, a.miner_id);
-    req.sector_number = a.sector_num;
-    if k == ProofKind::PorepSealCommit {
-        let path = a.c1.as_ref().context("--c1 FILE is required for -t porep")?;
-        req.vanilla_proof = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let read = format!("c1:         {} ({} bytes)", path.display(), req.vanilla_proof.len());
-        return Ok((req, read));
-    }
-    let v = &a.vanilla_args;
-    let path = v.vanilla.as_ref().with_context(|| format!("--vanilla FILE is required for -t {}", a.proof_type))?;
-    req.vanilla_proofs = read_vanilla(path)?;
-    req.registered_proof = v.registered_proof;
-    let hex = |flag: &str, value: &Option<String>| match value {
-        Some(h) => Ok(hex32(h).context(flag.to_string())?.to_vec()),
-        None if k == ProofKind::SnapDealsUpdate => bail!("{flag} HEX is required for -t snap"),
-        None => Ok(vec![0; 32]),
-    };
-    if k == ProofKind::SnapDealsUpdate {
-        req.comm_r_old = hex("--comm-r-old", &v.comm_r_old)?;
-        req.comm_r_new = hex("--comm-r-new", &v.comm_r_new)?;
-        req.comm_d_new = hex("--comm-d-new", &v.comm_d_new)?;
-    } else {
-        req.randomness = hex("--randomness", &v.randomness)?;
-    }
-    let read = format!("vanilla:    {} ({} proofs)", path.display(), req.vanilla_proofs.len());
-    Ok((req, read))
+    let kind = proof_kind(r.proof_kind).ok().flatten().context("synth-only takes -t porep, snap, wpost or winning")?;
+    let read = fill_filecoin(r.proof_kind(), a.c1.as_ref(), &a.vanilla_args, &mut r)?;
+    Ok((filecoin_request(kind, &r), read))
 }
 
 pub fn run(a: Args) -> Result<()> {

@@ -36,19 +36,7 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus>
         Some(pb::Priority::Critical) => Some(Priority::Critical),
         None => return Err(invalid(format!("priority {} is not a known Priority (0-4)", r.priority))),
     };
-    let kind = match pb::ProofKind::from_i32(r.proof_kind) {
-        Some(pb::ProofKind::Unspecified) => None,
-        Some(pb::ProofKind::PorepSealCommit) => Some(ProofKind::PorepSealCommit),
-        Some(pb::ProofKind::SnapDealsUpdate) => Some(ProofKind::SnapDealsUpdate),
-        Some(pb::ProofKind::WindowPostPartition) => Some(ProofKind::WindowPostPartition),
-        Some(pb::ProofKind::WinningPost) => Some(ProofKind::WinningPost),
-        None => {
-            return Err(invalid(format!(
-                "proof_kind {} is not a known ProofKind (1 POREP_SEAL_COMMIT, 2 SNAP_DEALS_UPDATE, 3 WINDOW_POST_PARTITION, 4 WINNING_POST)",
-                r.proof_kind
-            )))
-        }
-    };
+    let kind = proof_kind(r.proof_kind)?;
     let work = match (kind, &r.builtin) {
         (None, None) => {
             return Err(invalid("proof_kind is unspecified (set a Filecoin proof kind, or the builtin field for a built-in circuit)"))
@@ -61,6 +49,23 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus>
     check_id_len("request_id", &r.request_id)?;
     let request_id = Some(r.request_id.clone()).filter(|s| !s.is_empty());
     Ok(ProofRequest { request_id, priority, work })
+}
+
+/// A proof_kind as the engine's kind; None = PROOF_KIND_UNSPECIFIED (a
+/// built-in circuit).
+pub fn proof_kind(proof_kind: i32) -> Result<Option<ProofKind>, RpcStatus> {
+    Ok(match pb::ProofKind::from_i32(proof_kind) {
+        Some(pb::ProofKind::Unspecified) => None,
+        Some(pb::ProofKind::PorepSealCommit) => Some(ProofKind::PorepSealCommit),
+        Some(pb::ProofKind::SnapDealsUpdate) => Some(ProofKind::SnapDealsUpdate),
+        Some(pb::ProofKind::WindowPostPartition) => Some(ProofKind::WindowPostPartition),
+        Some(pb::ProofKind::WinningPost) => Some(ProofKind::WinningPost),
+        None => {
+            return Err(invalid(format!(
+                "proof_kind {proof_kind} is not a known ProofKind (1 POREP_SEAL_COMMIT, 2 SNAP_DEALS_UPDATE, 3 WINDOW_POST_PARTITION, 4 WINNING_POST)"
+            )))
+        }
+    })
 }
 
 fn builtin_job(b: &pb::BuiltinCircuit) -> Result<BuiltinJob, RpcStatus> {
@@ -81,7 +86,9 @@ fn builtin_job(b: &pb::BuiltinCircuit) -> Result<BuiltinJob, RpcStatus> {
     Ok(BuiltinJob::new(spec, b.partitions.max(1) as usize, b.seed))
 }
 
-fn filecoin_request(kind: ProofKind, r: &pb::SubmitProofRequest) -> FilecoinRequest {
+/// The Filecoin request a SubmitProofRequest of `kind` carries (decoded
+/// and checked by the engine's submission, or by `filecoin::prepare`).
+pub fn filecoin_request(kind: ProofKind, r: &pb::SubmitProofRequest) -> FilecoinRequest {
     FilecoinRequest {
         kind,
         sector_size: r.sector_size,
