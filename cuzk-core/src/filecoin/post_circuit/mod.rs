@@ -20,10 +20,9 @@
 
 mod sector;
 
-use super::threaded_witness::witness_on_threads;
+use super::threaded_witness::{extend_on_threads, witness_on_threads};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
-use ff::Field;
 use filecoin_hashers::poseidon::PoseidonHasher;
 use filecoin_hashers::Hasher;
 use sector::Sector;
@@ -100,37 +99,26 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = PoseidonHasher>> Circuit<Fr> for P
 }
 
 /// Synthesizes contiguous groups of sectors into constraint systems of
-/// their own on [`crate::par::threads`] threads and appends them in order.
+/// their own on [`crate::par::threads`] threads and appends them in order:
+/// several groups per thread, so that the parts waiting to be appended
+/// hold a fraction of the partition beside the growing whole.
 fn extend_by_groups<Tree, CS>(cs: &mut CS, mut sectors: Vec<Sector<Tree>>) -> Result<(), SynthesisError>
 where
     Tree: 'static + MerkleTreeTrait<Hasher = PoseidonHasher>,
     CS: ConstraintSystem<Fr>,
 {
-    let per_group = sectors.len().div_ceil(crate::par::threads().max(1));
+    const GROUPS_PER_THREAD: usize = 8;
+    let threads = crate::par::threads().max(1);
+    let per_group = sectors.len().div_ceil(threads * GROUPS_PER_THREAD);
     let mut groups = Vec::new();
     while !sectors.is_empty() {
         let rest = sectors.split_off(per_group.min(sectors.len()));
         groups.push(std::mem::replace(&mut sectors, rest));
     }
-    let parts = std::thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|group| {
-                s.spawn(move || {
-                    let mut part = CS::new();
-                    // What `extend` drops: the part's own constant one.
-                    part.alloc_input(|| "temp ONE", || Ok(Fr::ONE))?;
-                    for (i, sector) in group.into_iter().enumerate() {
-                        sector.synthesize(&mut part.namespace(|| format!("sector_{i}")))?;
-                    }
-                    Ok(part)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect::<Result<Vec<CS>, SynthesisError>>()
-    })?;
-    for part in parts {
-        cs.extend(&part);
-    }
-    Ok(())
+    extend_on_threads(cs, groups, threads, |_, group, own| {
+        for (i, sector) in group.into_iter().enumerate() {
+            sector.synthesize(&mut own.namespace(|| format!("sector_{i}")))?;
+        }
+        Ok(())
+    })
 }
