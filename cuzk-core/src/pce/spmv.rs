@@ -42,8 +42,10 @@ impl Witness<'_> {
 
 /// M·z.
 fn product(m: &SparseMatrix, coeffs: &[Fr], z: &Witness) -> Vec<Fr> {
-    let mut out = vec![Fr::ZERO; m.num_rows()];
-    par::for_each_chunk_mut(&mut out, MIN_ROWS_PER_THREAD, |first, rows| {
+    // Each row is written once, by its thread: no serial zeroing pass over
+    // the output first (4 GiB per product at 2^27).
+    let mut out: Vec<Fr> = Vec::with_capacity(m.num_rows());
+    par::for_each_chunk_mut(&mut out.spare_capacity_mut()[..m.num_rows()], MIN_ROWS_PER_THREAD, |first, rows| {
         for (r, o) in rows.iter_mut().enumerate() {
             let row = first + r;
             let (start, end) = (m.row_ptr[row] as usize, m.row_ptr[row + 1] as usize);
@@ -56,8 +58,11 @@ fn product(m: &SparseMatrix, coeffs: &[Fr], z: &Witness) -> Vec<Fr> {
                     _ => acc += *v * coeffs[ci as usize],
                 }
             }
-            *o = acc;
+            o.write(acc);
         }
     });
+    // SAFETY: for_each_chunk_mut hands out every row of the spare capacity
+    // once, and each was written above.
+    unsafe { out.set_len(m.num_rows()) };
     out
 }
