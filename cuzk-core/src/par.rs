@@ -32,7 +32,7 @@ pub fn set_threads(n: usize) {
 /// Chunk length that splits `len` items over the threads: at least `min`
 /// and a multiple of it (so `min` doubles as the granularity, e.g. the
 /// byte size of one encoded point).
-fn chunk_len(len: usize, min: usize) -> usize {
+pub(crate) fn chunk_len(len: usize, min: usize) -> usize {
     let min = min.max(1);
     len.div_ceil(threads()).max(min).div_ceil(min) * min
 }

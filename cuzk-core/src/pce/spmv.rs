@@ -6,6 +6,7 @@ use super::{Pce, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
 use crate::par;
 use blstrs::Scalar as Fr;
 use ff::Field;
+use std::mem::MaybeUninit;
 
 /// Rows per thread at least: below this, threads cost more than they save.
 const MIN_ROWS_PER_THREAD: usize = 4096;
@@ -13,14 +14,38 @@ const MIN_ROWS_PER_THREAD: usize = 4096;
 /// The three products, one Fr per constraint each. `pce` must have been
 /// validated (every PCE from [`super::record`] or [`super::file`] is) and
 /// the witness must have its shape.
+///
+/// A thread evaluates its rows of A, B and C together: a constraint's three
+/// rows read nearby witness values, so each value is read from memory once
+/// for the three products rather than once per product pass.
 pub fn evaluate(pce: &Pce, inputs: &[Fr], aux: &[Fr]) -> (Vec<Fr>, Vec<Fr>, Vec<Fr>) {
     assert_eq!((inputs.len(), aux.len()), (pce.shape.num_inputs, pce.shape.num_aux), "witness shape checked by the caller");
     let z = Witness { inputs, aux };
-    (
-        product(&pce.a, &pce.coeffs, &z),
-        product(&pce.b, &pce.coeffs, &z),
-        product(&pce.c, &pce.coeffs, &z),
-    )
+    let n = pce.num_constraints();
+    let (mut a, mut b, mut c) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let chunk = par::chunk_len(n, MIN_ROWS_PER_THREAD);
+    let rows = |first: usize, [a, b, c]: [&mut [MaybeUninit<Fr>]; 3]| {
+        for (r, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate() {
+            a.write(row(&pce.a, first + r, &pce.coeffs, &z));
+            b.write(row(&pce.b, first + r, &pce.coeffs, &z));
+            c.write(row(&pce.c, first + r, &pce.coeffs, &z));
+        }
+    };
+    std::thread::scope(|s| {
+        let chunks = a.spare_capacity_mut()[..n].chunks_mut(chunk).zip(b.spare_capacity_mut()[..n].chunks_mut(chunk)).zip(c.spare_capacity_mut()[..n].chunks_mut(chunk));
+        for (i, ((ca, cb), cc)) in chunks.enumerate() {
+            let rows = &rows;
+            s.spawn(move || rows(i * chunk, [ca, cb, cc]));
+        }
+    });
+    // SAFETY: the chunks cover rows 0..n of each output, and every row of
+    // every chunk was written above.
+    unsafe {
+        a.set_len(n);
+        b.set_len(n);
+        c.set_len(n);
+    }
+    (a, b, c)
 }
 
 struct Witness<'a> {
@@ -40,29 +65,18 @@ impl Witness<'_> {
     }
 }
 
-/// M·z.
-fn product(m: &SparseMatrix, coeffs: &[Fr], z: &Witness) -> Vec<Fr> {
-    // Each row is written once, by its thread: no serial zeroing pass over
-    // the output first (4 GiB per product at 2^27).
-    let mut out: Vec<Fr> = Vec::with_capacity(m.num_rows());
-    par::for_each_chunk_mut(&mut out.spare_capacity_mut()[..m.num_rows()], MIN_ROWS_PER_THREAD, |first, rows| {
-        for (r, o) in rows.iter_mut().enumerate() {
-            let row = first + r;
-            let (start, end) = (m.row_ptr[row] as usize, m.row_ptr[row + 1] as usize);
-            let mut acc = Fr::ZERO;
-            for (&col, &ci) in m.cols[start..end].iter().zip(&m.coeff_idx[start..end]) {
-                let v = z.get(col);
-                match ci {
-                    COEFF_ONE => acc += v,
-                    COEFF_MINUS_ONE => acc -= v,
-                    _ => acc += *v * coeffs[ci as usize],
-                }
-            }
-            o.write(acc);
+/// Row `row` of M·z.
+#[inline(always)]
+fn row(m: &SparseMatrix, row: usize, coeffs: &[Fr], z: &Witness) -> Fr {
+    let (start, end) = (m.row_ptr[row] as usize, m.row_ptr[row + 1] as usize);
+    let mut acc = Fr::ZERO;
+    for (&col, &ci) in m.cols[start..end].iter().zip(&m.coeff_idx[start..end]) {
+        let v = z.get(col);
+        match ci {
+            COEFF_ONE => acc += v,
+            COEFF_MINUS_ONE => acc -= v,
+            _ => acc += *v * coeffs[ci as usize],
         }
-    });
-    // SAFETY: for_each_chunk_mut hands out every row of the spare capacity
-    // once, and each was written above.
-    unsafe { out.set_len(m.num_rows()) };
-    out
+    }
+    acc
 }
