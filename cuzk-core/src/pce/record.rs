@@ -209,30 +209,19 @@ impl<const WITNESS: bool> ConstraintSystem<Fr> for Recorder<WITNESS> {
     /// constant one (ours), its other inputs and its aux variables follow
     /// ours, its rows follow ours, its coefficients join our table.
     fn extend(&mut self, other: &Self) {
-        let (inputs, aux) = (self.num_inputs as u64, self.num_aux as u64);
+        let (inputs, aux) = (self.num_inputs as u32, self.num_aux as u32);
         let coeff_map: Vec<u32> = other.coeffs.iter().map(|c| self.coeff(c)).collect();
-        let mut column = |col: u32| -> u32 {
-            let moved = if col & AUX_TAG != 0 {
-                (col & !AUX_TAG) as u64 + aux
-            } else if col == 0 {
-                return 0;
-            } else {
-                col as u64 - 1 + inputs
-            };
-            if moved >= AUX_TAG as u64 {
-                self.overflow.get_or_insert_with(|| format!("variable index {moved} needs more than 31 bits"));
-            }
-            moved as u32 & !AUX_TAG | col & AUX_TAG
+        // Wrapping: an index past 31 bits is reported below from the counts.
+        let column = |col: u32| match col {
+            0 => 0,
+            c if c & AUX_TAG != 0 => (c & !AUX_TAG).wrapping_add(aux) | AUX_TAG,
+            c => c.wrapping_add(inputs).wrapping_sub(1) & !AUX_TAG,
         };
-        let moved: Vec<(Vec<u32>, Vec<u32>)> = [&other.a, &other.b, &other.c]
-            .into_iter()
-            .map(|m| (m.cols.iter().map(|&c| column(c)).collect(), m.coeff_idx.iter().map(|&i| coeff_map[i as usize]).collect()))
-            .collect();
-        for (m, (o, (cols, coeff_idx))) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip([&other.a, &other.b, &other.c].into_iter().zip(moved)) {
+        for (m, o) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip([&other.a, &other.b, &other.c]) {
             let base = m.cols.len() as u64;
-            m.cols.extend_from_slice(&cols);
-            m.coeff_idx.extend_from_slice(&coeff_idx);
-            if base + cols.len() as u64 > u32::MAX as u64 {
+            m.cols.extend(o.cols.iter().map(|&c| column(c)));
+            m.coeff_idx.extend(o.coeff_idx.iter().map(|&i| coeff_map[i as usize]));
+            if m.cols.len() as u64 > u32::MAX as u64 {
                 self.overflow.get_or_insert_with(|| "more than 2^32 - 1 entries in one matrix".into());
             }
             m.row_ptr.extend(o.row_ptr[1..].iter().map(|&end| (base + end as u64).min(u32::MAX as u64) as u32));
@@ -240,15 +229,17 @@ impl<const WITNESS: bool> ConstraintSystem<Fr> for Recorder<WITNESS> {
         if let Some(why) = &other.overflow {
             self.overflow.get_or_insert_with(|| why.clone());
         }
-        let later_inputs = other.input_positions.iter().skip(1).map(|&at| at + self.num_aux);
-        self.input_positions.extend(later_inputs);
+        if let (Some(w), Some(o)) = (self.witness.as_mut(), other.witness.as_ref()) {
+            w.input_assignment.extend_from_slice(o.input_assignment.get(1..).unwrap_or_default());
+            w.input_positions.extend(o.input_positions.iter().skip(1).map(|&at| at + self.num_aux));
+            w.aux_assignment.extend_from_slice(&o.aux_assignment);
+        }
+        self.input_positions.extend(other.input_positions.iter().skip(1).map(|&at| at + self.num_aux));
         self.num_inputs += other.num_inputs.saturating_sub(1);
         self.num_aux += other.num_aux;
-        if let (Some(w), Some(o)) = (self.witness.as_mut(), other.witness.as_ref()) {
-            let aux_before = w.aux_assignment.len();
-            w.input_assignment.extend_from_slice(o.input_assignment.get(1..).unwrap_or_default());
-            w.input_positions.extend(o.input_positions.iter().skip(1).map(|&at| at + aux_before));
-            w.aux_assignment.extend_from_slice(&o.aux_assignment);
+        let last = self.num_inputs.max(self.num_aux);
+        if last > AUX_TAG as usize {
+            self.overflow.get_or_insert_with(|| format!("variable index {} needs more than 31 bits", last - 1));
         }
     }
 }
