@@ -26,6 +26,7 @@ pub mod cs;
 pub mod engine;
 pub mod filecoin;
 pub mod groth16;
+pub mod huge_pages;
 pub mod ntt;
 pub mod par;
 pub mod partitioned;

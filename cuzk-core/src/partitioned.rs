@@ -5,7 +5,7 @@
 //! Filecoin jobs (`filecoin::FilecoinJob`) and any caller's circuit; it
 //! sits outside both so that neither imports the other.
 
-use crate::cs::{generate_witness, synthesize, ProvingAssignment, WitnessOnly};
+use crate::cs::{generate_witness_into, synthesize, ProvingAssignment, WitnessOnly};
 use crate::pce::{record_with_witness, Pce, PceError};
 use crate::srs::Parameters;
 use bellpepper_core::{Circuit, SynthesisError};
@@ -17,8 +17,10 @@ use std::path::Path;
 pub trait AnyCircuit: Send {
     /// Classic synthesis ([`crate::cs::synthesize`]).
     fn classic(self: Box<Self>) -> Result<ProvingAssignment, SynthesisError>;
-    /// Witness-only synthesis ([`crate::cs::generate_witness`]).
-    fn witness(self: Box<Self>) -> Result<WitnessOnly, SynthesisError>;
+    /// Witness-only synthesis ([`crate::cs::generate_witness_into`]) into
+    /// `cs`, empty (with room for the circuit's variables where its PCE
+    /// knows them: [`Pce::empty_witness`]).
+    fn witness(self: Box<Self>, cs: WitnessOnly) -> Result<WitnessOnly, SynthesisError>;
     /// The circuit's PCE and this instance's witness, in one pass.
     fn record(self: Box<Self>, circuit_id: &str) -> Result<(Pce, WitnessOnly), PceError>;
 }
@@ -27,8 +29,8 @@ impl<C: Circuit<Fr> + Send> AnyCircuit for C {
     fn classic(self: Box<Self>) -> Result<ProvingAssignment, SynthesisError> {
         synthesize(*self)
     }
-    fn witness(self: Box<Self>) -> Result<WitnessOnly, SynthesisError> {
-        generate_witness(*self)
+    fn witness(self: Box<Self>, cs: WitnessOnly) -> Result<WitnessOnly, SynthesisError> {
+        generate_witness_into(*self, cs)
     }
     fn record(self: Box<Self>, circuit_id: &str) -> Result<(Pce, WitnessOnly), PceError> {
         record_with_witness(circuit_id, *self)

@@ -30,7 +30,13 @@ pub fn synthesize<C: Circuit<Fr>>(circuit: C) -> Result<ProvingAssignment, Synth
 /// Runs only the witness generation of `circuit`: public inputs (including
 /// the leading one) and auxiliary assignment, no constraints.
 pub fn generate_witness<C: Circuit<Fr>>(circuit: C) -> Result<WitnessOnly, SynthesisError> {
-    let mut cs = WitnessOnly::new();
+    generate_witness_into(circuit, WitnessOnly::new())
+}
+
+/// [`generate_witness`] into `cs`, an empty witness made with room for it
+/// ([`WitnessOnly::with_capacity`]).
+pub fn generate_witness_into<C: Circuit<Fr>>(circuit: C, mut cs: WitnessOnly) -> Result<WitnessOnly, SynthesisError> {
+    debug_assert!(cs.input_assignment.is_empty() && cs.aux_assignment.is_empty(), "an empty witness");
     cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
     circuit.synthesize(&mut cs)?;
     Ok(cs)

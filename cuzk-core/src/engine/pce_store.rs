@@ -183,7 +183,7 @@ impl PceStore {
     ) -> Result<(ProvingAssignment, SynthPath), String> {
         let id = circuit.circuit_id();
         if let Some(pce) = witness_only {
-            let witness = circuit.circuit_on_threads(partition, threads)?.witness().map_err(|e| e.to_string())?;
+            let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
             let pa = pce.witness_assignment(witness).map_err(|e| self.dropped(&id, e))?;
             circuit.check_assignment(partition, &pa)?;
             return Ok((pa, SynthPath::Witness));
@@ -215,7 +215,7 @@ impl PceStore {
         };
         let pa = match claim {
             Some(pce) => {
-                let witness = circuit.circuit_on_threads(partition, threads)?.witness().map_err(|e| e.to_string())?;
+                let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
                 (pce.assignment(witness).map_err(|e| self.dropped(&id, e))?, SynthPath::Pce)
             }
             None => (circuit.circuit(partition)?.classic().map_err(|e| e.to_string())?, SynthPath::Classic),
@@ -279,7 +279,7 @@ impl PceStore {
         };
         // A circuit that fails to give its witness (a bad request) says
         // nothing about the file; one whose witness does not fit it does.
-        let witness = circuit.circuit_on_threads(partition, threads)?.witness().map_err(|e| e.to_string())?;
+        let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
         if let Err(e) = pce.check_shape(&Shape::of_witness(&witness)) {
             // A stale file: the next partition records it.
             log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());

@@ -22,7 +22,7 @@ pub mod spmv;
 pub use record::{record, record_with_witness, Recorder};
 
 use crate::arith::Density;
-use crate::cs::{generate_witness, ProvingAssignment, WitnessOnly};
+use crate::cs::{generate_witness_into, ProvingAssignment, WitnessOnly};
 use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar as Fr;
 
@@ -294,9 +294,15 @@ impl Pce {
         spmv::evaluate(self, &pa.input_assignment, &pa.aux_assignment)
     }
 
+    /// An empty witness with room for this circuit's variables, to
+    /// generate one into ([`crate::cs::generate_witness_into`]).
+    pub fn empty_witness(&self) -> WitnessOnly {
+        WitnessOnly::with_capacity(self.shape.num_inputs, self.shape.num_aux)
+    }
+
     /// Witness-only synthesis of `circuit`, then [`Pce::assignment`].
     pub fn synthesize<C: Circuit<Fr>>(&self, circuit: C) -> Result<ProvingAssignment, PceError> {
-        self.assignment(generate_witness(circuit)?)
+        self.assignment(generate_witness_into(circuit, self.empty_witness())?)
     }
 }
 

@@ -1,9 +1,14 @@
 //! a = A·z, b = B·z, c = C·z over z = inputs ‖ aux, on all cores: each
 //! thread evaluates a contiguous range of rows (reading its part of the
 //! CSR arrays sequentially) straight into the output.
+//!
+//! Nearly every product is an addition. Coefficients ±1 take none; the
+//! others (powers of two packing bits, hash constants) mostly meet a
+//! witness value of 0 or 1 (bits, booleans): in Filecoin's circuits only a
+//! few percent of the nonzeros need a field multiplication.
 
 use super::{Pce, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
-use crate::par;
+use crate::{huge_pages, par};
 use blstrs::Scalar as Fr;
 use ff::Field;
 use std::mem::MaybeUninit;
@@ -22,7 +27,7 @@ pub fn evaluate(pce: &Pce, inputs: &[Fr], aux: &[Fr]) -> (Vec<Fr>, Vec<Fr>, Vec<
     assert_eq!((inputs.len(), aux.len()), (pce.shape.num_inputs, pce.shape.num_aux), "witness shape checked by the caller");
     let z = Witness { inputs, aux };
     let n = pce.num_constraints();
-    let (mut a, mut b, mut c) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut a, mut b, mut c) = (huge_pages::vec_with_capacity(n), huge_pages::vec_with_capacity(n), huge_pages::vec_with_capacity(n));
     let chunk = par::chunk_len(n, MIN_ROWS_PER_THREAD);
     let rows = |first: usize, [a, b, c]: [&mut [MaybeUninit<Fr>]; 3]| {
         for (r, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate() {
@@ -75,8 +80,38 @@ fn row(m: &SparseMatrix, row: usize, coeffs: &[Fr], z: &Witness) -> Fr {
         match ci {
             COEFF_ONE => acc += v,
             COEFF_MINUS_ONE => acc -= v,
-            _ => acc += *v * coeffs[ci as usize],
+            _ => match limbs(v) {
+                &ZERO => {}
+                &MONTGOMERY_ONE => acc += &coeffs[ci as usize],
+                _ => acc += *v * coeffs[ci as usize],
+            },
         }
     }
     acc
+}
+
+/// 0 in Montgomery form.
+const ZERO: [u64; 4] = [0; 4];
+/// 1 in Montgomery form: 2^256 mod r.
+const MONTGOMERY_ONE: [u64; 4] = [0x0000_0001_ffff_fffe, 0x5884_b7fa_0003_4802, 0x998c_4fef_ecbc_4ff5, 0x1824_b159_acc5_056f];
+
+/// The Montgomery limbs of `v`, little-endian, to compare it with 0 and 1
+/// without converting it out of Montgomery form.
+#[inline(always)]
+fn limbs(v: &Fr) -> &[u64; 4] {
+    // SAFETY: blstrs' Scalar is repr(transparent) over blst_fr, which is
+    // repr(C) of four u64 limbs.
+    unsafe { &*(v as *const Fr).cast::<[u64; 4]>() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limbs_of_zero_and_one() {
+        assert_eq!(*limbs(&Fr::ZERO), ZERO);
+        assert_eq!(*limbs(&Fr::ONE), MONTGOMERY_ONE);
+        assert_eq!(blst::blst_fr::from(Fr::ONE).l, MONTGOMERY_ONE);
+    }
 }
