@@ -22,6 +22,14 @@ pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
     v
 }
 
+/// `n` zeros (mapped lazily, as `vec![0; n]` is), advised for huge pages
+/// when large: for a buffer filled in place right after.
+pub fn zeroed_u32s(n: usize) -> Vec<u32> {
+    let mut v = vec![0u32; n];
+    advise(v.as_mut_ptr().cast(), v.capacity() * 4);
+    v
+}
+
 /// Advises the whole huge pages inside `len` bytes at `ptr`: the kernel
 /// backs them with 2 MiB pages when they are first written.
 #[cfg(target_os = "linux")]

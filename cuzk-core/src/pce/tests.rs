@@ -221,6 +221,37 @@ fn truncated_altered_stale_files_refused() {
 }
 
 #[test]
+fn arrays_of_several_pieces_round_trip_and_every_piece_is_checked() {
+    // One row of A with enough entries that its columns and coefficient
+    // indices span two pieces each (the checksum's pieces are read and
+    // hashed apart).
+    let n = file::PIECE / 4 + 1000;
+    let row = |nnz: u32| SparseMatrix { row_ptr: vec![0, nnz], cols: vec![0; nnz as usize], coeff_idx: vec![0; nnz as usize] };
+    let mut a = row(n as u32);
+    a.cols[n - 1] = 1;
+    a.coeff_idx[n - 1] = 1;
+    let shape = Shape { num_inputs: 1, num_aux: 1, input_order: 7 };
+    let pce = Pce::from_parts("pieces".into(), shape, vec![Fr::ONE, -Fr::ONE], a, row(0), row(0)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pieces.pce");
+    file::write(&pce, &path).unwrap();
+    assert!(file::read(&path).unwrap() == pce);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes, file::to_bytes(&pce), "write and to_bytes agree");
+    // A byte of the second piece of A's columns, and the last of its
+    // coefficient indices, altered.
+    // From the end: the checksum, C's and B's row pointers (2 each).
+    let a_end = bytes.len() - 32 - 4 * 4;
+    let cols_at = a_end - 8 * n;
+    for at in [cols_at + file::PIECE + 10, a_end - 1] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 1;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(matches!(file::read(&path).unwrap_err(), PceError::Checksum), "byte {at}");
+    }
+}
+
+#[test]
 fn out_of_range_indices_refused_even_with_a_valid_checksum() {
     let mut pce = record("random", RandomR1cs::new(6, 300)).unwrap();
     let vars = (pce.shape.num_inputs + pce.shape.num_aux) as u32;
