@@ -110,3 +110,27 @@ fn demo_runs_on_a_small_circuit() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("all 2 proofs valid"), "{}", text(&o));
 }
+
+/// `pce build --kind` writes a Filecoin circuit's PCE where the daemon's
+/// engine looks for it (the path `filecoin-setup --dry-run` names), and
+/// `pce verify --kind` checks a file against the circuit recorded afresh.
+#[cfg(feature = "filecoin")]
+#[test]
+fn filecoin_pce_built_ahead_where_the_engine_loads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = p(dir.path(), "params");
+    let o = cuzk(&["filecoin-setup", "--kind", "winning", "--sector-size", "2KiB", "--param-cache", &cache, "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let engine_path = text(&o).lines().find(|l| l.trim_end().ends_with(".pce")).expect("the PCE path").trim().to_string();
+    let o = cuzk(&["pce", "build", "--kind", "winning", "--sector-size", "2KiB", "--param-cache", &cache]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(Path::new(&engine_path).is_file(), "{engine_path} not written: {}", text(&o));
+    let o = cuzk(&["pce", "verify", &engine_path, "--kind", "winning", "--sector-size", "2KiB"]);
+    assert!(o.status.success() && text(&o).contains("matches"), "{}", text(&o));
+    let o = cuzk(&["pce", "verify", &engine_path, "--kind", "window", "--sector-size", "2KiB"]);
+    assert!(!o.status.success() && text(&o).contains("holds circuit"), "{}", text(&o));
+    let o = cuzk(&["pce", "build", "--kind", "winning", "--param-cache", &cache]);
+    assert!(!o.status.success() && text(&o).contains("--sector-size"), "{}", text(&o));
+    let o = cuzk(&["pce", "build", "--kind", "pore", "--sector-size", "2KiB", "--param-cache", &cache]);
+    assert!(!o.status.success() && text(&o).contains("unknown kind"), "{}", text(&o));
+}

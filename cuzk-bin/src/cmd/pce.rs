@@ -1,6 +1,9 @@
 //! `cuzk pce build|info|verify`: pre-compiled constraint systems of the
-//! built-in circuits, as the engine keeps them (`<circuit-id>.pce` in the
-//! param cache).
+//! built-in circuits and of the Filecoin circuits, as the engine keeps them
+//! (`<circuit-id>.pce` in the param cache). Building a Filecoin circuit's
+//! ahead spares the daemon recording it at its first proof (about two
+//! minutes on one core for a 32 GiB PoRep partition, while the other
+//! partitions of that proof synthesize the slow way).
 
 use anyhow::{bail, Context, Result};
 use cuzk_core::circuits::CircuitSpec;
@@ -20,11 +23,28 @@ pub enum PceCommand {
     Verify(VerifyArgs),
 }
 
+/// Which circuit: a built-in one, or a Filecoin proof kind at a sector size.
 #[derive(clap::Args)]
-pub struct BuildArgs {
+#[group(required = true, multiple = false)]
+pub struct Which {
     /// Circuit: sha256:<blocks>, mimc:<hashes> or synthetic:<constraints>[:<inputs>].
     #[arg(long)]
-    pub circuit: CircuitSpec,
+    pub circuit: Option<CircuitSpec>,
+    /// Filecoin proof kind (porep, snap, window or winning), with
+    /// --sector-size: that circuit as the daemon proves it.
+    #[cfg(feature = "filecoin")]
+    #[arg(long)]
+    pub kind: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub which: Which,
+    /// Sector size of --kind: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.
+    #[cfg(feature = "filecoin")]
+    #[arg(long)]
+    pub sector_size: Option<String>,
     /// Output file (default: <circuit-id>.pce in --param-cache).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -44,8 +64,16 @@ pub struct VerifyArgs {
     /// The .pce file.
     pub pce: PathBuf,
     /// The built-in circuit it should hold.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kind")]
     pub circuit: Option<CircuitSpec>,
+    /// The Filecoin proof kind it should hold (with --sector-size): checked
+    /// against the circuit recorded afresh.
+    #[cfg(feature = "filecoin")]
+    #[arg(long, requires = "sector_size")]
+    pub kind: Option<String>,
+    #[cfg(feature = "filecoin")]
+    #[arg(long, requires = "kind")]
+    pub sector_size: Option<String>,
     /// Witness seed of the instance whose a, b, c are compared.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -63,11 +91,58 @@ pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 20) as f64
 }
 
+/// A circuit to record: its id, a name for messages, and the recording.
+struct Recordable {
+    id: String,
+    name: String,
+    record: Box<dyn FnOnce() -> Result<Pce>>,
+}
+
+fn builtin(spec: CircuitSpec) -> Recordable {
+    let id = BuiltinJob::circuit_id_of(&spec);
+    let record_id = id.clone();
+    Recordable { id, name: spec.to_string(), record: Box::new(move || Ok(pce::record(&record_id, spec.blank())?)) }
+}
+
+#[cfg(feature = "filecoin")]
+fn filecoin(kind: &str, sector_size: Option<&str>) -> Result<Recordable> {
+    use cuzk_core::filecoin::{circuit_id, parse_sector_size, setup, ProofKind, ProofType};
+    let k = ProofKind::from_name(kind).with_context(|| format!("unknown kind {kind:?}: porep, snap, window or winning"))?;
+    let size = sector_size.context("--kind needs --sector-size")?;
+    let bytes = parse_sector_size(size).with_context(|| format!("unknown sector size {size:?}: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB"))?;
+    let pt = ProofType::current(k, bytes)?;
+    Ok(Recordable { id: circuit_id(pt)?, name: format!("{pt:?}"), record: Box::new(move || Ok(setup::record_blank(pt)?)) })
+}
+
+impl Which {
+    fn recordable(self, sector_size: Option<&str>) -> Result<Recordable> {
+        if let Some(spec) = self.circuit {
+            if sector_size.is_some() {
+                bail!("--sector-size goes with --kind, not with --circuit");
+            }
+            return Ok(builtin(spec));
+        }
+        #[cfg(feature = "filecoin")]
+        if let Some(kind) = &self.kind {
+            return filecoin(kind, sector_size);
+        }
+        let _ = sector_size;
+        bail!("--circuit or --kind names the circuit")
+    }
+}
+
 fn build(a: BuildArgs) -> Result<()> {
-    let id = BuiltinJob::circuit_id_of(&a.circuit);
+    #[cfg(feature = "filecoin")]
+    let size = a.sector_size.as_deref();
+    #[cfg(not(feature = "filecoin"))]
+    let size = None;
+    let Recordable { id, name, record } = a.which.recordable(size)?;
     let out = a.out.unwrap_or_else(|| a.param_cache.join(format!("{id}.pce")));
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let t = Instant::now();
-    let pce = pce::record(&id, a.circuit.blank()).with_context(|| format!("recording {}", a.circuit))?;
+    let pce = record().with_context(|| format!("recording {name}"))?;
     let recorded = t.elapsed().as_secs_f64();
     file::write(&pce, &out)?;
     let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
@@ -106,6 +181,18 @@ fn info(path: &Path) -> Result<()> {
 
 fn verify(a: VerifyArgs) -> Result<()> {
     let p = read(&a.pce)?;
+    #[cfg(feature = "filecoin")]
+    if let Some(kind) = &a.kind {
+        let Recordable { id, name, record } = filecoin(kind, a.sector_size.as_deref())?;
+        if p.circuit_id != id {
+            bail!("{} holds circuit {:?}, not {name}'s {id:?}", a.pce.display(), p.circuit_id);
+        }
+        if record().with_context(|| format!("recording {name}"))? != p {
+            bail!("{} is stale: {name}'s R1CS recorded now differs from the file's", a.pce.display());
+        }
+        println!("{}: matches {name} (its R1CS recorded afresh)", a.pce.display());
+        return Ok(());
+    }
     let Some(spec) = a.circuit else {
         println!("{}: a valid PCE file for {} (checksum and indices checked)", a.pce.display(), p.circuit_id);
         return Ok(());

@@ -265,7 +265,7 @@ impl PceStore {
                 log::warn!("pce rebuild circuit_id={id} file={} reason=\"the file holds circuit {:?}\"", path.display(), p.circuit_id);
                 None
             }
-            Err(PceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+            Err(PceError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
                 log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
                 None

@@ -51,7 +51,7 @@ fn checksum(piece_hashes: &[Hash]) -> Hash {
 /// Writes `pce` to `path` (through a temporary file renamed into place, so
 /// a reader never sees half a file).
 pub fn write(pce: &Pce, path: &Path) -> Result<(), PceError> {
-    let io = |source| PceError::Io { path: path.display().to_string(), source };
+    let io = |error| PceError::Io { path: path.display().to_string(), error };
     let tmp = path.with_extension(format!("pce.tmp{}", std::process::id()));
     let file = std::fs::File::create(&tmp).map_err(io)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
@@ -166,14 +166,14 @@ impl Source for FileSource {
 
 /// Reads and checks a `.pce` file.
 pub fn read(path: &Path) -> Result<Pce, PceError> {
-    let io = |source| PceError::Io { path: path.display().to_string(), source };
+    let io = |error| PceError::Io { path: path.display().to_string(), error };
     let file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     #[cfg(not(unix))]
     let file = std::sync::Mutex::new(file);
     parse(&FileSource { file, len }).map_err(|e| match e {
         Parse::Pce(e) => e,
-        Parse::Io(source) => io(source),
+        Parse::Io(error) => io(error),
     })
 }
 

@@ -115,8 +115,10 @@ pub struct Pce {
 /// Why a PCE could not be built, read or used.
 #[derive(Debug, thiserror::Error)]
 pub enum PceError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    // Not a `source` field: the message already carries it, and a source
+    // would print it twice in an error chain.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("not a PCE file (bad magic bytes)")]
     NotPce,
     #[error("PCE file version {found}, this build reads version {supported} (stale file: rebuild it)")]
