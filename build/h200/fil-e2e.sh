@@ -37,6 +37,10 @@
 #                 their workload and setup at SIZE in the same param cache,
 #                 submitted after the stream's first completion, timed and
 #                 verified (without STREAM: after the single proof)
+#   SYNTH=1       after setup, partition 0's PCE path alone, without the
+#                 daemon (cuzk-bench synth-only --witness-only --no-classic):
+#                 its PCE load, witness-only synthesis on 1 and all threads,
+#                 CPU SpMV on 1 and all threads
 #   KEEP_PARAMS=1 keep DIR/params at the end (default: deleted when the run
 #                 passed, as they are 47 GiB at 32 GiB PoRep)
 # A setup already done in DIR/params for the same kind, size and toxic seed
@@ -212,6 +216,16 @@ for K in "${LOAD_KINDS[@]}"; do
     fi
 done
 
+# The `cuzk single` arguments a workload's meta.json holds, one per line.
+single_args() { python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$1"; }
+# 2c. partition 0's PCE path alone (synth-only answers to the name cuzk-bench)
+if [ -n "${SYNTH:-}" ]; then
+    ln -sf "$CUZK" "$DIR/cuzk-bench"
+    mapfile -t SYNTH_ARGS < <(single_args "$W/meta.json")
+    phase synth "$DIR/cuzk-bench" synth-only "${SYNTH_ARGS[@]}" --witness-only --no-classic \
+        --threads "1,$(nproc)" --pce "$P/$ID.pce" || finish $?
+fi
+
 # 3. daemon
 SOCK="$DIR/cuzk.sock"
 rm -f "$SOCK"
@@ -264,8 +278,6 @@ for K in "${LOAD_KINDS[@]}"; do
 done
 
 # 5. prove: the request the workload wrote (meta.json's cuzk_single)
-# The `cuzk single` arguments a workload's meta.json holds, one per line.
-single_args() { python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["cuzk_single"]))' "$1"; }
 ONE_PROOF="${SINGLE:-1}"
 mapfile -t SINGLE < <(single_args "$W/meta.json")
 if [ "$ONE_PROOF" != 0 ] || [ "${STREAM:-0}" = 0 ]; then
