@@ -29,6 +29,15 @@ impl Density {
         d
     }
 
+    /// The bitmap of `len` bits in `words` (bit i at position i % 64 of
+    /// word i / 64; the bits past `len` unset).
+    pub fn from_words(words: Vec<u64>, len: usize) -> Self {
+        assert_eq!(words.len(), len.div_ceil(64), "{len} bits take {} words", len.div_ceil(64));
+        assert!(len % 64 == 0 || words.last().is_none_or(|w| w >> (len % 64) == 0), "bits set past {len}");
+        let ones = words.iter().map(|w| w.count_ones() as usize).sum();
+        Self { words, len, ones }
+    }
+
     /// Appends one unset bit (a new variable).
     pub fn push(&mut self) {
         if self.len % 64 == 0 {

@@ -278,3 +278,25 @@ fn mismatching_allocation_refused() {
     let spec = CircuitSpec::Synthetic { constraints: 200, inputs: 2 };
     assert!(matches!(pce.synthesize(spec.instance(1)).unwrap_err(), PceError::ShapeMismatch { .. }));
 }
+
+#[test]
+fn densities_marked_on_threads_equal_a_serial_marking() {
+    // Over 2^22 columns: more than one chunk on any machine with two cores.
+    let (ni, na) = (70, 1_000_003);
+    let mut rng = 17u64;
+    let cols: Vec<u32> = (0..(1 << 22) + 777)
+        .map(|k| {
+            rng = splitmix(rng);
+            // Some aux never touched, the inputs often.
+            if k % 5 == 0 { (rng % ni as u64) as u32 } else { (ni as u64 + rng % (na as u64 - 1000)) as u32 }
+        })
+        .collect();
+    let (inputs, aux) = densities(&cols, ni, na);
+    let (mut want_in, mut want_aux) = (Density::zeros(ni), Density::zeros(na));
+    for &c in &cols {
+        let c = c as usize;
+        if c < ni { want_in.set(c) } else { want_aux.set(c - ni) }
+    }
+    assert!(inputs == want_in && aux == want_aux);
+    assert!(aux.count() < na && inputs.count() == ni);
+}
