@@ -133,8 +133,8 @@ impl Source for [u8] {
         <[u8]>::len(self) as u64
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let at = offset as usize;
-        buf.copy_from_slice(&self[at..at + buf.len()]);
+        let bytes = usize::try_from(offset).ok().and_then(|at| self.get(at..at.checked_add(buf.len())?));
+        buf.copy_from_slice(bytes.ok_or(std::io::ErrorKind::UnexpectedEof)?);
         Ok(())
     }
 }
@@ -181,7 +181,8 @@ pub fn read(path: &Path) -> Result<Pce, PceError> {
 pub fn from_bytes(bytes: &[u8]) -> Result<Pce, PceError> {
     parse(bytes).map_err(|e| match e {
         Parse::Pce(e) => e,
-        Parse::Io(e) => unreachable!("reading memory within its checked length: {e}"),
+        // Every read is within the length checked first: not expected.
+        Parse::Io(e) => PceError::Malformed(format!("reading the bytes: {e}")),
     })
 }
 
