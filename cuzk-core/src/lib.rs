@@ -26,7 +26,6 @@ pub mod cs;
 pub mod engine;
 pub mod filecoin;
 pub mod groth16;
-pub mod huge_pages;
 pub mod ntt;
 pub mod par;
 pub mod partitioned;

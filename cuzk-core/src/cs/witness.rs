@@ -18,12 +18,11 @@ pub struct WitnessOnly {
 impl WitnessOnly {
     /// An empty witness with room for the variables a circuit is known to
     /// allocate (its PCE's shape): the aux vector, a partition's largest
-    /// buffer, is reserved once in huge pages instead of regrown and
-    /// faulted in 4 KiB at a time as the circuit allocates.
+    /// buffer, is reserved once at its size instead of regrown by doubling.
     pub fn with_capacity(num_inputs: usize, num_aux: usize) -> Self {
         WitnessOnly {
             input_assignment: Vec::with_capacity(num_inputs),
-            aux_assignment: crate::huge_pages::vec_with_capacity(num_aux),
+            aux_assignment: Vec::with_capacity(num_aux),
             input_positions: Vec::with_capacity(num_inputs),
         }
     }

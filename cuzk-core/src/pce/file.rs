@@ -19,7 +19,7 @@
 //! wrong checksum (altered), or whose indices are out of range.
 
 use super::{Pce, PceError, Shape, SparseMatrix};
-use crate::{huge_pages, par};
+use crate::par;
 use blstrs::Scalar as Fr;
 use ff::PrimeField;
 use std::io::Write;
@@ -285,7 +285,7 @@ fn parse(src: &(impl Source + ?Sized)) -> Result<Pce, Parse> {
     let mut at = head.len() as u64;
     head.extend(take(src, &mut at, h.num_coeffs as usize * 32)?);
     // The arrays, filled in place piece by piece on all cores.
-    let mut arrays: Vec<Vec<u32>> = h.array_lens().iter().map(|&n| huge_pages::zeroed_u32s(n as usize)).collect();
+    let mut arrays: Vec<Vec<u32>> = h.array_lens().iter().map(|&n| vec![0u32; n as usize]).collect();
     let mut pieces = Vec::new();
     for a in arrays.iter_mut() {
         // SAFETY: u32s are four initialized bytes each; any bytes are a u32.

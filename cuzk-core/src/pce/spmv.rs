@@ -8,7 +8,7 @@
 //! few percent of the nonzeros need a field multiplication.
 
 use super::{Pce, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
-use crate::{huge_pages, par};
+use crate::par;
 use blstrs::Scalar as Fr;
 use ff::Field;
 use std::mem::MaybeUninit;
@@ -27,7 +27,7 @@ pub fn evaluate(pce: &Pce, inputs: &[Fr], aux: &[Fr]) -> (Vec<Fr>, Vec<Fr>, Vec<
     assert_eq!((inputs.len(), aux.len()), (pce.shape.num_inputs, pce.shape.num_aux), "witness shape checked by the caller");
     let z = Witness { inputs, aux };
     let n = pce.num_constraints();
-    let (mut a, mut b, mut c) = (huge_pages::vec_with_capacity(n), huge_pages::vec_with_capacity(n), huge_pages::vec_with_capacity(n));
+    let (mut a, mut b, mut c) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let chunk = par::chunk_len(n, MIN_ROWS_PER_THREAD);
     let rows = |first: usize, [a, b, c]: [&mut [MaybeUninit<Fr>]; 3]| {
         for (r, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate() {

@@ -127,9 +127,7 @@ impl<'a> Cursor<'a> {
 /// failure reports the first bad point. The points are written straight
 /// into fresh memory by the threads that decode them: a production SRS is
 /// ~45 GiB, which one thread would otherwise fill with placeholders first,
-/// page fault by page fault, while the others wait. (Not in huge pages: for
-/// memory a process takes once, 2 MiB pages came erratically slower than
-/// 4 KiB ones on the dev VM.)
+/// page fault by page fault, while the others wait.
 fn decode_points<A: FilePoint>(
     section: &'static str,
     bytes: &[u8],
