@@ -98,6 +98,12 @@ pub fn map_ranges<R: Send>(
     })
 }
 
+/// The first index below `len` where `hit` holds, searched in parallel
+/// (each thread its own range, the lowest hit wins).
+pub fn first_index(len: usize, min_chunk: usize, hit: impl Fn(usize) -> bool + Sync) -> Option<usize> {
+    map_ranges(len, min_chunk, |range| range.into_iter().find(|&i| hit(i))).into_iter().flatten().min()
+}
+
 /// Builds a vector of `len` items with `f(index)` in parallel.
 pub fn collect_indexed<T: Send + Default + Clone>(len: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let mut out = vec![T::default(); len];

@@ -197,20 +197,18 @@ impl From<PceError> for Parse {
     }
 }
 
-/// The header of a PCE file: what `cuzk pce info` prints.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Header {
-    pub version: u32,
-    pub circuit_id: String,
-    pub shape: Shape,
-    pub num_constraints: u64,
-    pub num_coeffs: u64,
-    pub nnz: [u64; 3],
+/// The header of a PCE file: what the rest of the file holds.
+struct Header {
+    circuit_id: String,
+    shape: Shape,
+    num_constraints: u64,
+    num_coeffs: u64,
+    nnz: [u64; 3],
 }
 
 impl Header {
     /// The file size this header describes.
-    pub fn file_len(&self, header_len: usize) -> Option<u64> {
+    fn file_len(&self, header_len: usize) -> Option<u64> {
         let rows = self.num_constraints.checked_add(1)?;
         let mut len = header_len as u64 + CHECKSUM_LEN as u64;
         len = len.checked_add(self.num_coeffs.checked_mul(32)?)?;
@@ -265,7 +263,7 @@ fn read_header(src: &(impl Source + ?Sized)) -> Result<(Header, Vec<u8>), Parse>
     let to_usize = |v: u64, what: &str| usize::try_from(v).map_err(|_| PceError::Malformed(format!("{what} {v} too large")));
     let shape = Shape { num_inputs: to_usize(ni, "input count")?, num_aux: to_usize(na, "aux count")?, input_order: order };
     head.extend_from_slice(&rest);
-    let header = Header { version, circuit_id, shape, num_constraints: rows, num_coeffs: ncoeffs, nnz: [nnz_a, nnz_b, nnz_c] };
+    let header = Header { circuit_id, shape, num_constraints: rows, num_coeffs: ncoeffs, nnz: [nnz_a, nnz_b, nnz_c] };
     Ok((header, head))
 }
 
@@ -282,7 +280,8 @@ fn parse(src: &(impl Source + ?Sized)) -> Result<Pce, Parse> {
     if expected != src.len() {
         return Err(PceError::Size { expected, actual: src.len() }.into());
     }
-    let mut at = head.len() as u64;
+    let header_len = head.len();
+    let mut at = header_len as u64;
     head.extend(take(src, &mut at, h.num_coeffs as usize * 32)?);
     // The arrays, filled in place piece by piece on all cores.
     let mut arrays: Vec<Vec<u32>> = h.array_lens().iter().map(|&n| vec![0u32; n as usize]).collect();
@@ -317,7 +316,6 @@ fn parse(src: &(impl Source + ?Sized)) -> Result<Pce, Parse> {
     if cfg!(target_endian = "big") {
         arrays.iter_mut().flatten().for_each(|x| *x = u32::from_le(*x));
     }
-    let header_len = head.len() - h.num_coeffs as usize * 32;
     let coeffs = head[header_len..]
         .chunks_exact(32)
         .enumerate()

@@ -95,11 +95,6 @@ pub fn input_order_hash(positions: &[usize]) -> u64 {
     u64::from_le_bytes(h.finalize().as_bytes().try_into().expect("8-byte hash"))
 }
 
-/// The first index below `len` where `bad` holds, searched on all cores.
-fn first_where(len: usize, bad: impl Fn(usize) -> bool + Sync) -> Option<usize> {
-    crate::par::map_ranges(len, 1 << 16, |r| r.into_iter().find(|&i| bad(i))).into_iter().flatten().min()
-}
-
 /// The variables `cols` touch, as two bitmaps: the inputs (columns below
 /// `num_inputs`) and the aux (the `num_aux` after them). On all cores:
 /// each marks its chunk's columns in bitmaps of its own, then the bitmaps
@@ -208,6 +203,9 @@ impl Pce {
     /// read from disk can never index out of range. On all cores: a
     /// production PCE has ~700M entries.
     pub fn validate(&self) -> Result<(), PceError> {
+        use crate::par::first_index;
+        /// Entries per thread at least.
+        const MIN_CHECKED: usize = 1 << 16;
         let bad = |m: String| Err(PceError::Malformed(m));
         if self.coeffs.len() < 2 || self.coeffs[0] != Fr::from(1u64) || self.coeffs[1] != -Fr::from(1u64) {
             return bad("the coefficient table does not start with 1, -1".into());
@@ -224,14 +222,14 @@ impl Pce {
             if m.row_ptr[0] != 0 || *m.row_ptr.last().unwrap() as usize != m.cols.len() {
                 return bad(format!("{name}'s row pointers do not span its {} entries", m.cols.len()));
             }
-            if let Some(r) = first_where(m.row_ptr.len() - 1, |r| m.row_ptr[r] > m.row_ptr[r + 1]) {
+            if let Some(r) = first_index(m.row_ptr.len() - 1, MIN_CHECKED, |r| m.row_ptr[r] > m.row_ptr[r + 1]) {
                 return bad(format!("{name}'s row pointers decrease at row {r}"));
             }
-            if let Some(k) = first_where(m.cols.len(), |k| m.cols[k] as u64 >= vars) {
+            if let Some(k) = first_index(m.cols.len(), MIN_CHECKED, |k| m.cols[k] as u64 >= vars) {
                 return bad(format!("{name} entry {k}: column {} beyond the {vars} variables", m.cols[k]));
             }
             let ncoeffs = self.coeffs.len();
-            if let Some(k) = first_where(m.coeff_idx.len(), |k| m.coeff_idx[k] as usize >= ncoeffs) {
+            if let Some(k) = first_index(m.coeff_idx.len(), MIN_CHECKED, |k| m.coeff_idx[k] as usize >= ncoeffs) {
                 return bad(format!("{name} entry {k}: coefficient {} beyond the table of {ncoeffs}", m.coeff_idx[k]));
             }
         }

@@ -170,8 +170,7 @@ fn decode_points<A: FilePoint>(
 /// The subgroup check, in parallel, of points already decoded from byte
 /// offset `base` on; reports the first point outside the subgroup.
 fn check_subgroup<A: FilePoint>(section: &'static str, base: usize, points: &[A]) -> Result<(), ParamsError> {
-    let first_bad = crate::par::map_ranges(points.len(), 1024, |range| range.into_iter().find(|&i| !points[i].in_subgroup()));
-    match first_bad.into_iter().flatten().min() {
+    match crate::par::first_index(points.len(), 1024, |i| !points[i].in_subgroup()) {
         Some(index) => Err(ParamsError::InvalidPoint {
             section,
             index,
