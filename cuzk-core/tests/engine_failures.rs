@@ -1,5 +1,6 @@
 //! Faults stay inside their job: prover errors and panics, out of device
-//! memory (computed again once, then failed), a lost device (out of
+//! memory (computed again once, then failed), out of host memory (proved
+//! again once the budget frees some), a lost device (out of
 //! service, its work to another; the last stays, or its work goes to the
 //! CPU with `gpus.cpu_fallback`), synthesis
 //! errors and panics, SRS load failures, and partitions too large for the
@@ -81,6 +82,28 @@ fn out_of_memory_is_computed_again_once_within_what_is_free() {
     let m = failed(engine.await_job(a, WAIT).unwrap());
     assert!(m.contains("out of device memory") && m.contains("injected out of memory"), "{m}");
     still_serving(&engine, 6, (1, 2));
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// A prove that finds no room in the host budget for what it allocates
+/// beyond its reservation (a, b, c computed on the host while the matrices
+/// are off the device) is proved again once the budget frees memory, here
+/// when a later job's partition is proved: both jobs complete.
+#[test]
+fn out_of_host_memory_is_proved_again_once_memory_frees() {
+    let backend = TestBackend::new(true);
+    let engine = Engine::start_with_backend(config(2, 2), backend.clone()).unwrap();
+    let waits = builtin("mimc:1", 1, 800);
+    backend.fault(waits.public_inputs(0), Fault::OutOfHostMemoryOnce);
+    let w = engine.submit(ProofRequest::builtin(waits)).unwrap();
+    backend.wait_proved(&waits.public_inputs(0), 1);
+    let frees = builtin("mimc:1", 1, 810);
+    let f = engine.submit(ProofRequest::builtin(frees)).unwrap();
+    verify(&engine, &frees, &expect_completed(engine.await_job(f, WAIT).unwrap()));
+    verify(&engine, &waits, &expect_completed(engine.await_job(w, WAIT).unwrap()));
+    let tries = backend.proved.lock().unwrap().iter().filter(|x| **x == waits.public_inputs(0)).count();
+    assert_eq!(tries, 2, "proved again after the failed try");
+    still_serving(&engine, 9, (0, 3));
     engine.shutdown(ShutdownMode::Drain);
 }
 

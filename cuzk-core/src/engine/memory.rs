@@ -11,7 +11,7 @@
 use crate::config::{format_size, MemoryConfig, TotalBudget};
 use crate::srs::Parameters;
 use serde::Serialize;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -48,6 +48,8 @@ pub struct MemoryBudget {
     urgent_reserve: u64,
     /// Urgent reservations waiting for room: others wait behind them.
     urgent_waiting: AtomicUsize,
+    /// How many times held bytes went back (counted under `usage`'s lock).
+    releases: AtomicU64,
 }
 
 /// Bytes held until dropped.
@@ -75,7 +77,7 @@ impl Reservation {
             u.add(self.purpose, bytes - self.bytes);
         } else {
             u.sub(self.purpose, self.bytes - bytes);
-            budget.freed.notify_all();
+            budget.released(&u);
         }
         self.bytes = bytes;
         true
@@ -86,7 +88,7 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         let mut u = self.budget.usage.lock().unwrap();
         u.sub(self.purpose, self.bytes);
-        self.budget.freed.notify_all();
+        self.budget.released(&u);
     }
 }
 
@@ -129,11 +131,40 @@ impl MemoryBudget {
             freed: Condvar::new(),
             urgent_reserve: urgent_reserve.min(budget_bytes / 8),
             urgent_waiting: AtomicUsize::new(0),
+            releases: AtomicU64::new(0),
         })
     }
 
     pub fn usage(&self) -> MemoryUsage {
         *self.usage.lock().unwrap()
+    }
+
+    /// How many times held bytes have gone back so far (a reservation
+    /// dropped or shrunk): the mark for [`Self::wait_release`].
+    pub fn releases(&self) -> u64 {
+        self.releases.load(Ordering::SeqCst)
+    }
+
+    /// Waits until bytes go back after the mark `seen` (from
+    /// [`Self::releases`]) or `timeout` passes; whether they did.
+    pub fn wait_release(&self, seen: u64, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut u = self.usage.lock().unwrap();
+        while self.releases() == seen {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            u = self.freed.wait_timeout(u, left).unwrap().0;
+        }
+        true
+    }
+
+    /// Counts a release (with `usage`'s lock held, so no waiter misses it)
+    /// and wakes the waiters.
+    fn released(&self, _locked: &MemoryUsage) {
+        self.releases.fetch_add(1, Ordering::SeqCst);
+        self.freed.notify_all();
     }
 
     /// `bytes` now if they fit beside the urgent reserve, else None (for
@@ -298,6 +329,28 @@ mod tests {
         drop(r2);
         assert_eq!(b.usage().used_bytes, 0);
         assert!(matches!(b.reserve(101, 0, Purpose::Partition, false, |_| {}, || false), Err(ReserveError::TooLarge { .. })));
+    }
+
+    /// A waiter wakes at a release after its mark (a drop, or a resize to
+    /// less) and not at one before it; with none, it gives up at its
+    /// timeout.
+    #[test]
+    fn wait_release_sees_releases_after_its_mark() {
+        let b = MemoryBudget::new(100);
+        let mut r = b.try_reserve(60, Purpose::Partition).unwrap();
+        let seen = b.releases();
+        assert!(!b.wait_release(seen, Duration::from_millis(20)), "nothing went back");
+        assert!(r.resize(40));
+        assert!(b.wait_release(seen, Duration::ZERO), "a shrink is a release");
+        let seen = b.releases();
+        assert!(r.resize(50), "growing is not a release");
+        assert_eq!(b.releases(), seen);
+        let b2 = b.clone();
+        let t = std::thread::spawn(move || b2.wait_release(seen, Duration::from_secs(60)));
+        std::thread::sleep(Duration::from_millis(20));
+        drop(r);
+        assert!(t.join().unwrap(), "woken by the drop");
+        assert_eq!(b.usage().used_bytes, 0);
     }
 
     #[test]

@@ -22,8 +22,9 @@ pub enum ProverError {
     #[error("bad input: {0}")]
     BadInput(String),
     /// The host memory that the call would allocate beyond what the engine
-    /// reserved is not in the engine's budget now: the call's job fails,
-    /// rather than the host running out of memory.
+    /// reserved is not in the engine's budget now: rather than the host
+    /// running out of memory, the call is made again once the budget frees
+    /// some (the prover worker's patience), then its job fails.
     #[error("out of host memory: {0}")]
     OutOfHostMemory(String),
     /// A bug or a state the backend did not expect.

@@ -14,12 +14,17 @@
 //! fallback path within what is free. A lost device leaves service where
 //! another remains (its workers stop, the unit goes back to the queue for
 //! the others); the last one's workers prove on the CPU from then on where
-//! `gpus.cpu_fallback` is on, else its units fail. Other errors and panics
-//! fail the unit's jobs, never the worker.
+//! `gpus.cpu_fallback` is on, else its units fail. A prove that found no
+//! room in the host budget for what it allocates beyond the unit's own
+//! reservation (a, b, c computed on the host when the circuit's matrices
+//! left the device) is proved again each time the budget frees memory, for
+//! up to [`HOST_MEMORY_PATIENCE`]: that room is transient, held by the
+//! partitions ahead of it. Other errors and panics fail the unit's jobs,
+//! never the worker.
 
 use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError};
 use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service};
-use super::pipeline::ProveUnit;
+use super::pipeline::{Member, ProveUnit};
 use super::shared::{panic_message, Shared};
 use super::status::PartitionPhase;
 use super::timeline::Event;
@@ -118,7 +123,22 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         _ => sh.backend.as_ref(),
     };
     let t = Instant::now();
-    let result = catch_unwind(AssertUnwindSafe(|| backend.prove_interlocked(&w.device, &input, urgent, &gpu_event)));
+    let mut waited_for_host_memory = None;
+    let result = loop {
+        let seen = sh.memory.releases();
+        let result = catch_unwind(AssertUnwindSafe(|| backend.prove_interlocked(&w.device, &input, urgent, &gpu_event)));
+        if let Ok(Err(ProverError::OutOfHostMemory(why))) = &result {
+            let deadline = *waited_for_host_memory.get_or_insert_with(|| Instant::now() + HOST_MEMORY_PATIENCE);
+            log::warn!(
+                "partition waits for host memory job={} partition={partition} worker_id={} gpu={} reason=\"{why}\": proved again once the budget frees some",
+                first_job.id, w.worker_id, w.device.ordinal
+            );
+            if host_memory_freed(sh, &members, seen, deadline) {
+                continue;
+            }
+        }
+        break result;
+    };
     let wall = t.elapsed();
     let mut lost_last = false;
     if let Ok(Err(ProverError::DeviceLost(why))) = &result {
@@ -160,6 +180,9 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
                 Ok(Err(e)) if lost_last => {
                     format!("prover error: {e} (the last GPU in service; gpus.cpu_fallback = true proves on the CPU then)")
                 }
+                Ok(Err(e @ ProverError::OutOfHostMemory(_))) if waited_for_host_memory.is_some() => {
+                    format!("prover error: {e} (none came free within {} s)", HOST_MEMORY_PATIENCE.as_secs())
+                }
                 Ok(Err(e)) => format!("prover error: {e}"),
                 Err(p) => format!("prover panicked: {}", panic_message(&*p)),
             };
@@ -168,6 +191,25 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
                 m.job.add_gpu(m.partition, wall);
                 m.job.fail_partition(m.partition, format!("partition {}: {msg}", m.partition));
             }
+        }
+    }
+}
+
+/// How long, in all, a unit whose prove found no host memory for it waits
+/// for the budget to free some before its jobs fail.
+const HOST_MEMORY_PATIENCE: Duration = Duration::from_secs(120);
+
+/// After a prove that found no host memory: true once the budget frees
+/// some after the mark `seen` (the unit is then proved again); false at
+/// `deadline` or when the unit's jobs have ended meanwhile.
+fn host_memory_freed(sh: &Shared, members: &[Member], seen: u64, deadline: Instant) -> bool {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || members.iter().all(|m| m.job.is_finished()) {
+            return false;
+        }
+        if sh.memory.wait_release(seen, left.min(Duration::from_secs(1))) {
+            return true;
         }
     }
 }

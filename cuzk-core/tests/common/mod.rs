@@ -59,6 +59,8 @@ pub enum Fault {
     OutOfMemoryOnce,
     /// Out of device memory in every call.
     OutOfMemory,
+    /// No room in the host budget (for a, b, c computed on the host), once.
+    OutOfHostMemoryOnce,
 }
 
 /// CPU proving with hooks: a gate that holds `compute`, a log of the
@@ -117,6 +119,16 @@ impl TestBackend {
         }
     }
 
+    /// Waits until a circuit with `public_inputs` has been given to a
+    /// compute call `n` times.
+    pub fn wait_proved(&self, public_inputs: &[Fr], n: usize) {
+        let t = std::time::Instant::now();
+        while self.proved.lock().unwrap().iter().filter(|p| p.as_slice() == public_inputs).count() < n {
+            assert!(t.elapsed() < Duration::from_secs(60), "that circuit never reached {n} compute calls");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     pub fn fault(&self, public_inputs: Vec<Fr>, f: Fault) {
         self.faults.lock().unwrap().push((public_inputs, f));
     }
@@ -141,6 +153,10 @@ impl TestBackend {
                 }
                 Fault::OutOfMemoryOnce => {}
                 Fault::OutOfMemory => return Err(oom()),
+                Fault::OutOfHostMemoryOnce => {
+                    faults.remove(at);
+                    return Err(ProverError::OutOfHostMemory("injected out of host memory".into()));
+                }
             }
         }
         Ok(())
