@@ -133,4 +133,13 @@ fn filecoin_pce_built_ahead_where_the_engine_loads_it() {
     assert!(!o.status.success() && text(&o).contains("--sector-size"), "{}", text(&o));
     let o = cuzk(&["pce", "build", "--kind", "pore", "--sector-size", "2KiB", "--param-cache", &cache]);
     assert!(!o.status.success() && text(&o).contains("unknown kind"), "{}", text(&o));
+    // Without --param-cache: the daemon's srs.param_cache, from its config.
+    let other = p(dir.path(), "from-config");
+    let toml = p(dir.path(), "cuzk.toml");
+    std::fs::write(&toml, format!("[srs]\nparam_cache = \"{other}\"\n")).unwrap();
+    let o = cuzk(&["pce", "build", "--kind", "winning", "--sector-size", "2KiB", "--daemon-config", &toml]);
+    let name = Path::new(&engine_path).file_name().unwrap();
+    assert!(o.status.success() && Path::new(&other).join(name).is_file(), "{}", text(&o));
+    let o = cuzk(&["pce", "build", "--kind", "winning", "--sector-size", "2KiB", "--daemon-config", &p(dir.path(), "none.toml")]);
+    assert!(!o.status.success() && text(&o).contains("none.toml"), "{}", text(&o));
 }

@@ -48,9 +48,15 @@ pub struct BuildArgs {
     /// Output file (default: <circuit-id>.pce in --param-cache).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Directory of the default output file.
-    #[arg(long, default_value = ".")]
-    pub param_cache: PathBuf,
+    /// Directory of the default output file [default: the daemon's
+    /// srs.param_cache, where its engine loads PCEs: from --daemon-config,
+    /// else /data/zk/cuzk.toml where that file exists, else /data/zk/params].
+    #[arg(long)]
+    pub param_cache: Option<PathBuf>,
+    /// The daemon's config file, whose srs.param_cache is the default
+    /// --param-cache.
+    #[arg(long, conflicts_with = "param_cache")]
+    pub daemon_config: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -137,7 +143,10 @@ fn build(a: BuildArgs) -> Result<()> {
     #[cfg(not(feature = "filecoin"))]
     let size = None;
     let Recordable { id, name, record } = a.which.recordable(size)?;
-    let out = a.out.unwrap_or_else(|| a.param_cache.join(format!("{id}.pce")));
+    let out = match a.out {
+        Some(out) => out,
+        None => param_cache(a.param_cache, a.daemon_config.as_deref())?.join(format!("{id}.pce")),
+    };
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -153,6 +162,16 @@ fn build(a: BuildArgs) -> Result<()> {
         mib(size)
     );
     Ok(())
+}
+
+/// `given`, else the daemon's `srs.param_cache` (its config read as the
+/// daemon reads it).
+fn param_cache(given: Option<PathBuf>, daemon_config: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = given {
+        return Ok(dir);
+    }
+    let (loaded, _) = cuzk_bin::daemon::process::load_config(daemon_config).map_err(anyhow::Error::msg)?;
+    Ok(loaded.config.srs.param_cache)
 }
 
 fn read(path: &Path) -> Result<Pce> {

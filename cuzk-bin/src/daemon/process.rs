@@ -105,8 +105,11 @@ pub fn run(args: DaemonArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The config with its warnings, and a note saying where it came from.
-fn load_config(path: Option<&Path>) -> Result<(Loaded, String), String> {
+/// The config with its warnings, and a note saying where it came from:
+/// `path`, else [`DEFAULT_CONFIG`] where it exists, else the built-in
+/// defaults (as the daemon reads it; subcommands that write where the
+/// daemon reads take it from here too).
+pub fn load_config(path: Option<&Path>) -> Result<(Loaded, String), String> {
     let path = match path {
         Some(p) => p,
         None if !Path::new(DEFAULT_CONFIG).exists() => {
