@@ -123,12 +123,12 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         _ => sh.backend.as_ref(),
     };
     let t = Instant::now();
-    let mut waited_for_host_memory = None;
+    let mut host_memory_deadline = None;
     let result = loop {
         let seen = sh.memory.releases();
         let result = catch_unwind(AssertUnwindSafe(|| backend.prove_interlocked(&w.device, &input, urgent, &gpu_event)));
         if let Ok(Err(ProverError::OutOfHostMemory(why))) = &result {
-            let deadline = *waited_for_host_memory.get_or_insert_with(|| Instant::now() + HOST_MEMORY_PATIENCE);
+            let deadline = *host_memory_deadline.get_or_insert_with(|| Instant::now() + HOST_MEMORY_PATIENCE);
             log::warn!(
                 "partition waits for host memory job={} partition={partition} worker_id={} gpu={} reason=\"{why}\": proved again once the budget frees some",
                 first_job.id, w.worker_id, w.device.ordinal
@@ -180,7 +180,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
                 Ok(Err(e)) if lost_last => {
                     format!("prover error: {e} (the last GPU in service; gpus.cpu_fallback = true proves on the CPU then)")
                 }
-                Ok(Err(e @ ProverError::OutOfHostMemory(_))) if waited_for_host_memory.is_some() => {
+                Ok(Err(e @ ProverError::OutOfHostMemory(_))) if host_memory_deadline.is_some() => {
                     format!("prover error: {e} (none came free within {} s)", HOST_MEMORY_PATIENCE.as_secs())
                 }
                 Ok(Err(e)) => format!("prover error: {e}"),
