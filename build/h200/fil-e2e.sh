@@ -331,9 +331,10 @@ if [ "$STREAM" -gt 0 ]; then
     wait "${pids[@]}"
     t1="$(now)"
     src=0
+    made=()
     for i in $(seq "$STREAM"); do
         read -r r _ <"$DIR/stream-$i.end"
-        [ "$r" = 0 ] || { echo "stream proof $i: rc $r"; tail -3 "$DIR/stream-$i.log"; src=$r; }
+        if [ "$r" = 0 ]; then made+=("$i"); else echo "stream proof $i: rc $r"; tail -3 "$DIR/stream-$i.log"; src=$r; fi
     done
     # Over the proofs made only: a failed job's end is no completion.
     rate="$(cat "$DIR"/stream-*.end | awk '$1 == 0 { if (!n || $2 < a) a = $2; if ($2 > b) b = $2; n++ }
@@ -342,9 +343,7 @@ if [ "$STREAM" -gt 0 ]; then
     echo "stream: $rate"
     "$CUZK" status >"$DIR/status-stream.txt" 2>&1
     # The proofs that were made are verified even where another failed.
-    for i in $(seq "$STREAM"); do
-        read -r r _ <"$DIR/stream-$i.end"
-        [ "$r" = 0 ] || continue
+    for i in "${made[@]}"; do
         phase "verify-$i" "$CUZK" filecoin-verify --workload "$W" --proof "$DIR/stream-$i.bin" --param-cache "$P" || finish $?
     done
     [ "$src" = 0 ] || finish "$src"

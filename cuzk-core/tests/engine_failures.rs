@@ -77,7 +77,7 @@ fn out_of_memory_is_computed_again_once_within_what_is_free() {
     let o = engine.submit(ProofRequest::builtin(once)).unwrap();
     let a = engine.submit(ProofRequest::builtin(always)).unwrap();
     verify(&engine, &once, &expect_completed(engine.await_job(o, WAIT).unwrap()));
-    let retried = backend.proved.lock().unwrap().iter().filter(|x| **x == once.public_inputs(1)).count();
+    let retried = backend.times_proved(&once.public_inputs(1));
     assert_eq!(retried, 2, "the partition that ran out of memory was computed again once");
     let m = failed(engine.await_job(a, WAIT).unwrap());
     assert!(m.contains("out of device memory") && m.contains("injected out of memory"), "{m}");
@@ -101,7 +101,7 @@ fn out_of_host_memory_is_proved_again_once_memory_frees() {
     let f = engine.submit(ProofRequest::builtin(frees)).unwrap();
     verify(&engine, &frees, &expect_completed(engine.await_job(f, WAIT).unwrap()));
     verify(&engine, &waits, &expect_completed(engine.await_job(w, WAIT).unwrap()));
-    let tries = backend.proved.lock().unwrap().iter().filter(|x| **x == waits.public_inputs(0)).count();
+    let tries = backend.times_proved(&waits.public_inputs(0));
     assert_eq!(tries, 2, "proved again after the failed try");
     still_serving(&engine, 9, (0, 3));
     engine.shutdown(ShutdownMode::Drain);

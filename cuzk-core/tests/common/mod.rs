@@ -119,11 +119,16 @@ impl TestBackend {
         }
     }
 
+    /// How many compute calls a circuit with `public_inputs` has been given.
+    pub fn times_proved(&self, public_inputs: &[Fr]) -> usize {
+        self.proved.lock().unwrap().iter().filter(|p| p.as_slice() == public_inputs).count()
+    }
+
     /// Waits until a circuit with `public_inputs` has been given to a
     /// compute call `n` times.
     pub fn wait_proved(&self, public_inputs: &[Fr], n: usize) {
         let t = std::time::Instant::now();
-        while self.proved.lock().unwrap().iter().filter(|p| p.as_slice() == public_inputs).count() < n {
+        while self.times_proved(public_inputs) < n {
             assert!(t.elapsed() < Duration::from_secs(60), "that circuit never reached {n} compute calls");
             std::thread::sleep(Duration::from_millis(5));
         }
