@@ -8,15 +8,23 @@ use common::*;
 use cuzk_core::engine::{Engine, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode};
 use cuzk_core::groth16::{prove_synthesized_deterministic, Proof};
 use cuzk_core::Fr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The CPU prover with r = 7 + k, s = 11 + k for the k-th assignment of a
 /// batch. With `abc_on_device` it says it computes a, b, c itself from the
 /// circuit's PCE (as a GPU with the matrices resident does): the engine then
-/// synthesizes witness-only partitions and reserves their witness only.
+/// synthesizes witness-only partitions and reserves their witness only,
+/// holding the lease on `matrices` until they are proved.
 #[derive(Default)]
 struct FixedRandomness {
     abc_on_device: bool,
+    /// What the leases hold: its count is 1 + the leases alive.
+    matrices: Arc<()>,
+    /// Witness-only partitions proved: all of them, and those proved while
+    /// no lease was alive.
+    witness_only_proved: AtomicUsize,
+    proved_unleased: AtomicUsize,
 }
 
 impl ProverBackend for FixedRandomness {
@@ -35,6 +43,12 @@ impl ProverBackend for FixedRandomness {
         Ok(())
     }
     fn compute(&self, _: u32, _: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        if input.witness_only() {
+            self.witness_only_proved.fetch_add(1, Ordering::SeqCst);
+            if Arc::strong_count(&self.matrices) < 2 {
+                self.proved_unleased.fetch_add(1, Ordering::SeqCst);
+            }
+        }
         let rs: Vec<(Fr, Fr)> = (0..input.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
         Ok(prove_synthesized_deterministic(input.params, &input.with_abc()?, &rs)?)
     }
@@ -44,8 +58,9 @@ impl ProverBackend for FixedRandomness {
     fn epilogue(&self, _: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
         Ok(computed)
     }
-    fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
-        self.abc_on_device
+    fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> Option<cuzk_core::engine::MatricesLease> {
+        let held: Arc<dyn std::any::Any + Send + Sync> = self.matrices.clone();
+        self.abc_on_device.then(|| cuzk_core::engine::MatricesLease::holding(vec![held]))
     }
 }
 
@@ -90,7 +105,7 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
     c.srs.param_cache = dir.path().to_path_buf();
     c.synthesis.pce = true;
     c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(8 << 30);
-    let engine = Engine::start_with_backend(c.clone(), Arc::new(FixedRandomness { abc_on_device: true })).unwrap();
+    let engine = Engine::start_with_backend(c.clone(), Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() })).unwrap();
     let first = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     let used = engine.memory();
     engine.shutdown(ShutdownMode::Drain);
@@ -99,7 +114,7 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
     let timeline = dir.path().join("timeline.jsonl");
     c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(used.srs_bytes + used.pce_bytes + classic + classic / 2);
     c.logging.timeline = timeline.display().to_string();
-    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness { abc_on_device: true })).unwrap();
+    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() })).unwrap();
     let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     verify(&engine, &job, &out);
     assert!(out.proof == first.proof, "the same job, the same r and s: the same proofs");
@@ -113,4 +128,27 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
         .collect();
     let witness = paths.iter().filter(|p| *p == "pce-witness").count();
     assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
+}
+
+/// Witness-only partitions are proved with the backend's lease on the
+/// circuit's matrices held (a GPU backend then evicts none of them to make
+/// room for an SRS), and every lease is gone once the job is done.
+#[test]
+fn witness_only_partitions_hold_the_matrices_until_proved() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = builtin("synthetic:2048:4", 5, 13);
+    let mut c = config(3, 1);
+    c.srs.param_cache = dir.path().to_path_buf();
+    c.synthesis.pce = true;
+    let backend = Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() });
+    let engine = Engine::start_with_backend(c, backend.clone()).unwrap();
+    for _ in 0..2 {
+        let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
+        verify(&engine, &job, &out);
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    let proved = backend.witness_only_proved.load(Ordering::SeqCst);
+    assert!(proved >= 5, "the second job's 5 partitions at least go witness-only: {proved}");
+    assert_eq!(backend.proved_unleased.load(Ordering::SeqCst), 0, "a witness-only partition proved with no lease held");
+    assert_eq!(Arc::strong_count(&backend.matrices), 1, "a lease outlived its partition");
 }

@@ -101,10 +101,38 @@ pub trait ProverBackend: Send + Sync {
     /// Whether partitions of `pce`'s circuit, proved with `params` on
     /// `devices`, get their a, b, c computed on the device (the matrices
     /// resident there, made so now where the VRAM budget has room beside a
-    /// working set): the engine then synthesizes them witness-only. The
-    /// CPU backend computes them itself.
-    fn abc_on_device(&self, _pce: &Arc<Pce>, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> bool {
-        false
+    /// working set): the engine then synthesizes them witness-only, and
+    /// holds the lease until they are proved. The CPU backend computes
+    /// them itself.
+    fn abc_on_device(&self, _pce: &Arc<Pce>, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
+        None
+    }
+}
+
+/// A hold on a circuit's matrices where a backend keeps them (device
+/// copies): while partitions synthesized witness-only on the strength of
+/// them wait to be proved, the backend must not evict them (to make room
+/// for an SRS, say), or those partitions would find no matrices and need
+/// host memory for a, b, c they were never counted for.
+pub struct MatricesLease {
+    _held: Vec<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl MatricesLease {
+    /// Holds each of `copies` (a backend evicts none that is held).
+    pub fn holding(copies: Vec<Arc<dyn std::any::Any + Send + Sync>>) -> Self {
+        MatricesLease { _held: copies }
+    }
+
+    /// A lease on nothing: for a backend whose matrices cannot be evicted.
+    pub fn on_nothing() -> Self {
+        MatricesLease { _held: Vec::new() }
+    }
+}
+
+impl std::fmt::Debug for MatricesLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MatricesLease({} copies)", self._held.len())
     }
 }
 
@@ -137,7 +165,7 @@ pub trait Backend: Send + Sync {
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError>;
     /// [`ProverBackend::abc_on_device`].
-    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool;
+    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease>;
 }
 
 impl<B: ProverBackend> Backend for B {
@@ -159,7 +187,7 @@ impl<B: ProverBackend> Backend for B {
         super::prover_worker::through_interlock(self, dev, input, urgent, gpu_event)
     }
 
-    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
+    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
         ProverBackend::abc_on_device(self, pce, params, devices)
     }
 }

@@ -29,7 +29,7 @@
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
-use super::backend::{DeviceInfo, ProveInput, ProverBackend, ProverError};
+use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError};
 use super::interlock::{DeviceLocks, VramBudget, VramReservation};
 use super::memory::{Purpose, Reservation};
 use crate::cs::ProvingAssignment;
@@ -200,7 +200,9 @@ impl GpuBackend {
 
     /// Makes `input.params` resident when it fits with room left for one
     /// more working set (another worker's), evicting idle copies of other
-    /// SRSs least recently used first, then other circuits' idle matrices.
+    /// SRSs least recently used first, then idle matrices: those no call
+    /// uses and no queued witness-only partition leases
+    /// ([`ProverBackend::abc_on_device`]), which would find them gone.
     fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, ProverError> {
         if let Some(srs) = Self::find_resident(dev, input.params) {
             return Ok(Some(srs));
@@ -503,10 +505,14 @@ impl ProverBackend for GpuBackend {
     }
 
     /// On every device in service, the matrices resident (uploaded now if
-    /// there is room: [`GpuBackend::ensure_pce`]).
-    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
-        let mut serving = devices.iter().filter(|d| d.in_service()).peekable();
-        serving.peek().is_some()
-            && serving.all(|d| self.device(d.ordinal).is_ok_and(|dev| self.ensure_pce(dev, pce, params, &d.vram).is_some()))
+    /// there is room: [`GpuBackend::ensure_pce`]), each copy held by the
+    /// lease: an SRS upload evicts only copies no one holds.
+    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
+        let mut copies: Vec<Arc<dyn std::any::Any + Send + Sync>> = Vec::new();
+        for d in devices.iter().filter(|d| d.in_service()) {
+            let dev = self.device(d.ordinal).ok()?;
+            copies.push(self.ensure_pce(dev, pce, params, &d.vram)?);
+        }
+        (!copies.is_empty()).then(|| MatricesLease::holding(copies))
     }
 }

@@ -38,7 +38,7 @@ pub mod timeline;
 pub mod timeline_stats;
 pub mod work_queue;
 
-pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, ProveInput, ProverBackend, ProverError};
+pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError};
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{JobId, Priority, ProofKind, ProofRequest, ProofWork};

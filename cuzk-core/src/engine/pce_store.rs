@@ -512,7 +512,7 @@ mod tests {
         let pce = s.ready(&job.circuit_id()).expect("recorded by the first partition");
         let params = crate::groth16::generate_random_parameters(job.spec.blank(), &mut rand::thread_rng()).unwrap();
         let devices = [DeviceLocks::new(0, "cpu".into(), u64::MAX)];
-        assert!(!ProverBackend::abc_on_device(&CpuBackend, &pce, &params, &devices));
+        assert!(ProverBackend::abc_on_device(&CpuBackend, &pce, &params, &devices).is_none());
         let (pa, path) = s.synthesize(&job, 1, Some(&pce), 1).unwrap();
         assert_eq!(path, SynthPath::Witness);
         assert!(pa.abc_deferred() && pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());

@@ -8,6 +8,7 @@
 //! done for the batch, which releases the batch's synthesis permit.
 
 use crate::partitioned::PartitionedCircuit;
+use super::backend::MatricesLease;
 use super::inflight::InflightGuard;
 use super::job::Job;
 use super::memory::Reservation;
@@ -144,6 +145,9 @@ pub struct ProveUnit {
     /// The circuit's PCE where the partitions were synthesized through one
     /// (those synthesized witness-only need it to be proved).
     pub pce: Option<Arc<Pce>>,
+    /// Where they were synthesized witness-only: the backend's hold on the
+    /// device matrices their a, b, c are computed from.
+    pub matrices: Option<MatricesLease>,
     pub synth_times: Vec<Duration>,
     pub memory: Reservation,
     pub prove_ticket: Ticket,

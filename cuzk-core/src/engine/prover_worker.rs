@@ -87,7 +87,7 @@ fn requeue(sh: &Shared, unit: ProveUnit) {
 
 fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     let urgent = unit.urgent();
-    let ProveUnit { order, members, assignments, pce, synth_times, memory, prove_ticket } = unit;
+    let ProveUnit { order, members, assignments, pce, matrices, synth_times, memory, prove_ticket } = unit;
     if members.iter().all(|m| m.job.is_finished()) {
         return;
     }
@@ -149,11 +149,11 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             AfterLoss::Stays => lost_last = true,
         }
         if !lost_last {
-            requeue(sh, ProveUnit { order, members, assignments, pce, synth_times, memory, prove_ticket });
+            requeue(sh, ProveUnit { order, members, assignments, pce, matrices, synth_times, memory, prove_ticket });
             return;
         }
     }
-    drop(memory);
+    drop((memory, matrices));
     // The batch's SRS lease and permit go before the results are published:
     // a client that sees its job complete may evict that SRS at once (it
     // is refused while a batch holds it).

@@ -9,7 +9,8 @@
 //! partitions' a, b, c on the device from the circuit's resident matrices
 //! (`Backend::abc_on_device`, with the circuit's PCE held): then they are
 //! synthesized witness-only, the CPU SpMV skipped, and the reservation
-//! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB). A
+//! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB); the
+//! unit holds the backend's lease on those matrices until it is proved. A
 //! unit still waiting for room when the circuit's PCE becomes ready asks
 //! again.
 //!
@@ -64,9 +65,10 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     let params = &synth_ticket.batch.srs.params;
     let abandon = || members.iter().all(|m| m.job.is_finished());
     let pinned = synth_ticket.batch.srs.bytes;
-    let (pce, witness_only, memory) = loop {
+    let (pce, witness_only, matrices, memory) = loop {
         let pce = ready_pce();
-        let witness_only = pce.clone().filter(|p| sh.backend.abc_on_device(p, params, &sh.devices));
+        let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
+        let witness_only = pce.clone().filter(|_| matrices.is_some());
         let per_partition = witness_only.as_ref().map_or(synth_ticket.batch.partition_bytes, |p| p.witness_bytes());
         let bytes = per_partition * members.len() as u64;
         // While this unit waits for room at the classic size, another
@@ -77,7 +79,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         let pce_missing = pce.is_none() && sh.pce.is_some();
         let pce_arrived = || pce_missing && ready_pce().is_some();
         match sh.memory.reserve(bytes, pinned, Purpose::Partition, urgent, |need| { sh.srs.make_room(need); }, || abandon() || pce_arrived()) {
-            Ok(r) => break (pce, witness_only, r),
+            Ok(r) => break (pce, witness_only, matrices, r),
             Err(ReserveError::Abandoned) if !abandon() => continue,
             Err(ReserveError::Abandoned) => return,
             Err(e @ ReserveError::TooLarge { .. }) => {
@@ -140,7 +142,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         return;
     }
     let ids: Vec<_> = kept.iter().map(|m| (m.job.id, m.partition)).collect();
-    let unit = ProveUnit { order, members: kept, assignments, pce, synth_times, memory, prove_ticket };
+    let unit = ProveUnit { order, members: kept, assignments, pce, matrices, synth_times, memory, prove_ticket };
     let queued = if urgent { sh.gpu_queue.push_past_capacity(unit) } else { sh.gpu_queue.push(unit) };
     if let Err(unit) = queued {
         // Only possible if the engine was torn down out of order.
