@@ -123,17 +123,6 @@ impl MatricesLease {
     pub fn holding(copies: Vec<Arc<dyn std::any::Any + Send + Sync>>) -> Self {
         MatricesLease { _held: copies }
     }
-
-    /// A lease on nothing: for a backend whose matrices cannot be evicted.
-    pub fn on_nothing() -> Self {
-        MatricesLease { _held: Vec::new() }
-    }
-}
-
-impl std::fmt::Debug for MatricesLease {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MatricesLease({} copies)", self._held.len())
-    }
 }
 
 /// How one unit went through the interlock, for the per-proof log line.
