@@ -66,15 +66,21 @@ fn our_circuits(req: &ProofRequest) -> Vec<PorepPartition<ShapeBase>> {
     prepare(req).unwrap().circuits.into_iter().map(ours).collect()
 }
 
-/// Same recorded R1CS for every partition and the blank circuit; same
-/// witness from one sequential synthesis (the recorder) and from witness-
-/// only synthesis on 1, 2 and 5 threads. Returns the partition count.
+/// Same recorded R1CS for every partition and the blank circuit, recorded
+/// in one sequence and with the challenges apart on 1, 2 and 5 threads;
+/// same witness from one sequential synthesis (the recorder), from the
+/// recording on threads and from witness-only synthesis on 1, 2 and 5
+/// threads. Returns the partition count.
 fn check(req: &ProofRequest) -> usize {
     let theirs = stacked_circuits(req);
     let n = theirs.len();
     let pt = prepare(req).unwrap().meta.proof_type;
     let (blank_ours, blank_theirs) = (pce::record("x", blank_circuit(pt).unwrap()).unwrap(), pce::record("x", stacked_blank(req)).unwrap());
     assert!(blank_ours == blank_theirs, "blank circuits: recorded R1CS differ");
+    for threads in [1, 2, 5] {
+        let on_threads = blank_circuit(pt).unwrap().record("x", threads).unwrap();
+        assert!(on_threads == blank_theirs, "blank circuit recorded on {threads} threads: R1CS differs");
+    }
     for (k, theirs) in theirs.into_iter().enumerate() {
         let t = Instant::now();
         let (pce_theirs, w_theirs) = pce::record_with_witness("x", theirs).unwrap();
@@ -85,6 +91,14 @@ fn check(req: &ProofRequest) -> usize {
         assert!(pce_ours == pce_theirs, "partition {k}: recorded R1CS differ");
         assert!(pce_ours == blank_ours, "partition {k}: the blank circuit's R1CS differs from the real one");
         assert!(w_ours == w_theirs, "partition {k}: recorded witnesses differ");
+        for threads in [1, 2, 5] {
+            let t = Instant::now();
+            let (pce, w) = FilecoinCircuit::PorepBase(ours_k()).record_with_witness("x", threads).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            assert!(pce == pce_theirs, "partition {k}, recorded on {threads} threads: R1CS differs");
+            assert!(w == w_theirs, "partition {k}, recorded on {threads} threads: witness differs");
+            eprintln!("partition {k}: recorded with witness on {threads} threads in {secs:.3} s");
+        }
         let circuit = stacked_circuits(req).into_iter().nth(k).unwrap();
         let t = Instant::now();
         let witness_theirs = generate_witness(circuit).unwrap();

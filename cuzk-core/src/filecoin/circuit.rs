@@ -17,6 +17,9 @@ use super::porep_circuit::PorepPartition;
 use super::post_circuit::PostPartition;
 use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB, SectorShape64GiB};
 use super::update_circuit::UpdatePartition;
+use crate::cs::{ProvingAssignment, WitnessOnly};
+use crate::partitioned::AnyCircuit;
+use crate::pce::{record_by, Pce, PceError, Recorder};
 
 /// Tree shape of 2 KiB, 8 MiB and 512 MiB sectors.
 pub type ShapeBase = SectorShape2KiB;
@@ -68,6 +71,51 @@ impl FilecoinCircuit {
             PostTop2(c) => PostTop2(c.with_threads(n)),
             other => other,
         }
+    }
+}
+
+impl FilecoinCircuit {
+    /// The circuit's R1CS as [`crate::pce::record`] records it (setup,
+    /// `cuzk pce build`), a PoRep partition's challenges on `threads`
+    /// threads; the other kinds as their synthesis does (a PoSt partition's
+    /// sectors are on every core already).
+    pub fn record(self, circuit_id: &str, threads: usize) -> Result<Pce, PceError> {
+        Ok(record_by(Recorder::<false>::new(), circuit_id, |cs| self.record_into(cs, threads))?.0)
+    }
+
+    /// The circuit's R1CS and witness as [`crate::pce::record_with_witness`]
+    /// records them (a circuit's first proof), on `threads` threads as
+    /// [`FilecoinCircuit::record`].
+    pub fn record_with_witness(self, circuit_id: &str, threads: usize) -> Result<(Pce, WitnessOnly), PceError> {
+        let (pce, witness) = record_by(Recorder::<true>::new(), circuit_id, |cs| self.record_into(cs, threads))?;
+        Ok((pce, witness.expect("recorded with a witness")))
+    }
+
+    fn record_into<const W: bool>(self, cs: &mut Recorder<W>, threads: usize) -> Result<(), SynthesisError> {
+        use FilecoinCircuit::*;
+        match self {
+            PorepBase(c) => c.record_on_threads(cs, threads),
+            PorepSub8(c) => c.record_on_threads(cs, threads),
+            PorepTop2(c) => c.record_on_threads(cs, threads),
+            other => other.synthesize(cs),
+        }
+    }
+}
+
+/// One partition as the engine takes it ([`AnyCircuit`]): recorded through
+/// [`FilecoinCircuit::record_with_witness`] on every core, else as any
+/// circuit.
+pub(crate) struct EnginePartition(pub FilecoinCircuit);
+
+impl AnyCircuit for EnginePartition {
+    fn classic(self: Box<Self>) -> Result<ProvingAssignment, SynthesisError> {
+        Box::new(self.0).classic()
+    }
+    fn witness(self: Box<Self>, cs: WitnessOnly) -> Result<WitnessOnly, SynthesisError> {
+        Box::new(self.0).witness(cs)
+    }
+    fn record(self: Box<Self>, circuit_id: &str) -> Result<(Pce, WitnessOnly), PceError> {
+        self.0.record_with_witness(circuit_id, crate::par::threads())
     }
 }
 

@@ -4,7 +4,7 @@
 //! (filecoin-proofs' circuits are consumed by synthesis). The job reads
 //! its parameters and checks its finished proof as its [`JobSettings`] say.
 
-use super::circuit::FilecoinCircuit;
+use super::circuit::{EnginePartition, FilecoinCircuit};
 use crate::proof_kind::ProofKind;
 use super::assemble::check_public_inputs;
 use super::params::ParamCache;
@@ -66,7 +66,7 @@ impl PartitionedCircuit for FilecoinJob {
     }
 
     fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
-        Ok(Box::new(self.take_circuit(partition)?))
+        Ok(Box::new(EnginePartition(self.take_circuit(partition)?)))
     }
 
     /// A PoSt partition's sectors, on as many threads as there are. A
@@ -80,7 +80,7 @@ impl PartitionedCircuit for FilecoinJob {
     }
 
     fn circuit_on_threads(&self, partition: usize, threads: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
-        Ok(Box::new(self.take_circuit(partition)?.with_witness_threads(threads)))
+        Ok(Box::new(EnginePartition(self.take_circuit(partition)?.with_witness_threads(threads))))
     }
 
     fn check_assignment(&self, partition: usize, pa: &ProvingAssignment) -> std::result::Result<(), String> {

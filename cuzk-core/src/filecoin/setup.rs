@@ -70,7 +70,7 @@ pub fn generate_params(pt: ProofType, cache: &ParamCache, tw: &ToxicWaste, progr
 /// The R1CS of `pt`'s circuit, recorded from its blank form under its
 /// circuit id (what setup needs, and what the engine proves through).
 pub fn record_blank(pt: ProofType) -> Result<Pce> {
-    Ok(crate::pce::record(&circuit_id(pt)?, blank_circuit(pt)?).map_err(SetupError::from)?)
+    Ok(blank_circuit(pt)?.record(&circuit_id(pt)?, crate::par::threads()).map_err(SetupError::from)?)
 }
 
 /// Generates parameters for `pt` from its recorded R1CS (`cuzk pce build`

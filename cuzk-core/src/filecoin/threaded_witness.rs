@@ -50,7 +50,7 @@ where
 
 /// Runs `make(index, part)` on `threads` threads and hands the results to
 /// `take` in part order; the first error stops the parts not yet started.
-fn in_order_on_threads<P, T, M>(parts: Vec<P>, threads: usize, make: M, mut take: impl FnMut(T)) -> Result<(), SynthesisError>
+pub(crate) fn in_order_on_threads<P, T, M>(parts: Vec<P>, threads: usize, make: M, mut take: impl FnMut(T)) -> Result<(), SynthesisError>
 where
     P: Send,
     T: Send,

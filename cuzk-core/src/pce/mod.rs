@@ -19,7 +19,9 @@ pub mod gpu;
 mod record;
 pub mod spmv;
 
-pub use record::{record, record_with_witness, Recorder};
+pub use record::{record, record_with_witness, Part, Recorder};
+#[cfg(feature = "filecoin")]
+pub(crate) use record::record_by;
 
 use crate::arith::Density;
 use crate::cs::{generate_witness_into, ProvingAssignment, WitnessOnly};

@@ -5,7 +5,11 @@
 //! It is extensible, as bellperson's prover is: a circuit whose parts
 //! share nothing but the constant one (a PoSt partition's sectors)
 //! records them into recorders of their own on several threads and
-//! appends them, which gives the sequential recording exactly.
+//! appends them, which gives the sequential recording exactly. Parts that
+//! read variables allocated before them (a PoRep partition's challenges
+//! read the replica id and the commitments) are recorded as a [`Part`]:
+//! stand-ins for those variables first, written back as the parent's
+//! variables when the part is appended.
 
 use crate::cs::WitnessOnly;
 use super::{input_order_hash, Pce, PceError, Shape, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
@@ -205,42 +209,110 @@ impl<const WITNESS: bool> ConstraintSystem<Fr> for Recorder<WITNESS> {
         true
     }
 
-    /// Appends a part recorded on its own: its first input is its own
-    /// constant one (ours), its other inputs and its aux variables follow
-    /// ours, its rows follow ours, its coefficients join our table.
+    /// Appends a part recorded on its own ([`Recorder::append`] with no
+    /// stand-ins).
     fn extend(&mut self, other: &Self) {
-        let (inputs, aux) = (self.num_inputs as u32, self.num_aux as u32);
-        let coeff_map: Vec<u32> = other.coeffs.iter().map(|c| self.coeff(c)).collect();
+        self.append(other, &[], 0);
+    }
+}
+
+impl<const WITNESS: bool> Recorder<WITNESS> {
+    /// Appends `part` without its first `skip_rows` rows: its first input
+    /// is its own constant one (ours); its first `imports.len()` aux
+    /// variables stand in for `imports` (our variables) and are written as
+    /// them; its other inputs and aux variables follow ours, its rows
+    /// follow ours, its coefficients join our table.
+    fn append(&mut self, part: &Self, imports: &[Variable], skip_rows: usize) {
+        let (inputs, aux, stand_ins) = (self.num_inputs as u32, self.num_aux as u32, imports.len());
+        let imported: Vec<u32> = imports
+            .iter()
+            .map(|v| match v.get_unchecked() {
+                Index::Input(i) => i as u32,
+                Index::Aux(i) => i as u32 | AUX_TAG,
+            })
+            .collect();
+        let coeff_map: Vec<u32> = part.coeffs.iter().map(|c| self.coeff(c)).collect();
         // Wrapping: an index past 31 bits is reported below from the counts.
         let column = |col: u32| match col {
             0 => 0,
-            c if c & AUX_TAG != 0 => (c & !AUX_TAG).wrapping_add(aux) | AUX_TAG,
+            c if c & AUX_TAG != 0 => match imported.get((c & !AUX_TAG) as usize) {
+                Some(&ours) => ours,
+                None => (c & !AUX_TAG).wrapping_sub(stand_ins as u32).wrapping_add(aux) | AUX_TAG,
+            },
             c => c.wrapping_add(inputs).wrapping_sub(1) & !AUX_TAG,
         };
-        for (m, o) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip([&other.a, &other.b, &other.c]) {
+        for (m, o) in [&mut self.a, &mut self.b, &mut self.c].into_iter().zip([&part.a, &part.b, &part.c]) {
+            let from = o.row_ptr[skip_rows];
             let base = m.cols.len() as u64;
-            m.cols.extend(o.cols.iter().map(|&c| column(c)));
-            m.coeff_idx.extend(o.coeff_idx.iter().map(|&i| coeff_map[i as usize]));
+            let entries = from as usize..o.cols.len();
+            m.cols.extend(o.cols[entries.clone()].iter().map(|&c| column(c)));
+            m.coeff_idx.extend(o.coeff_idx[entries].iter().map(|&i| coeff_map[i as usize]));
             if m.cols.len() as u64 > u32::MAX as u64 {
                 self.overflow.get_or_insert_with(|| "more than 2^32 - 1 entries in one matrix".into());
             }
-            m.row_ptr.extend(o.row_ptr[1..].iter().map(|&end| (base + end as u64).min(u32::MAX as u64) as u32));
+            m.row_ptr.extend(o.row_ptr[skip_rows + 1..].iter().map(|&end| (base + (end - from) as u64).min(u32::MAX as u64) as u32));
         }
-        if let Some(why) = &other.overflow {
+        if let Some(why) = &part.overflow {
             self.overflow.get_or_insert_with(|| why.clone());
         }
-        if let (Some(w), Some(o)) = (self.witness.as_mut(), other.witness.as_ref()) {
+        // A part allocates its inputs after its stand-ins.
+        let position = |at: usize| at - stand_ins + self.num_aux;
+        if let (Some(w), Some(o)) = (self.witness.as_mut(), part.witness.as_ref()) {
             w.input_assignment.extend_from_slice(o.input_assignment.get(1..).unwrap_or_default());
-            w.input_positions.extend(o.input_positions.iter().skip(1).map(|&at| at + self.num_aux));
-            w.aux_assignment.extend_from_slice(&o.aux_assignment);
+            w.input_positions.extend(o.input_positions.iter().skip(1).map(|&at| position(at)));
+            w.aux_assignment.extend_from_slice(&o.aux_assignment[stand_ins..]);
         }
-        self.input_positions.extend(other.input_positions.iter().skip(1).map(|&at| at + self.num_aux));
-        self.num_inputs += other.num_inputs.saturating_sub(1);
-        self.num_aux += other.num_aux;
+        self.input_positions.extend(part.input_positions.iter().skip(1).map(|&at| position(at)));
+        self.num_inputs += part.num_inputs.saturating_sub(1);
+        self.num_aux += part.num_aux - stand_ins;
         let last = self.num_inputs.max(self.num_aux);
         if last > AUX_TAG as usize {
             self.overflow.get_or_insert_with(|| format!("variable index {} needs more than 31 bits", last - 1));
         }
+    }
+
+    /// Appends a part recorded on its own that reads our variables
+    /// (`part`'s imports), in the place a sequential recording would have
+    /// recorded it.
+    pub fn append_part(&mut self, part: Part<WITNESS>) {
+        self.append(&part.cs, &part.imports, part.prologue_rows);
+    }
+}
+
+/// A part of a recording that reads variables its parent allocated before
+/// it, recorded apart (on a thread of its own) and appended with
+/// [`Recorder::append_part`]: its first aux variables stand in for the
+/// parent's (allocated again, with their values where the witness is
+/// kept), and the rows that allocating them added (a bit's booleanity,
+/// already in the parent) are dropped.
+pub struct Part<const WITNESS: bool> {
+    cs: Recorder<WITNESS>,
+    imports: Vec<Variable>,
+    prologue_rows: usize,
+}
+
+impl<const WITNESS: bool> Part<WITNESS> {
+    /// A part reading `imports`: `stand_ins` allocates one aux variable per
+    /// import, in `imports`' order and nothing else, and returns the
+    /// values as the part's synthesis reads them.
+    ///
+    /// # Panics
+    /// If `stand_ins` allocates another number of variables, an input, or
+    /// a coefficient other than ±1 (which would join the parent's table
+    /// where a sequential recording has none).
+    pub fn new<T>(imports: Vec<Variable>, stand_ins: impl FnOnce(&mut Recorder<WITNESS>) -> Result<T, SynthesisError>) -> Result<(Self, T), SynthesisError> {
+        let mut cs = Recorder::new();
+        cs.alloc_input(|| "part's one", || Ok(Fr::ONE))?;
+        let read_as = stand_ins(&mut cs)?;
+        assert_eq!((cs.num_inputs, cs.num_aux), (1, imports.len()), "a part's stand-ins: one aux variable per import");
+        assert_eq!(cs.coeffs.len(), 2, "a part's stand-ins use coefficients ±1 only");
+        let prologue_rows = cs.a.row_ptr.len() - 1;
+        Ok((Part { cs, imports, prologue_rows }, read_as))
+    }
+
+    /// The part's constraint system, for its synthesis.
+    pub fn cs(&mut self) -> &mut Recorder<WITNESS> {
+        &mut self.cs
     }
 }
 
@@ -284,9 +356,19 @@ pub fn record_with_witness<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Resu
     Ok((pce, witness.expect("recorded with a witness")))
 }
 
-fn record_into<C: Circuit<Fr>, const WITNESS: bool>(mut cs: Recorder<WITNESS>, circuit_id: &str, circuit: C) -> Result<(Pce, Option<WitnessOnly>), PceError> {
+fn record_into<C: Circuit<Fr>, const WITNESS: bool>(cs: Recorder<WITNESS>, circuit_id: &str, circuit: C) -> Result<(Pce, Option<WitnessOnly>), PceError> {
+    record_by(cs, circuit_id, |cs| circuit.synthesize(cs))
+}
+
+/// Records what `synthesize` does to a recorder (a circuit's synthesis, or
+/// one that records parts of it apart), as [`record`] does.
+pub(crate) fn record_by<const WITNESS: bool>(
+    mut cs: Recorder<WITNESS>,
+    circuit_id: &str,
+    synthesize: impl FnOnce(&mut Recorder<WITNESS>) -> Result<(), SynthesisError>,
+) -> Result<(Pce, Option<WitnessOnly>), PceError> {
     cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
-    circuit.synthesize(&mut cs)?;
+    synthesize(&mut cs)?;
     for i in 0..cs.num_inputs {
         cs.enforce(|| "", |lc| lc + crate::cs::input_var(i), |lc| lc, |lc| lc);
     }

@@ -9,9 +9,9 @@ use super::column::{column_hash, Column};
 use super::DataPath;
 use crate::filecoin::merkle_path::TreePath;
 use crate::witness_gadgets::to_bits_le;
-use bellpepper_core::boolean::Boolean;
+use bellpepper_core::boolean::{AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
-use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellpepper_core::{ConstraintSystem, Index, SynthesisError, Variable};
 use bellperson::gadgets::uint32::UInt32;
 use blstrs::Scalar as Fr;
 use filecoin_proofs::constants::DefaultPieceHasher;
@@ -46,6 +46,64 @@ pub(super) struct Shared {
     pub comm_r_last: AllocatedNum<Fr>,
     /// The replica id's bits, most significant first.
     pub replica_id: Vec<Boolean>,
+}
+
+impl Shared {
+    /// The variables the shared values are allocated as, in the order they
+    /// were allocated, which [`Shared::stand_ins`] keeps: bellpepper sorts
+    /// a linear combination's terms by variable, so a row of a challenge
+    /// recorded apart lists them as the sequential recording does.
+    pub fn variables(&self) -> Vec<Variable> {
+        self.slots().into_iter().map(|(v, _)| v).collect()
+    }
+
+    /// The shared values allocated again in `cs`, one variable per
+    /// [`Shared::variables`] entry in its order: what a challenge recorded
+    /// apart reads.
+    pub fn stand_ins<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<Shared, SynthesisError> {
+        let nums = [&self.comm_d, &self.comm_c, &self.comm_r_last];
+        let mut stand_in_nums: [Option<AllocatedNum<Fr>>; 3] = Default::default();
+        let mut replica_id = self.replica_id.clone();
+        for (_, slot) in self.slots() {
+            match slot {
+                Slot::Num(i) => {
+                    let value = nums[i].get_value();
+                    stand_in_nums[i] = Some(AllocatedNum::alloc(&mut *cs, || value.ok_or(SynthesisError::AssignmentMissing))?);
+                }
+                Slot::Bit(i) => {
+                    replica_id[i] = match &self.replica_id[i] {
+                        Boolean::Is(bit) => Boolean::Is(AllocatedBit::alloc(&mut *cs, bit.get_value())?),
+                        Boolean::Not(bit) => Boolean::Not(AllocatedBit::alloc(&mut *cs, bit.get_value())?),
+                        constant => constant.clone(),
+                    }
+                }
+            }
+        }
+        let [comm_d, comm_c, comm_r_last] = stand_in_nums.map(|n| n.expect("every number has a slot"));
+        Ok(Shared { comm_d, comm_c, comm_r_last, replica_id })
+    }
+
+    /// Each shared variable with where it is in `self`, in allocation order.
+    fn slots(&self) -> Vec<(Variable, Slot)> {
+        let nums = [&self.comm_d, &self.comm_c, &self.comm_r_last].into_iter().enumerate().map(|(i, n)| (n.get_variable(), Slot::Num(i)));
+        let bits = self.replica_id.iter().enumerate().filter_map(|(i, b)| match b {
+            Boolean::Is(bit) | Boolean::Not(bit) => Some((bit.get_variable(), Slot::Bit(i))),
+            Boolean::Constant(_) => None,
+        });
+        let mut slots: Vec<_> = nums.chain(bits).collect();
+        slots.sort_by_key(|(v, _)| match v.get_unchecked() {
+            Index::Input(i) => (0, i),
+            Index::Aux(i) => (1, i),
+        });
+        slots
+    }
+}
+
+/// Where a shared variable is: one of the three numbers, or a replica id bit.
+#[derive(Clone, Copy)]
+enum Slot {
+    Num(usize),
+    Bit(usize),
 }
 
 impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
