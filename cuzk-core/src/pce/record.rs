@@ -292,15 +292,27 @@ pub struct Part<const WITNESS: bool> {
 }
 
 impl<const WITNESS: bool> Part<WITNESS> {
-    /// A part reading `imports`: `stand_ins` allocates one aux variable per
-    /// import, in `imports`' order and nothing else, and returns the
-    /// values as the part's synthesis reads them.
+    /// A part reading `imports`, aux variables of the parent in the order
+    /// they were allocated (bellpepper lists a row's terms by variable, so
+    /// the part's rows then list them as a sequential recording does):
+    /// `stand_ins` allocates one aux variable per import, in that order and
+    /// nothing else, and returns the values as the part's synthesis reads
+    /// them.
     ///
     /// # Panics
-    /// If `stand_ins` allocates another number of variables, an input, or
-    /// a coefficient other than ±1 (which would join the parent's table
-    /// where a sequential recording has none).
+    /// If `imports` are not aux variables in increasing order, or
+    /// `stand_ins` allocates another number of variables, an input, or a
+    /// coefficient other than ±1 (which would join the parent's table where
+    /// a sequential recording has none).
     pub fn new<T>(imports: Vec<Variable>, stand_ins: impl FnOnce(&mut Recorder<WITNESS>) -> Result<T, SynthesisError>) -> Result<(Self, T), SynthesisError> {
+        let aux = |v: &Variable| match v.get_unchecked() {
+            Index::Aux(i) => Some(i),
+            Index::Input(_) => None,
+        };
+        assert!(
+            imports.iter().all(|v| aux(v).is_some()) && imports.windows(2).all(|w| aux(&w[0]) < aux(&w[1])),
+            "a part's imports: aux variables in allocation order"
+        );
         let mut cs = Recorder::new();
         cs.alloc_input(|| "part's one", || Ok(Fr::ONE))?;
         let read_as = stand_ins(&mut cs)?;

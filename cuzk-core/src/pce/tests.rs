@@ -131,6 +131,120 @@ fn parts_recorded_apart_and_appended_equal_the_sequential_recording() {
     assert!(appended.synthesize(parts(true)).unwrap() == classic, "appended PCE's assignment differs from classic synthesis");
 }
 
+/// Shared variables (aux numbers and bits, an input between them), then
+/// parts that read them beside variables and inputs of their own.
+struct SharedParts {
+    seed: u64,
+    parts: usize,
+}
+
+impl SharedParts {
+    const SHARED: usize = 6;
+    /// Rows before the parts': the bit's.
+    const ROWS: usize = 1;
+
+    fn value(&self, i: u64) -> Fr {
+        Fr::from(splitmix(self.seed ^ i) % 3)
+    }
+
+    /// The shared aux variables (the input is not read by the parts).
+    fn shared<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<Vec<Variable>, SynthesisError> {
+        let mut vars = Vec::new();
+        for i in 0..Self::SHARED as u64 {
+            if i == 2 {
+                cs.alloc_input(|| "shared input", || Ok(self.value(100)))?;
+            }
+            vars.push(cs.alloc(|| "shared", || Ok(self.value(i)))?);
+        }
+        // A booleanity row among the shared ones, as a bit's allocation has.
+        cs.enforce(|| "bit", |lc| lc + CS::one() - vars[1], |lc| lc + vars[1], |lc| lc);
+        Ok(vars)
+    }
+
+    fn part<CS: ConstraintSystem<Fr>>(&self, k: usize, cs: &mut CS, shared: &[Variable]) -> Result<(), SynthesisError> {
+        let mut rng = splitmix(self.seed + k as u64);
+        let mut next = move || {
+            rng = splitmix(rng);
+            rng
+        };
+        let mut own = Vec::new();
+        for i in 0..20 {
+            let x = next();
+            own.push(if i == 7 { cs.alloc_input(|| "in", || Ok(Fr::from(x % 5)))? } else { cs.alloc(|| "aux", || Ok(Fr::from(x % 5)))? });
+        }
+        let coeff = |r: u64| [Fr::ONE, -Fr::ONE, Fr::from(2), Fr::from(3 + k as u64)][(r % 4) as usize];
+        for _ in 0..30 {
+            let mut lcs: [LinearCombination<Fr>; 3] = Default::default();
+            for lc in lcs.iter_mut() {
+                for _ in 0..(next() % 4) {
+                    let r = next();
+                    let v = if r % 2 == 0 { shared[(r / 2) as usize % shared.len()] } else { own[(r / 2) as usize % own.len()] };
+                    *lc = lc.clone() + (coeff(r >> 8), v);
+                }
+            }
+            let [a, b, c] = lcs;
+            cs.enforce(|| "row", |_| a, |_| b, |_| c);
+        }
+        Ok(())
+    }
+}
+
+impl Circuit<Fr> for SharedParts {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let shared = self.shared(cs)?;
+        (0..self.parts).try_for_each(|k| self.part(k, cs, &shared))
+    }
+}
+
+/// `c` recorded with each part apart, standing in for the shared variables.
+fn record_apart<const W: bool>(c: &SharedParts) -> (Pce, Option<crate::cs::WitnessOnly>) {
+    super::record::record_by(Recorder::<W>::new(), "shared", |cs| {
+        let shared = c.shared(cs)?;
+        for k in 0..c.parts {
+            // With the bit's booleanity row again, as a bit's stand-in has
+            // (not appended: the parent has it).
+            let stand_ins = |own: &mut Recorder<W>| {
+                let vars = (0..SharedParts::SHARED as u64).map(|i| own.alloc(|| "", || Ok(c.value(i)))).collect::<Result<Vec<_>, _>>()?;
+                own.enforce(|| "bit", |lc| lc + Recorder::<W>::one() - vars[1], |lc| lc + vars[1], |lc| lc);
+                Ok(vars)
+            };
+            let (mut part, read_as) = Part::new(shared.clone(), stand_ins)?;
+            c.part(k, part.cs(), &read_as)?;
+            cs.append_part(part);
+        }
+        Ok(())
+    })
+    .unwrap()
+}
+
+#[test]
+fn parts_standing_in_for_shared_variables_append_as_the_sequential_recording() {
+    for seed in [1, 2, 3] {
+        let c = || SharedParts { seed, parts: 4 };
+        let sequential = record("shared", c()).unwrap();
+        assert!(record_apart::<false>(&c()).0 == sequential, "seed {seed}: R1CS recorded apart differs");
+        let (pce, witness) = record_apart::<true>(&c());
+        let (_, sequential_witness) = record_with_witness("shared", c()).unwrap();
+        assert!(pce == sequential, "seed {seed}: R1CS recorded apart with its witness differs");
+        assert!(witness.unwrap() == sequential_witness, "seed {seed}: witness recorded apart differs");
+        // Not vacuous: the parts' rows read the shared variables.
+        let first_shared = sequential.shape.num_inputs as u32;
+        let rows_of_parts = |m: &SparseMatrix| m.cols[m.row_ptr[SharedParts::ROWS] as usize..].to_vec();
+        assert!(rows_of_parts(&sequential.a).iter().any(|col| (first_shared..first_shared + SharedParts::SHARED as u32).contains(col)));
+    }
+}
+
+#[test]
+#[should_panic(expected = "aux variables in allocation order")]
+fn a_part_refuses_imports_out_of_allocation_order() {
+    let mut cs = Recorder::<false>::new();
+    let (x, y) = (cs.alloc(|| "x", || Ok(Fr::ONE)).unwrap(), cs.alloc(|| "y", || Ok(Fr::ONE)).unwrap());
+    let _ = Part::<false>::new(vec![y, x], |own| {
+        own.alloc(|| "", || Ok(Fr::ONE))?;
+        own.alloc(|| "", || Ok(Fr::ONE))
+    });
+}
+
 fn builtin_specs() -> Vec<CircuitSpec> {
     vec![
         CircuitSpec::Sha256 { blocks: 1 },
