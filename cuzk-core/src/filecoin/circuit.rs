@@ -72,9 +72,7 @@ impl FilecoinCircuit {
             other => other,
         }
     }
-}
 
-impl FilecoinCircuit {
     /// The circuit's R1CS as [`crate::pce::record`] records it (setup,
     /// `cuzk pce build`), a PoRep partition's challenges on `threads`
     /// threads; the other kinds as their synthesis does (a PoSt partition's

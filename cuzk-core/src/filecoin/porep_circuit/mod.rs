@@ -108,7 +108,8 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<Tree> {
     /// that stands in for the shared values, appended in challenge order,
     /// which is the sequential recording exactly. A 32 GiB partition's 18
     /// challenges are ~7M constraints each, so its recording (setup, a
-    /// circuit's first proof) is as many times faster as there are cores.
+    /// circuit's first proof) spreads over up to 18 cores; the appends
+    /// (copying each part's rows) stay sequential.
     pub(crate) fn record_on_threads<const W: bool>(mut self, cs: &mut Recorder<W>, threads: usize) -> Result<(), SynthesisError> {
         let shared = self.shared(cs)?;
         let imports = shared.variables();
