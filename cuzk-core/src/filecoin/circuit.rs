@@ -19,7 +19,7 @@ use filecoin_proofs::constants::{SectorShape2KiB, SectorShape32GiB, SectorShape6
 use super::update_circuit::UpdatePartition;
 use crate::cs::{ProvingAssignment, WitnessOnly};
 use crate::partitioned::AnyCircuit;
-use crate::pce::{record_by, Pce, PceError, Recorder};
+use crate::pce::{record_by, record_with_witness_by, Pce, PceError, Recorder};
 
 /// Tree shape of 2 KiB, 8 MiB and 512 MiB sectors.
 pub type ShapeBase = SectorShape2KiB;
@@ -78,15 +78,14 @@ impl FilecoinCircuit {
     /// threads; the other kinds as their synthesis does (a PoSt partition's
     /// sectors are on every core already).
     pub fn record(self, circuit_id: &str, threads: usize) -> Result<Pce, PceError> {
-        Ok(record_by(Recorder::<false>::new(), circuit_id, |cs| self.record_into(cs, threads))?.0)
+        record_by(circuit_id, |cs| self.record_into(cs, threads))
     }
 
     /// The circuit's R1CS and witness as [`crate::pce::record_with_witness`]
     /// records them (a circuit's first proof), on `threads` threads as
     /// [`FilecoinCircuit::record`].
     pub fn record_with_witness(self, circuit_id: &str, threads: usize) -> Result<(Pce, WitnessOnly), PceError> {
-        let (pce, witness) = record_by(Recorder::<true>::new(), circuit_id, |cs| self.record_into(cs, threads))?;
-        Ok((pce, witness.expect("recorded with a witness")))
+        record_with_witness_by(circuit_id, |cs| self.record_into(cs, threads))
     }
 
     fn record_into<const W: bool>(self, cs: &mut Recorder<W>, threads: usize) -> Result<(), SynthesisError> {

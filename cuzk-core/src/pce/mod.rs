@@ -21,7 +21,7 @@ pub mod spmv;
 
 pub use record::{record, record_with_witness, Part, Recorder};
 #[cfg(feature = "filecoin")]
-pub(crate) use record::record_by;
+pub(crate) use record::{record_by, record_with_witness_by};
 
 use crate::arith::Density;
 use crate::cs::{generate_witness_into, ProvingAssignment, WitnessOnly};

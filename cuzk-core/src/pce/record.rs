@@ -357,24 +357,33 @@ impl Hasher for LimbHasher {
 /// [`crate::cs::synthesize`] does). The circuit may be blank: allocation
 /// closures are not called.
 pub fn record<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Result<Pce, PceError> {
-    record_into(Recorder::<false>::new(), circuit_id, circuit).map(|(pce, _)| pce)
+    record_by(circuit_id, |cs| circuit.synthesize(cs))
 }
 
 /// Records `circuit`'s R1CS and keeps its witness (the closures run, as
 /// in [`crate::cs::generate_witness`]): a circuit's first proof records
 /// its PCE without a second synthesis.
 pub fn record_with_witness<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Result<(Pce, WitnessOnly), PceError> {
-    let (pce, witness) = record_into(Recorder::<true>::new(), circuit_id, circuit)?;
-    Ok((pce, witness.expect("recorded with a witness")))
-}
-
-fn record_into<C: Circuit<Fr>, const WITNESS: bool>(cs: Recorder<WITNESS>, circuit_id: &str, circuit: C) -> Result<(Pce, Option<WitnessOnly>), PceError> {
-    record_by(cs, circuit_id, |cs| circuit.synthesize(cs))
+    record_with_witness_by(circuit_id, |cs| circuit.synthesize(cs))
 }
 
 /// Records what `synthesize` does to a recorder (a circuit's synthesis, or
 /// one that records parts of it apart), as [`record`] does.
-pub(crate) fn record_by<const WITNESS: bool>(
+pub(crate) fn record_by(circuit_id: &str, synthesize: impl FnOnce(&mut Recorder<false>) -> Result<(), SynthesisError>) -> Result<Pce, PceError> {
+    Ok(recorded(Recorder::new(), circuit_id, synthesize)?.0)
+}
+
+/// [`record_by`] keeping the witness, as [`record_with_witness`] does.
+pub(crate) fn record_with_witness_by(
+    circuit_id: &str,
+    synthesize: impl FnOnce(&mut Recorder<true>) -> Result<(), SynthesisError>,
+) -> Result<(Pce, WitnessOnly), PceError> {
+    let (pce, witness) = recorded(Recorder::new(), circuit_id, synthesize)?;
+    Ok((pce, witness.expect("recorded with a witness")))
+}
+
+/// The recording itself: the constant one, `synthesize`, the input rows.
+pub(super) fn recorded<const WITNESS: bool>(
     mut cs: Recorder<WITNESS>,
     circuit_id: &str,
     synthesize: impl FnOnce(&mut Recorder<WITNESS>) -> Result<(), SynthesisError>,

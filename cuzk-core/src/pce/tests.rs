@@ -198,7 +198,7 @@ impl Circuit<Fr> for SharedParts {
 
 /// `c` recorded with each part apart, standing in for the shared variables.
 fn record_apart<const W: bool>(c: &SharedParts) -> (Pce, Option<crate::cs::WitnessOnly>) {
-    super::record::record_by(Recorder::<W>::new(), "shared", |cs| {
+    super::record::recorded(Recorder::<W>::new(), "shared", |cs| {
         let shared = c.shared(cs)?;
         for k in 0..c.parts {
             // With the bit's booleanity row again, as a bit's stand-in has
