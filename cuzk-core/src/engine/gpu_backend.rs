@@ -192,6 +192,12 @@ impl GpuBackend {
         self.devices.iter().find(|d| d.info.ordinal == ordinal).ok_or_else(no_device)
     }
 
+    /// Whether `params` has a copy on `dev` (taking `dev.resident`'s lock:
+    /// not to be called with it, nor with `dev.pces`', held).
+    fn is_resident(dev: &GpuDevice, params: &Parameters) -> bool {
+        dev.resident.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && std::ptr::eq(r.host.as_ptr(), params))
+    }
+
     /// The resident copy of `input.params` on `dev`, if there is one.
     fn find_resident(dev: &GpuDevice, params: &Arc<Parameters>) -> Option<Arc<DeviceSrs>> {
         // A host SRS that was evicted frees its device copy.
@@ -211,7 +217,9 @@ impl GpuBackend {
             return Ok(None);
         }
         let bytes = DeviceSrs::bytes(input.params);
-        let want = bytes + Self::vram_needed_on(dev, input);
+        // Room for the SRS and one more working set, whose MSMs read their
+        // points from it once it is there.
+        let want = bytes + Self::working_set_of(dev, input, true);
         let mut resident = dev.resident.lock().unwrap();
         let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
         while input.vram.free() < want {
@@ -245,6 +253,7 @@ impl GpuBackend {
     /// for them beside one working set of `params`'s circuits with z:
     /// else a, b, c are better uploaded (the 16 GiB regime).
     fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
+        let points_on_device = Self::is_resident(dev, params);
         // Held through the upload: two synthesis workers asking at once
         // upload one copy.
         let mut pces = dev.pces.lock().unwrap();
@@ -252,7 +261,7 @@ impl GpuBackend {
             return Some(gpu);
         }
         let bytes = GpuPce::device_bytes(pce).ok()?;
-        let working = Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes());
+        let working = Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes(), points_on_device);
         if vram.usage().total_bytes < bytes.saturating_add(working) {
             return None;
         }
@@ -276,29 +285,38 @@ impl GpuBackend {
     }
 
     /// Device bytes of one call's working set on `dev`: the H buffers, the
-    /// largest MSM whole (points from the host: the upper bound) and `z`
-    /// bytes of witness.
-    fn working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64) -> u64 {
+    /// largest MSM whole and `z` bytes of witness. The MSM's workspace
+    /// stages its points too where they come from the host: at 2^27 that
+    /// is ~32 GiB against ~17 GiB with them resident, the difference
+    /// between one working set and two beside a resident SRS and matrices.
+    fn working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64, points_on_device: bool) -> u64 {
         let h = h_log_n(constraints).map_or(0, cuzk_sys::HTermBuffers::bytes);
         let (n1, n2) = msm_sizes(params);
         let o = dev.info.ordinal as i32;
         // An error here (none expected: it only sizes buffers) shows up
         // again, with its message, when the MSM runs.
-        let g1 = msm::workspace_bytes::<G1>(o, n1, false, false, MsmOptions::default()).unwrap_or(0);
-        let g2 = msm::workspace_bytes::<G2>(o, n2, false, false, MsmOptions::default()).unwrap_or(0);
+        let g1 = msm::workspace_bytes::<G1>(o, n1, points_on_device, false, MsmOptions::default()).unwrap_or(0);
+        let g2 = msm::workspace_bytes::<G2>(o, n2, points_on_device, false, MsmOptions::default()).unwrap_or(0);
         h + g1.max(g2) + z
     }
 
-    /// The working set of `input` on `dev`: the H buffers plus the largest
-    /// MSM workspace (points from the host: the upper bound), and z where
-    /// the circuits carry their witness only (for the SpMV).
+    /// The working set of `input` on `dev` ([`Self::working_set_of`]),
+    /// with its points where they are now: on the device where its SRS is
+    /// resident, else from the host.
     fn vram_needed_on(dev: &GpuDevice, input: &ProveInput<'_>) -> u64 {
+        Self::working_set_of(dev, input, Self::is_resident(dev, input.params))
+    }
+
+    /// The H buffers plus the largest MSM workspace (its points from the
+    /// device or the host), and z where the circuits carry their witness
+    /// only (for the SpMV).
+    fn working_set_of(dev: &GpuDevice, input: &ProveInput<'_>, points_on_device: bool) -> u64 {
         let Some(first) = input.assignments.first() else { return 0 };
         let z = match input.pce {
             Some(pce) if input.witness_only() => pce.z_bytes(),
             _ => 0,
         };
-        Self::working_set(dev, input.params, first.num_constraints(), z)
+        Self::working_set(dev, input.params, first.num_constraints(), z, points_on_device)
     }
 
     fn points<'a>(params: &'a Parameters, srs: &'a Option<Arc<DeviceSrs>>) -> SrsPoints<'a> {
@@ -326,7 +344,7 @@ impl GpuBackend {
         let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
         Ok(Sizes {
             h_bytes: GpuProver::h_bytes(first.num_constraints())?,
-            msm_bytes: whole(false, MsmOptions::default(), n1, n2)?,
+            msm_bytes: whole(resident, MsmOptions::default(), n1, n2)?,
             query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
             min_msm_bytes: whole(resident, small, n1.min(min_chunk), n2.min(min_chunk))?,
             z_bytes: input.pce.filter(|_| pce_resident).map_or(0, |p| p.z_bytes()),

@@ -162,8 +162,9 @@ pub struct Plan {
 pub struct Sizes {
     /// One set of H buffers (a, b, c of the circuits' domain).
     pub h_bytes: u64,
-    /// The largest MSM's workspace, whole, points and scalars from the host
-    /// (with `h_bytes`, what a call needs at least to run unchunked).
+    /// The largest MSM's workspace, whole, scalars from the host and points
+    /// from where they are (the device where the SRS is resident; with
+    /// `h_bytes`, what a call needs at least to run unchunked).
     pub msm_bytes: u64,
     /// The query MSMs' own workspace, points and scalars on the device
     /// ([`Queries::BesideH`]).
