@@ -62,6 +62,15 @@ pub trait PartitionedCircuit: Send + Sync {
         let _ = threads;
         self.circuit(partition)
     }
+    /// Whether recording its PCE ([`AnyCircuit::record`]) takes a fraction
+    /// of a classic synthesis (it records on every core): then, on a
+    /// circuit's first use, its other partitions wait for the recording
+    /// and go witness-only through it, rather than synthesize classically
+    /// meanwhile. False by default: a recording about as long as a classic
+    /// synthesis is not worth waiting for.
+    fn records_on_threads(&self) -> bool {
+        false
+    }
     /// Checks a synthesized partition before it is proved (Filecoin: its
     /// public inputs are the verifier's); an error fails the job.
     fn check_assignment(&self, _partition: usize, _assignment: &ProvingAssignment) -> Result<(), String> {

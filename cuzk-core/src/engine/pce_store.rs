@@ -7,8 +7,13 @@
 //! the budget), so partitions synthesized classically meanwhile cannot
 //! leave it without room once read. While one worker loads a circuit's
 //! PCE, the others wait for it: a load takes a fraction of a classic
-//! synthesis and none of its memory. While one records it (about as long
-//! as a classic synthesis), they synthesize classically. A PCE the budget
+//! synthesis and none of its memory. While one records it, they wait too
+//! where the circuit records on every core
+//! ([`PartitionedCircuit::records_on_threads`]: a fraction of a classic
+//! synthesis), else (a recording about as long as a classic synthesis)
+//! they synthesize classically. Waiting happens before a partition
+//! reserves memory ([`PceStore::wait_while_built`]), so it then reserves
+//! for its witness only where a, b, c go to the device. A PCE the budget
 //! has no room for now is not kept, and a later partition loads it from
 //! its file once there is room. A file that is stale or corrupt is rebuilt
 //! with a warning. A circuit whose witness does not fit its PCE fails that
@@ -30,7 +35,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 enum Entry {
-    /// A worker is recording it (the others synthesize classically).
+    /// A worker is recording it (the others wait, or synthesize
+    /// classically where the circuit records on one thread).
     Recording,
     /// A worker is loading its file into memory reserved for it (the
     /// others wait).
@@ -56,7 +62,7 @@ pub struct PceStore {
     dir: PathBuf,
     memory: Arc<MemoryBudget>,
     entries: Mutex<HashMap<String, Entry>>,
-    /// Signalled whenever an entry stops loading.
+    /// Signalled whenever an entry stops loading or recording.
     loaded: Condvar,
 }
 
@@ -168,6 +174,26 @@ impl PceStore {
         }
     }
 
+    /// Returns once `circuit`'s PCE is not being loaded, nor recorded on
+    /// every core: what [`PceStore::synthesize`] would wait for, waited for
+    /// before a partition's memory is reserved.
+    pub fn wait_while_built(&self, circuit: &dyn PartitionedCircuit) {
+        let id = circuit.circuit_id();
+        let mut entries = self.lock();
+        while Self::waits_for(entries.get(&id), circuit) {
+            entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Whether a partition of `circuit` waits while its PCE is in `entry`.
+    fn waits_for(entry: Option<&Entry>, circuit: &dyn PartitionedCircuit) -> bool {
+        match entry {
+            Some(Entry::Loading) => true,
+            Some(Entry::Recording) => circuit.records_on_threads(),
+            _ => false,
+        }
+    }
+
     /// Synthesizes one partition of `circuit` through its PCE when there
     /// is one (recording it on first use), else classically; then the
     /// circuit's own check of the assignment. With `witness_only` (the
@@ -193,8 +219,8 @@ impl PceStore {
             loop {
                 match entries.get(&id) {
                     Some(Entry::Ready { pce, .. }) => break Some(pce.clone()),
-                    Some(Entry::Recording | Entry::Unavailable) => break None,
-                    Some(Entry::Loading) => entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner()),
+                    e if Self::waits_for(e, circuit) => entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner()),
+                    Some(_) => break None,
                     None => {
                         let first = self.first_use(&id);
                         if let FirstUse::NoRoom(bytes) = first {
@@ -272,7 +298,7 @@ impl PceStore {
             }
         };
         let Some(pce) = loaded else {
-            // Waiting partitions synthesize classically while this one records.
+            // Waiting partitions go on as for any recording.
             drop(memory);
             self.set(id, Entry::Recording);
             return self.record(circuit, partition, id);
@@ -475,24 +501,72 @@ mod tests {
         assert_eq!(s.synthesize(&bad, 2, None, 1).unwrap().1, SynthPath::Loaded);
     }
 
+    /// `job`, recording on every core as far as the store can tell.
+    struct RecordsOnThreads(BuiltinJob);
+
+    impl PartitionedCircuit for RecordsOnThreads {
+        fn circuit_id(&self) -> String {
+            self.0.circuit_id()
+        }
+        fn partitions(&self) -> usize {
+            self.0.partitions()
+        }
+        fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, String> {
+            self.0.circuit(partition)
+        }
+        fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, String> {
+            self.0.load_params(param_cache)
+        }
+        fn records_on_threads(&self) -> bool {
+            true
+        }
+    }
+
+    /// While a circuit's PCE is in `building`, a partition of `circuit`
+    /// (and a unit about to reserve memory for one) waits, then goes
+    /// through the PCE once it is ready.
+    fn waits_while(building: Entry, circuit: &dyn PartitionedCircuit) {
+        let dir = tempfile::tempdir().unwrap();
+        let id = circuit.circuit_id();
+        let s = store(dir.path(), 1 << 30);
+        s.synthesize(circuit, 0, None, 1).unwrap();
+        let pce = s.ready(&id).unwrap();
+        let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
+        s.set(&id, building);
+        std::thread::scope(|scope| {
+            let reserving = scope.spawn(|| s.wait_while_built(circuit));
+            let waiting = scope.spawn(|| s.synthesize(circuit, 1, None, 1));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            assert!(!reserving.is_finished() && !waiting.is_finished(), "a partition waits while its PCE is built");
+            s.set(&id, Entry::Ready { pce: pce.clone(), memory });
+            reserving.join().unwrap();
+            let (pa, path) = waiting.join().unwrap().unwrap();
+            assert_eq!(path, SynthPath::Pce, "then goes through the PCE");
+            assert!(pa == circuit.synthesize(1).unwrap());
+        });
+    }
+
     #[test]
     fn partitions_wait_for_a_pce_being_loaded() {
+        waits_while(Entry::Loading, &BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1));
+    }
+
+    #[test]
+    fn partitions_wait_for_a_pce_recorded_on_every_core() {
+        waits_while(Entry::Recording, &RecordsOnThreads(BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1)));
+    }
+
+    /// A recording about as long as a classic synthesis is not waited for.
+    #[test]
+    fn partitions_synthesize_classically_beside_a_recording_on_one_thread() {
         let dir = tempfile::tempdir().unwrap();
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
         let s = store(dir.path(), 1 << 30);
-        s.synthesize(&job, 0, None, 1).unwrap();
-        let pce = s.ready(&job.circuit_id()).unwrap();
-        let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
-        s.set(&job.circuit_id(), Entry::Loading);
-        std::thread::scope(|scope| {
-            let waiting = scope.spawn(|| s.synthesize(&job, 1, None, 1));
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            assert!(!waiting.is_finished(), "a partition waits while its PCE loads");
-            s.set(&job.circuit_id(), Entry::Ready { pce: pce.clone(), memory });
-            let (pa, path) = waiting.join().unwrap().unwrap();
-            assert_eq!(path, SynthPath::Pce, "then goes through the loaded PCE");
-            assert!(pa == job.synthesize(1).unwrap());
-        });
+        s.set(&job.circuit_id(), Entry::Recording);
+        s.wait_while_built(&job);
+        let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+        assert_eq!(path, SynthPath::Classic);
+        assert!(pa == job.synthesize(1).unwrap());
     }
 
     /// Witness-only synthesis against a held PCE: the witness and

@@ -79,6 +79,12 @@ impl PartitionedCircuit for FilecoinJob {
         }
     }
 
+    /// A PoRep partition records its challenges on every core (a tenth of
+    /// its classic synthesis at 32 GiB); a PoSt partition its sectors.
+    fn records_on_threads(&self) -> bool {
+        matches!(self.meta.kind, ProofKind::PorepSealCommit | ProofKind::WindowPostPartition | ProofKind::WinningPost)
+    }
+
     fn circuit_on_threads(&self, partition: usize, threads: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
         Ok(Box::new(EnginePartition(self.take_circuit(partition)?.with_witness_threads(threads))))
     }
