@@ -4,16 +4,18 @@
 //! for the engine's life and counted in the memory budget.
 //!
 //! A file is loaded only into memory reserved for it first (its size, from
-//! the budget), so partitions synthesized classically meanwhile cannot
-//! leave it without room once read. While one worker loads a circuit's
-//! PCE, the others wait for it: a load takes a fraction of a classic
-//! synthesis and none of its memory. While one records it, they wait too
-//! where the circuit records on every core
-//! ([`PartitionedCircuit::records_on_threads`]: a fraction of a classic
-//! synthesis), else (a recording about as long as a classic synthesis)
-//! they synthesize classically. Waiting happens before a partition
-//! reserves memory ([`PceStore::wait_while_built`]), so it then reserves
-//! for its witness only where a, b, c go to the device. A PCE the budget
+//! the budget), and that is reserved before the first partition's own
+//! memory ([`PceStore::prepare`]): partitions reserving classic memory at
+//! once (three of 28 GiB beside a 32 GiB SRS fill a 116 GiB budget) would
+//! otherwise leave it no room, and every partition of the engine's life
+//! would go classic. While one worker loads a circuit's PCE, the others
+//! wait for it: a load takes a fraction of a classic synthesis and none of
+//! its memory. While one records it, they wait too where the circuit
+//! records on every core ([`PartitionedCircuit::records_on_threads`]: a
+//! fraction of a classic synthesis), else (a recording about as long as a
+//! classic synthesis) they synthesize classically. Waiting happens before
+//! a partition reserves memory, so it then reserves for its witness only
+//! where a, b, c go to the device. A PCE the budget
 //! has no room for now is not kept, and a later partition loads it from
 //! its file once there is room. A file that is stale or corrupt is rebuilt
 //! with a warning. A circuit whose witness does not fit its PCE fails that
@@ -35,6 +37,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 enum Entry {
+    /// Memory is reserved for its file ([`PceStore::prepare`]); the first
+    /// partition synthesized loads it (the others wait).
+    Reserved(Reservation),
     /// A worker is recording it (the others wait, or synthesize
     /// classically where the circuit records on one thread).
     Recording,
@@ -110,6 +115,24 @@ impl Drop for Claim<'_> {
     }
 }
 
+/// A synthesis unit's reservation for its circuit's PCE file
+/// ([`PceStore::prepare`]): ended, if no partition took it to load the
+/// file, when the unit is done (its jobs abandoned, say).
+pub struct Prepared<'a> {
+    store: &'a PceStore,
+    id: String,
+}
+
+impl Drop for Prepared<'_> {
+    fn drop(&mut self) {
+        let mut entries = self.store.lock();
+        if matches!(entries.get(&self.id), Some(Entry::Reserved(_))) {
+            entries.remove(&self.id);
+            self.store.loaded.notify_all();
+        }
+    }
+}
+
 impl PceStore {
     pub fn new(param_cache: &Path, memory: Arc<MemoryBudget>) -> Self {
         Self { dir: param_cache.to_path_buf(), memory, entries: Mutex::new(HashMap::new()), loaded: Condvar::new() }
@@ -174,21 +197,31 @@ impl PceStore {
         }
     }
 
-    /// Returns once `circuit`'s PCE is not being loaded, nor recorded on
-    /// every core: what [`PceStore::synthesize`] would wait for, waited for
-    /// before a partition's memory is reserved.
-    pub fn wait_while_built(&self, circuit: &dyn PartitionedCircuit) {
+    /// Called by a synthesis unit before it reserves its partitions'
+    /// memory: waits while `circuit`'s PCE is being loaded (or recorded on
+    /// every core) and, on its first use, reserves the memory for its file,
+    /// which the unit's first partition then loads (the hold returned ends
+    /// that reservation if none does).
+    pub fn prepare(&self, circuit: &dyn PartitionedCircuit) -> Option<Prepared<'_>> {
         let id = circuit.circuit_id();
         let mut entries = self.lock();
         while Self::waits_for(entries.get(&id), circuit) {
             entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner());
         }
+        if entries.contains_key(&id) {
+            return None;
+        }
+        // No room, or no file (the first partition records it): left to
+        // the partition.
+        let FirstUse::Load(memory) = self.first_use(&id) else { return None };
+        entries.insert(id.clone(), Entry::Reserved(memory));
+        Some(Prepared { store: self, id })
     }
 
     /// Whether a partition of `circuit` waits while its PCE is in `entry`.
     fn waits_for(entry: Option<&Entry>, circuit: &dyn PartitionedCircuit) -> bool {
         match entry {
-            Some(Entry::Loading) => true,
+            Some(Entry::Loading | Entry::Reserved(_)) => true,
             Some(Entry::Recording) => circuit.records_on_threads(),
             _ => false,
         }
@@ -219,10 +252,11 @@ impl PceStore {
             loop {
                 match entries.get(&id) {
                     Some(Entry::Ready { pce, .. }) => break Some(pce.clone()),
-                    e if Self::waits_for(e, circuit) => entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner()),
-                    Some(_) => break None,
-                    None => {
-                        let first = self.first_use(&id);
+                    None | Some(Entry::Reserved(_)) => {
+                        let first = match entries.remove(&id) {
+                            Some(Entry::Reserved(memory)) => FirstUse::Load(memory),
+                            _ => self.first_use(&id),
+                        };
                         if let FirstUse::NoRoom(bytes) = first {
                             log::info!("pce not loaded circuit_id={id} bytes={bytes} reason=\"no room in the memory budget now\" (classic synthesis)");
                             break None;
@@ -236,6 +270,8 @@ impl PceStore {
                         circuit.check_assignment(partition, &pa)?;
                         return Ok((pa, path));
                     }
+                    e if Self::waits_for(e, circuit) => entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner()),
+                    Some(_) => break None,
                 }
             }
         };
@@ -534,7 +570,7 @@ mod tests {
         let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
         s.set(&id, building);
         std::thread::scope(|scope| {
-            let reserving = scope.spawn(|| s.wait_while_built(circuit));
+            let reserving = scope.spawn(|| drop(s.prepare(circuit)));
             let waiting = scope.spawn(|| s.synthesize(circuit, 1, None, 1));
             std::thread::sleep(std::time::Duration::from_millis(200));
             assert!(!reserving.is_finished() && !waiting.is_finished(), "a partition waits while its PCE is built");
@@ -563,10 +599,40 @@ mod tests {
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
         let s = store(dir.path(), 1 << 30);
         s.set(&job.circuit_id(), Entry::Recording);
-        s.wait_while_built(&job);
+        assert!(s.prepare(&job).is_none());
         let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Classic);
         assert!(pa == job.synthesize(1).unwrap());
+    }
+
+    /// A unit reserves the memory for its circuit's PCE file before its
+    /// partitions' own: the first partition synthesized loads it into that
+    /// reservation, and the other units wait for it meanwhile; a hold no
+    /// partition took ends with its unit.
+    #[test]
+    fn the_pce_file_is_reserved_before_the_partitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
+        let file_bytes = std::fs::metadata(PceStore::path_of(dir.path(), &job.circuit_id())).unwrap().len();
+        let s = store(dir.path(), 1 << 30);
+        let held = s.prepare(&job).expect("reserved on first use");
+        assert_eq!(s.memory.usage().pce_bytes, file_bytes);
+        drop(held);
+        assert_eq!(s.memory.usage().pce_bytes, 0, "a hold no partition took ends with its unit");
+        let held = s.prepare(&job).unwrap();
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| s.prepare(&job).is_none());
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            assert!(!other.is_finished(), "another unit waits for the file");
+            let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+            assert_eq!(path, SynthPath::Loaded);
+            assert!(pa == job.synthesize(1).unwrap());
+            assert!(other.join().unwrap(), "then finds it held");
+        });
+        drop(held);
+        let pce = s.ready(&job.circuit_id()).expect("held once loaded");
+        assert_eq!(s.memory.usage().pce_bytes, pce.bytes());
     }
 
     /// Witness-only synthesis against a held PCE: the witness and

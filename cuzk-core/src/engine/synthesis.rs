@@ -12,9 +12,10 @@
 //! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB); the
 //! unit holds the backend's lease on those matrices until it is proved. A
 //! unit still waiting for room when the circuit's PCE becomes ready asks
-//! again; one whose circuit's PCE is being loaded, or recorded on every
-//! core, waits for it before reserving
-//! ([`super::pce_store::PceStore::wait_while_built`]).
+//! again. Before reserving, a unit whose circuit's PCE is being loaded, or
+//! recorded on every core, waits for it; on the circuit's first use it
+//! reserves the memory for the PCE's file first
+//! ([`super::pce_store::PceStore::prepare`]).
 //!
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
@@ -69,9 +70,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     let pinned = synth_ticket.batch.srs.bytes;
     // A PCE being loaded, or recorded on every core, is worth waiting for
     // before reserving: this unit then reserves for what it will hold.
-    if let Some(store) = &sh.pce {
-        store.wait_while_built(members[0].circuit.as_ref());
-    }
+    let _pce_file = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref()));
     let (pce, witness_only, matrices, memory) = loop {
         let pce = ready_pce();
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
