@@ -28,6 +28,9 @@
 #   VRAM_LIMIT [0] gpus.vram_limit ("16GiB": a small card)
 #   SEED [1]  workload seed;  TOXIC_SEED [1]  setup's toxic-waste seed
 #   SETUP_FLAGS  extra filecoin-setup flags (e.g. --cpu)
+#   SAVE_PCE [1]  0: setup does not write the .pce (the daemon records it at
+#                 the first proof): WindowPoSt 32 GiB's params and .pce
+#                 together outgrow the GPU host's 64 GiB disk
 #   PARAMS        a param cache to use [DIR/params]; setup is skipped when it
 #                 holds the circuit's .params and .vk, and it is never deleted
 #   STREAM [0]    after the single proof, N proofs submitted together
@@ -58,6 +61,7 @@ TOXIC_SEED="${TOXIC_SEED:-1}"
 BUDGET="${BUDGET:-auto}"
 VRAM_LIMIT="${VRAM_LIMIT:-0}"
 SETUP_FLAGS="${SETUP_FLAGS:-}"
+SAVE_PCE_FLAG="--save-pce"; [ "${SAVE_PCE:-1}" = 0 ] && SAVE_PCE_FLAG=""
 if [ -z "${CUZK:-}" ]; then
     for c in "$HERE/../bin/cuzk" "$HERE/bin/cuzk" "$HERE/../../target/release/cuzk"; do
         if [ -x "$c" ]; then CUZK="$c"; break; fi
@@ -196,7 +200,7 @@ else
     rm -f "$P/setup.done"
     # shellcheck disable=SC2086
     phase setup "$CUZK" filecoin-setup --kind "$KIND" --sector-size "$SIZE" --param-cache "$P" \
-        --toxic-seed "$TOXIC_SEED" --save-pce $SETUP_FLAGS || finish $?
+        --toxic-seed "$TOXIC_SEED" $SAVE_PCE_FLAG $SETUP_FLAGS || finish $?
     echo "$DONE" >"$P/setup.done"
 fi
 
@@ -211,7 +215,7 @@ for K in "${LOAD_KINDS[@]}"; do
     if [ "$(cat "$P/setup-$K.done" 2>/dev/null)" != "$KDONE" ] || [ ! -f "$P/v28-${LOAD_ID[$K]}.vk" ]; then
         # shellcheck disable=SC2086
         phase "setup-$K" "$CUZK" filecoin-setup --kind "$K" --sector-size "$SIZE" --param-cache "$P" \
-            --toxic-seed "$TOXIC_SEED" --save-pce $SETUP_FLAGS || finish $?
+            --toxic-seed "$TOXIC_SEED" $SAVE_PCE_FLAG $SETUP_FLAGS || finish $?
         echo "$KDONE" >"$P/setup-$K.done"
     fi
 done
