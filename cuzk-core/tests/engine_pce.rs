@@ -95,6 +95,27 @@ fn proofs_with_and_without_pce_are_identical() {
 /// one classic partition only), not one classic-size reservation at a time.
 #[test]
 fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
+    let paths = first_job_paths(|srs, pce, classic| srs + pce + classic + classic / 2);
+    let witness = paths.iter().filter(|p| *p == "pce-witness").count();
+    assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
+}
+
+/// Under a budget with room for two classic partitions and not for the
+/// PCE beside them, the PCE's memory is reserved before the partitions'
+/// own, so the first loads it and the others go witness-only (partitions
+/// reserving first left it no room, and every one went classic).
+#[test]
+fn the_pce_file_is_reserved_before_the_partitions_fill_the_budget() {
+    let paths = first_job_paths(|srs, pce, classic| srs + 2 * classic + pce / 2);
+    let witness = paths.iter().filter(|p| *p == "pce-witness").count();
+    assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
+}
+
+/// How the 6 partitions of a circuit's first job were synthesized (the
+/// timeline's `path`s) under the budget `budget(srs, pce, classic)` gives
+/// from the SRS's and the PCE's bytes and a classic partition's estimate,
+/// the PCE's file written by an earlier engine; the proof is checked.
+fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let job = builtin("synthetic:32768:4", 6, 9);
     let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
@@ -110,24 +131,23 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
     let used = engine.memory();
     engine.shutdown(ShutdownMode::Drain);
     assert!(used.pce_bytes > 0 && used.srs_bytes > 0, "{used:?}");
-    // Room for the SRS, the PCE and one and a half classic partitions.
     let timeline = dir.path().join("timeline.jsonl");
-    c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(used.srs_bytes + used.pce_bytes + classic + classic / 2);
+    c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(budget(used.srs_bytes, used.pce_bytes, classic));
+    // All of it for the job's partitions (the reserve would be most of it).
+    c.memory.urgent_reserve = cuzk_core::config::ByteSize(0);
     c.logging.timeline = timeline.display().to_string();
     let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() })).unwrap();
     let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     verify(&engine, &job, &out);
     assert!(out.proof == first.proof, "the same job, the same r and s: the same proofs");
     engine.shutdown(ShutdownMode::Drain);
-    let paths: Vec<String> = std::fs::read_to_string(&timeline)
+    std::fs::read_to_string(&timeline)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["ev"] == "synth_end")
         .map(|v| v["path"].as_str().unwrap_or("").to_string())
-        .collect();
-    let witness = paths.iter().filter(|p| *p == "pce-witness").count();
-    assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
+        .collect()
 }
 
 /// Witness-only partitions are proved with the backend's lease on the

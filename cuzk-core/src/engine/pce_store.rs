@@ -198,11 +198,13 @@ impl PceStore {
     }
 
     /// Called by a synthesis unit before it reserves its partitions'
-    /// memory: waits while `circuit`'s PCE is being loaded (or recorded on
-    /// every core) and, on its first use, reserves the memory for its file,
-    /// which the unit's first partition then loads (the hold returned ends
-    /// that reservation if none does).
-    pub fn prepare(&self, circuit: &dyn PartitionedCircuit) -> Option<Prepared<'_>> {
+    /// memory (`partitions_bytes`): waits while `circuit`'s PCE is being
+    /// loaded (or recorded on every core) and, on its first use, reserves
+    /// the memory for its file, which the unit's first partition then
+    /// loads (the hold returned ends that reservation if none does). Only
+    /// where the partitions fit beside it: a unit holding the file's
+    /// memory must not wait for room that only that memory could give.
+    pub fn prepare(&self, circuit: &dyn PartitionedCircuit, partitions_bytes: u64) -> Option<Prepared<'_>> {
         let id = circuit.circuit_id();
         let mut entries = self.lock();
         while Self::waits_for(entries.get(&id), circuit) {
@@ -213,7 +215,7 @@ impl PceStore {
         }
         // No room, or no file (the first partition records it): left to
         // the partition.
-        let FirstUse::Load(memory) = self.first_use(&id) else { return None };
+        let FirstUse::Load(memory) = self.first_use(&id, partitions_bytes) else { return None };
         entries.insert(id.clone(), Entry::Reserved(memory));
         Some(Prepared { store: self, id })
     }
@@ -255,7 +257,7 @@ impl PceStore {
                     None | Some(Entry::Reserved(_)) => {
                         let first = match entries.remove(&id) {
                             Some(Entry::Reserved(memory)) => FirstUse::Load(memory),
-                            _ => self.first_use(&id),
+                            _ => self.first_use(&id, 0),
                         };
                         if let FirstUse::NoRoom(bytes) = first {
                             log::info!("pce not loaded circuit_id={id} bytes={bytes} reason=\"no room in the memory budget now\" (classic synthesis)");
@@ -297,11 +299,14 @@ impl PceStore {
 
     /// Whether a circuit's first use loads its file (the memory for it
     /// reserved now: its size, which the loaded PCE's is within a few
-    /// percent of) or records it.
-    fn first_use(&self, id: &str) -> FirstUse {
+    /// percent of; where `beside` more bytes fit too) or records it.
+    fn first_use(&self, id: &str, beside: u64) -> FirstUse {
         match std::fs::metadata(Self::path_of(&self.dir, id)) {
-            Ok(m) if m.is_file() => match self.memory.try_reserve(m.len(), Purpose::Pce) {
-                Some(r) => FirstUse::Load(r),
+            Ok(m) if m.is_file() => match self.memory.try_reserve(m.len() + beside, Purpose::Pce) {
+                Some(mut r) => {
+                    r.resize(m.len());
+                    FirstUse::Load(r)
+                }
                 None => FirstUse::NoRoom(m.len()),
             },
             _ => FirstUse::Record,
@@ -570,7 +575,7 @@ mod tests {
         let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
         s.set(&id, building);
         std::thread::scope(|scope| {
-            let reserving = scope.spawn(|| drop(s.prepare(circuit)));
+            let reserving = scope.spawn(|| drop(s.prepare(circuit, 0)));
             let waiting = scope.spawn(|| s.synthesize(circuit, 1, None, 1));
             std::thread::sleep(std::time::Duration::from_millis(200));
             assert!(!reserving.is_finished() && !waiting.is_finished(), "a partition waits while its PCE is built");
@@ -599,7 +604,7 @@ mod tests {
         let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
         let s = store(dir.path(), 1 << 30);
         s.set(&job.circuit_id(), Entry::Recording);
-        assert!(s.prepare(&job).is_none());
+        assert!(s.prepare(&job, 0).is_none());
         let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Classic);
         assert!(pa == job.synthesize(1).unwrap());
@@ -616,13 +621,15 @@ mod tests {
         store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
         let file_bytes = std::fs::metadata(PceStore::path_of(dir.path(), &job.circuit_id())).unwrap().len();
         let s = store(dir.path(), 1 << 30);
-        let held = s.prepare(&job).expect("reserved on first use");
+        assert!(s.prepare(&job, 1 << 30).is_none(), "no room for the unit's partitions beside it");
+        assert_eq!(s.memory.usage().pce_bytes, 0);
+        let held = s.prepare(&job, 1000).expect("reserved on first use");
         assert_eq!(s.memory.usage().pce_bytes, file_bytes);
         drop(held);
         assert_eq!(s.memory.usage().pce_bytes, 0, "a hold no partition took ends with its unit");
-        let held = s.prepare(&job).unwrap();
+        let held = s.prepare(&job, 0).unwrap();
         std::thread::scope(|scope| {
-            let other = scope.spawn(|| s.prepare(&job).is_none());
+            let other = scope.spawn(|| s.prepare(&job, 0).is_none());
             std::thread::sleep(std::time::Duration::from_millis(200));
             assert!(!other.is_finished(), "another unit waits for the file");
             let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();

@@ -70,7 +70,8 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     let pinned = synth_ticket.batch.srs.bytes;
     // A PCE being loaded, or recorded on every core, is worth waiting for
     // before reserving: this unit then reserves for what it will hold.
-    let _pce_file = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref()));
+    let classic_bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
+    let _pce_file = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
     let (pce, witness_only, matrices, memory) = loop {
         let pce = ready_pce();
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
