@@ -495,10 +495,12 @@ mod tests {
     }
 
     /// `job`, except that partition `bad`'s witness fails (a request whose
-    /// inputs do not satisfy the circuit).
-    struct OneBadPartition {
+    /// inputs do not satisfy the circuit), and recording on every core as
+    /// far as the store can tell where `on_threads`.
+    struct Variant {
         job: BuiltinJob,
-        bad: usize,
+        bad: Option<usize>,
+        on_threads: bool,
     }
 
     struct Unsatisfiable;
@@ -509,7 +511,7 @@ mod tests {
         }
     }
 
-    impl PartitionedCircuit for OneBadPartition {
+    impl PartitionedCircuit for Variant {
         fn circuit_id(&self) -> String {
             self.job.circuit_id()
         }
@@ -517,13 +519,16 @@ mod tests {
             self.job.partitions()
         }
         fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, String> {
-            if partition == self.bad {
+            if Some(partition) == self.bad {
                 return Ok(Box::new(Unsatisfiable));
             }
             self.job.circuit(partition)
         }
         fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, String> {
             self.job.load_params(param_cache)
+        }
+        fn records_on_threads(&self) -> bool {
+            self.on_threads
         }
     }
 
@@ -536,31 +541,10 @@ mod tests {
         assert!(file.exists());
         // A new engine's first partition loads the file, and its witness fails.
         let s = store(dir.path(), 1 << 30);
-        let bad = OneBadPartition { job, bad: 1 };
+        let bad = Variant { job, bad: Some(1), on_threads: false };
         assert!(s.synthesize(&bad, 1, None, 1).is_err());
         assert!(file.exists(), "a request's own failure is no reason to rebuild the PCE");
         assert_eq!(s.synthesize(&bad, 2, None, 1).unwrap().1, SynthPath::Loaded);
-    }
-
-    /// `job`, recording on every core as far as the store can tell.
-    struct RecordsOnThreads(BuiltinJob);
-
-    impl PartitionedCircuit for RecordsOnThreads {
-        fn circuit_id(&self) -> String {
-            self.0.circuit_id()
-        }
-        fn partitions(&self) -> usize {
-            self.0.partitions()
-        }
-        fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, String> {
-            self.0.circuit(partition)
-        }
-        fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, String> {
-            self.0.load_params(param_cache)
-        }
-        fn records_on_threads(&self) -> bool {
-            true
-        }
     }
 
     /// While a circuit's PCE is in `building`, a partition of `circuit`
@@ -594,7 +578,8 @@ mod tests {
 
     #[test]
     fn partitions_wait_for_a_pce_recorded_on_every_core() {
-        waits_while(Entry::Recording, &RecordsOnThreads(BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1)));
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        waits_while(Entry::Recording, &Variant { job, bad: None, on_threads: true });
     }
 
     /// A recording about as long as a classic synthesis is not waited for.
