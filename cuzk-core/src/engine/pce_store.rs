@@ -37,9 +37,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 enum Entry {
-    /// Memory is reserved for its file ([`PceStore::prepare`]); the first
-    /// partition synthesized loads it (the others wait).
-    Reserved(Reservation),
+    /// A synthesis unit claimed its first use ([`PceStore::prepare`]): the
+    /// first partition synthesized loads the file into the memory reserved
+    /// for it, or records it where the circuit records on every core (the
+    /// others wait).
+    Claimed(FirstUse),
     /// A worker is recording it (the others wait, or synthesize
     /// classically where the circuit records on one thread).
     Recording,
@@ -115,9 +117,9 @@ impl Drop for Claim<'_> {
     }
 }
 
-/// A synthesis unit's reservation for its circuit's PCE file
-/// ([`PceStore::prepare`]): ended, if no partition took it to load the
-/// file, when the unit is done (its jobs abandoned, say).
+/// A synthesis unit's claim to its circuit's first use
+/// ([`PceStore::prepare`]): ended, if no partition took it, when the unit
+/// is done (its jobs abandoned, say).
 pub struct Prepared<'a> {
     store: &'a PceStore,
     id: String,
@@ -126,7 +128,7 @@ pub struct Prepared<'a> {
 impl Drop for Prepared<'_> {
     fn drop(&mut self) {
         let mut entries = self.store.lock();
-        if matches!(entries.get(&self.id), Some(Entry::Reserved(_))) {
+        if matches!(entries.get(&self.id), Some(Entry::Claimed(_))) {
             entries.remove(&self.id);
             self.store.loaded.notify_all();
         }
@@ -199,11 +201,13 @@ impl PceStore {
 
     /// Called by a synthesis unit before it reserves its partitions'
     /// memory (`partitions_bytes`): waits while `circuit`'s PCE is being
-    /// loaded (or recorded on every core) and, on its first use, reserves
-    /// the memory for its file, which the unit's first partition then
-    /// loads (the hold returned ends that reservation if none does). Only
-    /// where the partitions fit beside it: a unit holding the file's
-    /// memory must not wait for room that only that memory could give.
+    /// loaded (or recorded on every core) and, on its first use, claims it
+    /// for the unit's first partition (the hold returned ends the claim if
+    /// no partition took it): the memory for its file reserved now, only
+    /// where the partitions fit beside it (a unit holding it must not wait
+    /// for room that only it could give); with no file, the recording
+    /// where the circuit records on every core, so that no other unit
+    /// reserves classic memory meanwhile.
     pub fn prepare(&self, circuit: &dyn PartitionedCircuit, partitions_bytes: u64) -> Option<Prepared<'_>> {
         let id = circuit.circuit_id();
         let mut entries = self.lock();
@@ -213,18 +217,22 @@ impl PceStore {
         if entries.contains_key(&id) {
             return None;
         }
-        // No room, or no file (the first partition records it): left to
-        // the partition.
-        let FirstUse::Load(memory) = self.first_use(&id, partitions_bytes) else { return None };
-        entries.insert(id.clone(), Entry::Reserved(memory));
+        // No room for the file, or a recording not worth waiting for: left
+        // to the partition.
+        let first = match self.first_use(&id, partitions_bytes) {
+            FirstUse::Record if circuit.records_on_threads() => FirstUse::Record,
+            load @ FirstUse::Load(_) => load,
+            _ => return None,
+        };
+        entries.insert(id.clone(), Entry::Claimed(first));
         Some(Prepared { store: self, id })
     }
 
     /// Whether a partition of `circuit` waits while its PCE is in `entry`.
     fn waits_for(entry: Option<&Entry>, circuit: &dyn PartitionedCircuit) -> bool {
         match entry {
-            Some(Entry::Loading | Entry::Reserved(_)) => true,
-            Some(Entry::Recording) => circuit.records_on_threads(),
+            Some(Entry::Loading | Entry::Claimed(FirstUse::Load(_))) => true,
+            Some(Entry::Recording | Entry::Claimed(_)) => circuit.records_on_threads(),
             _ => false,
         }
     }
@@ -254,9 +262,9 @@ impl PceStore {
             loop {
                 match entries.get(&id) {
                     Some(Entry::Ready { pce, .. }) => break Some(pce.clone()),
-                    None | Some(Entry::Reserved(_)) => {
+                    None | Some(Entry::Claimed(_)) => {
                         let first = match entries.remove(&id) {
-                            Some(Entry::Reserved(memory)) => FirstUse::Load(memory),
+                            Some(Entry::Claimed(first)) => first,
                             _ => self.first_use(&id, 0),
                         };
                         if let FirstUse::NoRoom(bytes) = first {
@@ -625,6 +633,31 @@ mod tests {
         drop(held);
         let pce = s.ready(&job.circuit_id()).expect("held once loaded");
         assert_eq!(s.memory.usage().pce_bytes, pce.bytes());
+    }
+
+    /// With no file, a circuit that records on every core has its first
+    /// use claimed by a unit before it reserves memory: the other units
+    /// wait, and its first partition records; one that records on one
+    /// thread is left to its partitions.
+    #[test]
+    fn a_recording_on_every_core_is_claimed_before_the_partitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        let s = store(dir.path(), 1 << 30);
+        assert!(s.prepare(&job, 0).is_none(), "a recording on one thread is not claimed");
+        let circuit = Variant { job, bad: None, on_threads: true };
+        let held = s.prepare(&circuit, 0).expect("claimed on first use");
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| s.prepare(&circuit, 0).is_none());
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            assert!(!other.is_finished(), "another unit waits for the recording");
+            let (pa, path) = s.synthesize(&circuit, 1, None, 1).unwrap();
+            assert_eq!(path, SynthPath::Recorded);
+            assert!(pa == circuit.synthesize(1).unwrap());
+            assert!(other.join().unwrap(), "then finds it held");
+        });
+        drop(held);
+        assert!(s.ready(&circuit.circuit_id()).is_some());
     }
 
     /// Witness-only synthesis against a held PCE: the witness and
