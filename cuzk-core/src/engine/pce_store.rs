@@ -14,8 +14,9 @@
 //! records on every core ([`PartitionedCircuit::records_on_threads`]: a
 //! fraction of a classic synthesis), else (a recording about as long as a
 //! classic synthesis) they synthesize classically. Waiting happens before
-//! a partition reserves memory, so it then reserves for its witness only
-//! where a, b, c go to the device. A PCE the budget
+//! a partition reserves memory (a recording worth waiting for is claimed
+//! there too), so it then reserves for its witness only where a, b, c go
+//! to the device. A PCE the budget
 //! has no room for now is not kept, and a later partition loads it from
 //! its file once there is room. A file that is stale or corrupt is rebuilt
 //! with a warning. A circuit whose witness does not fit its PCE fails that
