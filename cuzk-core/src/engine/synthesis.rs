@@ -14,7 +14,8 @@
 //! unit still waiting for room when the circuit's PCE becomes ready asks
 //! again. Before reserving, a unit whose circuit's PCE is being loaded, or
 //! recorded on every core, waits for it; on the circuit's first use it
-//! reserves the memory for the PCE's file first
+//! claims the PCE for its first partition: the memory for its file
+//! reserved, or the recording where it runs on every core
 //! ([`super::pce_store::PceStore::prepare`]).
 //!
 //! A partition that fails or panics fails its own job; the unit goes on
@@ -71,7 +72,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     // A PCE being loaded, or recorded on every core, is worth waiting for
     // before reserving: this unit then reserves for what it will hold.
     let classic_bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
-    let _pce_file = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
+    let _pce_claim = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
     let (pce, witness_only, matrices, memory) = loop {
         let pce = ready_pce();
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
