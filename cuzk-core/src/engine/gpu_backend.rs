@@ -62,13 +62,18 @@ impl<H, D> Resident<H, D> {
     fn new(host: &Arc<H>, device: Arc<D>, vram: VramReservation) -> Self {
         Resident { host: Arc::downgrade(host), device, last_used: Instant::now(), vram }
     }
+
+    /// Whether this is the copy of `host`.
+    fn copies(&self, host: *const H) -> bool {
+        std::ptr::eq(self.host.as_ptr(), host)
+    }
 }
 
 /// The device copy of `host` in `list`, if there is one (copies whose
 /// host object is gone are freed first).
 fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<D>> {
     list.retain(|r| r.host.strong_count() > 0);
-    let r = list.iter_mut().find(|r| std::ptr::eq(r.host.as_ptr(), Arc::as_ptr(host)))?;
+    let r = list.iter_mut().find(|r| r.copies(Arc::as_ptr(host)))?;
     r.last_used = Instant::now();
     Some(r.device.clone())
 }
@@ -76,7 +81,7 @@ fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<
 /// Frees the least recently used copy in `list` that no call holds, other
 /// than `keep`'s; its bytes, or None where there is none.
 fn evict_idle<H, D>(list: &mut Vec<Resident<H, D>>, keep: *const H) -> Option<u64> {
-    let idle = list.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.device) == 1 && r.host.as_ptr() != keep);
+    let idle = list.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.device) == 1 && !r.copies(keep));
     let i = idle.min_by_key(|(_, r)| r.last_used).map(|(i, _)| i)?;
     Some(list.remove(i).vram.bytes())
 }
@@ -195,7 +200,7 @@ impl GpuBackend {
     /// Whether `params` has a copy on `dev` (taking `dev.resident`'s lock:
     /// not to be called with it, nor with `dev.pces`', held).
     fn is_resident(dev: &GpuDevice, params: &Parameters) -> bool {
-        dev.resident.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && std::ptr::eq(r.host.as_ptr(), params))
+        dev.resident.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && r.copies(params))
     }
 
     /// The resident copy of `input.params` on `dev`, if there is one.

@@ -77,8 +77,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         let pce = ready_pce();
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
         let witness_only = pce.clone().filter(|_| matrices.is_some());
-        let per_partition = witness_only.as_ref().map_or(synth_ticket.batch.partition_bytes, |p| p.witness_bytes());
-        let bytes = per_partition * members.len() as u64;
+        let bytes = witness_only.as_ref().map_or(classic_bytes, |p| p.witness_bytes() * members.len() as u64);
         // While this unit waits for room at the classic size, another
         // worker may finish loading or recording the circuit's PCE (the
         // first partitions of a circuit's first job): then it asks again,
