@@ -16,13 +16,15 @@
 //!   families it does not define through [`circuit_source`];
 //! - [`filecoin`]: Filecoin's proofs as such a family;
 //! - [`witness_gadgets`]: gadgets' witnesses computed without their
-//!   constraints, for witness-only synthesis.
+//!   constraints, for witness-only synthesis;
+//! - [`disk_room`]: room on disk checked before the large files are written.
 
 pub mod arith;
 pub mod circuit_source;
 pub mod circuits;
 pub mod config;
 pub mod cs;
+pub mod disk_room;
 pub mod engine;
 pub mod filecoin;
 pub mod groth16;

@@ -70,6 +70,8 @@ pub fn run(a: Args) -> Result<()> {
         if a.pce.is_some() { "read" } else { "recorded" },
         t.elapsed().as_secs_f64()
     );
+    let layout = cuzk_core::groth16::params_layout(&pce).with_context(|| format!("the domain of {pt:?}"))?;
+    println!("  .params of up to {:.1} MiB", mib(layout.file_bytes()));
     if a.save_pce {
         let t = Instant::now();
         std::fs::create_dir_all(&cache.dir).with_context(|| format!("creating {}", cache.dir.display()))?;

@@ -20,6 +20,7 @@ pub use prover::{
     prove_synthesized_deterministic, assemble, MsmResults, ProveError,
 };
 pub use setup::{
-    generate_parameters, generate_parameters_from_pce, generate_random_parameters, write_parameters, SetupError, ToxicWaste,
+    generate_parameters, generate_parameters_from_pce, generate_random_parameters, params_layout, write_parameters, SetupError,
+    ToxicWaste,
 };
 pub use verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

@@ -17,9 +17,9 @@
 
 use super::qap::{self, QapAtTau};
 use crate::arith::fixed_base::{Device, FixedBase};
-use crate::ntt::NttError;
+use crate::ntt::{Domain, NttError};
 use crate::pce::{Pce, PceError};
-use crate::srs::{Parameters, ParamsStream, VerifyingKey};
+use crate::srs::{Parameters, ParamsLayout, ParamsStream, VerifyingKey};
 use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ff::Field;
@@ -153,12 +153,28 @@ pub fn write_parameters(
         let path = path.to_path_buf();
         move |source| SetupError::Io { path, source }
     };
-    let mut sink = ToFile { stream: ParamsStream::create(params_path).map_err(io(params_path))?, vk: None };
+    let layout = params_layout(&pce)?;
+    let mut sink = ToFile { stream: ParamsStream::create_with_room(params_path, &layout).map_err(io(params_path))?, vk: None };
     generate_into(pce, tw, progress, device, &mut sink).map_err(|e| e.unwrap_or_else(io(params_path)))?;
     sink.stream.finish().map_err(io(params_path))?;
     let vk = sink.vk.expect("the verifying key comes first");
     vk.write_file(vk_path).map_err(io(vk_path))?;
     Ok(vk)
+}
+
+/// The `.params` layout of `pce`'s setup, known before any work: A and B
+/// at most, as they hold the variables the matrices use less any whose
+/// polynomial vanishes at τ (with a random τ, none in practice).
+pub fn params_layout(pce: &Pce) -> Result<ParamsLayout, NttError> {
+    let n = 1usize << Domain::log_size_for(pce.num_constraints())?;
+    let inputs = pce.shape.num_inputs;
+    Ok(ParamsLayout {
+        ic: inputs,
+        h: n - 1,
+        l: pce.shape.num_aux,
+        a: inputs + pce.a_aux_density.count(),
+        b: pce.b_input_density.count() + pce.b_aux_density.count(),
+    })
 }
 
 /// A setup error, or the sink's own.
@@ -390,6 +406,19 @@ mod tests {
             assert!(std::fs::read(&params).unwrap() == theirs, "{spec}: streamed .params differs from bellperson's");
             assert_eq!(std::fs::read(&vk).unwrap(), written.to_bytes(), "{spec}: .vk");
             assert_eq!(written, ours.vk, "{spec}: verifying key");
+        }
+    }
+
+    #[test]
+    fn the_layout_known_before_setup_is_the_file_size() {
+        let dir = tempfile::tempdir().unwrap();
+        for (seed, spec) in [(1, "synthetic:777:5"), (2, "synthetic:1024:1"), (3, "sha256:1")] {
+            let spec: CircuitSpec = spec.parse().unwrap();
+            let (params, vk) = (dir.path().join("p.params"), dir.path().join("p.vk"));
+            let pce = crate::pce::record("test", spec.blank()).unwrap();
+            let layout = params_layout(&pce).unwrap();
+            write_parameters(pce, &ToxicWaste::from_seed(seed), None, Device::Cpu, &params, &vk).unwrap();
+            assert_eq!(std::fs::metadata(&params).unwrap().len(), layout.file_bytes(), "{spec}");
         }
     }
 

@@ -52,16 +52,25 @@ fn checksum(piece_hashes: &[Hash]) -> Hash {
 /// a reader never sees half a file).
 pub fn write(pce: &Pce, path: &Path) -> Result<(), PceError> {
     let io = |error| PceError::Io { path: path.display().to_string(), error };
-    let tmp = path.with_extension(format!("pce.tmp{}", std::process::id()));
-    let file = std::fs::File::create(&tmp).map_err(io)?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     let sections = sections(pce);
-    for s in &sections {
-        w.write_all(s).map_err(io)?;
+    let sum = checksum(&piece_hashes(&sections));
+    let bytes = sections.iter().map(|s| s.len() as u64).sum::<u64>() + sum.len() as u64;
+    crate::disk_room::ensure_room(path, "the PCE", bytes).map_err(io)?;
+    let tmp = path.with_extension(format!("pce.tmp{}", std::process::id()));
+    let written = (|| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        for s in &sections {
+            w.write_all(s)?;
+        }
+        w.write_all(&sum)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        // A partial file would keep the room the failed write ran out of.
+        let _ = std::fs::remove_file(&tmp);
     }
-    w.write_all(&checksum(&piece_hashes(&sections))).map_err(io)?;
-    w.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    written.map_err(io)
 }
 
 /// The file's bytes (for tests and small circuits).

@@ -89,6 +89,27 @@ impl Parameters {
     }
 }
 
+/// The section lengths of a `.params` file, and so its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamsLayout {
+    pub ic: usize,
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    /// B_G1's and B_G2's (the same variables).
+    pub b: usize,
+}
+
+impl ParamsLayout {
+    /// Bytes of the file: the verifying key (four G1 and three G2 points
+    /// besides its IC), then five counted sections.
+    pub fn file_bytes(&self) -> u64 {
+        let (g1, g2, count) = (<G1Affine as Encode>::SIZE as u64, <G2Affine as Encode>::SIZE as u64, 4u64);
+        let vk = 3 * g1 + 3 * g2 + count + self.ic as u64 * g1;
+        vk + 5 * count + (self.h + self.l + self.a + self.b) as u64 * g1 + self.b as u64 * g2
+    }
+}
+
 /// A `.params` file written as its points are computed, for setups too
 /// large to hold: the verifying key, then each section's count and its
 /// points in slabs, in file order. Written to `path.tmp` and renamed into
@@ -105,6 +126,14 @@ impl ParamsStream {
         let tmp = tmp_path(path);
         let w = io::BufWriter::with_capacity(1 << 22, std::fs::File::create(&tmp)?);
         Ok(Self { w: Some(w), tmp, path: path.to_path_buf() })
+    }
+
+    /// [`ParamsStream::create`], where a file of up to `layout`'s size fits
+    /// on the filesystem; otherwise a `StorageFull` error that says how
+    /// much it needs and how much is free.
+    pub fn create_with_room(path: &Path, layout: &ParamsLayout) -> io::Result<Self> {
+        crate::disk_room::ensure_room(path, "the parameters", layout.file_bytes())?;
+        Self::create(path)
     }
 
     fn writer(&mut self) -> &mut io::BufWriter<std::fs::File> {
@@ -162,4 +191,20 @@ fn write_atomically(path: &Path, f: impl FnOnce(&mut io::BufWriter<std::fs::File
     f(&mut w)?;
     w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_params_file_that_does_not_fit_is_never_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.params");
+        // 2^40 points: no disk holds them.
+        let huge = ParamsLayout { ic: 1, h: 1 << 40, l: 0, a: 0, b: 0 };
+        let err = ParamsStream::create_with_room(&path, &huge).err().expect("refused");
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull, "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }

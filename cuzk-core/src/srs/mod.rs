@@ -11,7 +11,7 @@ mod encode;
 mod error;
 
 pub use decode::ReadOptions;
-pub use encode::ParamsStream;
+pub use encode::{ParamsLayout, ParamsStream};
 pub use error::{ParamsError, PointFault};
 
 use blstrs::{G1Affine, G2Affine};
