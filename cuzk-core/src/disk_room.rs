@@ -37,7 +37,7 @@ fn check_room(path: &Path, what: &str, needs: u64, free: u64) -> io::Result<()> 
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     Err(io::Error::new(
         io::ErrorKind::StorageFull,
-        format!("{what} need up to {:.1} GiB ({needs} bytes) and {} has {:.1} GiB free", gib(needs), folder(path).display(), gib(free)),
+        format!("{what} needs up to {:.1} GiB ({needs} bytes) and {} has {:.1} GiB free", gib(needs), folder(path).display(), gib(free)),
     ))
 }
 
@@ -50,14 +50,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.params");
         assert!(free_bytes(dir.path()).unwrap() > 0);
-        check_room(&path, "the parameters", 10, 10).unwrap();
-        let err = check_room(&path, "the parameters", 3 << 30, 1 << 30).unwrap_err();
+        check_room(&path, "the .params file", 10, 10).unwrap();
+        let err = check_room(&path, "the .params file", 3 << 30, 1 << 30).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::StorageFull);
         let msg = err.to_string();
-        assert!(msg.contains("the parameters need up to 3.0 GiB") && msg.contains("1.0 GiB free"), "{msg}");
+        assert!(msg.contains("the .params file needs up to 3.0 GiB") && msg.contains("1.0 GiB free"), "{msg}");
         assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
         // No disk holds an exabyte.
-        assert_eq!(ensure_room(&path, "the parameters", 1 << 60).unwrap_err().kind(), io::ErrorKind::StorageFull);
-        ensure_room(&path, "the parameters", 1).unwrap();
+        assert_eq!(ensure_room(&path, "the .params file", 1 << 60).unwrap_err().kind(), io::ErrorKind::StorageFull);
+        ensure_room(&path, "the .params file", 1).unwrap();
     }
 }

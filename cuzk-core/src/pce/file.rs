@@ -55,7 +55,7 @@ pub fn write(pce: &Pce, path: &Path) -> Result<(), PceError> {
     let sections = sections(pce);
     let sum = checksum(&piece_hashes(&sections));
     let bytes = sections.iter().map(|s| s.len() as u64).sum::<u64>() + sum.len() as u64;
-    crate::disk_room::ensure_room(path, "the PCE", bytes).map_err(io)?;
+    crate::disk_room::ensure_room(path, "the .pce file", bytes).map_err(io)?;
     let tmp = path.with_extension(format!("pce.tmp{}", std::process::id()));
     let written = (|| {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);

@@ -132,7 +132,7 @@ impl ParamsStream {
     /// on the filesystem; otherwise a `StorageFull` error that says how
     /// much it needs and how much is free.
     pub fn create_with_room(path: &Path, layout: &ParamsLayout) -> io::Result<Self> {
-        crate::disk_room::ensure_room(path, "the parameters", layout.file_bytes())?;
+        crate::disk_room::ensure_room(path, "the .params file", layout.file_bytes())?;
         Self::create(path)
     }
 
