@@ -53,9 +53,9 @@ fn checksum(piece_hashes: &[Hash]) -> Hash {
 pub fn write(pce: &Pce, path: &Path) -> Result<(), PceError> {
     let io = |error| PceError::Io { path: path.display().to_string(), error };
     let sections = sections(pce);
-    let sum = checksum(&piece_hashes(&sections));
-    let bytes = sections.iter().map(|s| s.len() as u64).sum::<u64>() + sum.len() as u64;
+    let bytes = sections.iter().map(|s| s.len() as u64).sum::<u64>() + std::mem::size_of::<Hash>() as u64;
     crate::disk_room::ensure_room(path, "the .pce file", bytes).map_err(io)?;
+    let sum = checksum(&piece_hashes(&sections));
     let tmp = path.with_extension(format!("pce.tmp{}", std::process::id()));
     let written = (|| {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);

@@ -101,8 +101,8 @@ pub struct ParamsLayout {
 }
 
 impl ParamsLayout {
-    /// Bytes of the file: the verifying key (four G1 and three G2 points
-    /// besides its IC), then five counted sections.
+    /// Bytes of the file: the verifying key (three G1 and three G2 points
+    /// besides its counted IC), then five counted sections.
     pub fn file_bytes(&self) -> u64 {
         let (g1, g2, count) = (<G1Affine as Encode>::SIZE as u64, <G2Affine as Encode>::SIZE as u64, 4u64);
         let vk = 3 * g1 + 3 * g2 + count + self.ic as u64 * g1;
