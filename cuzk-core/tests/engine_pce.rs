@@ -89,6 +89,49 @@ fn proofs_with_and_without_pce_are_identical() {
     assert!(outputs[2] == outputs[0], "PCE loaded from its file: proofs differ from classic synthesis");
 }
 
+/// A `.pce` file recorded from another revision of the circuit with the
+/// same shape (one constraint's C negated: every count, the input order and
+/// the checksum valid) is refused by the first witness it serves. That job
+/// fails naming the constraint, where it would have returned proofs that do
+/// not verify; the circuit is recorded again, and the next job's proofs
+/// verify.
+#[test]
+fn a_stale_pce_file_of_the_same_shape_fails_one_job_and_is_recorded_again() {
+    use cuzk_core::pce::{file, record, Pce};
+    let dir = tempfile::tempdir().unwrap();
+    let job = builtin("synthetic:2048:4", 3, 5);
+    let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
+    params.write_file(&dir.path().join(format!("{}.params", job.circuit_id()))).unwrap();
+    let current = record(&job.circuit_id(), job.spec.blank()).unwrap();
+    // A constraint whose c is not 0 in any partition: negated, unsatisfied.
+    let classic: Vec<_> = (0..job.partitions).map(|p| job.synthesize(p).unwrap()).collect();
+    let row = (0..current.num_constraints()).find(|&r| classic.iter().all(|pa| pa.c[r] != Fr::from(0u64))).unwrap();
+    let (mut coeffs, mut c) = (current.coeffs.clone(), current.c.clone());
+    for k in c.row_ptr[row] as usize..c.row_ptr[row + 1] as usize {
+        let negated = -coeffs[c.coeff_idx[k] as usize];
+        c.coeff_idx[k] = coeffs.iter().position(|x| *x == negated).unwrap_or_else(|| {
+            coeffs.push(negated);
+            coeffs.len() - 1
+        }) as u32;
+    }
+    let stale = Pce::from_parts(current.circuit_id.clone(), current.shape, coeffs, current.a.clone(), current.b.clone(), c).unwrap();
+    let pce_file = dir.path().join(format!("{}.pce", job.circuit_id()));
+    file::write(&stale, &pce_file).unwrap();
+    let mut c = config(2, 1);
+    c.srs.param_cache = dir.path().to_path_buf();
+    c.synthesis.pce = true;
+    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness::default())).unwrap();
+    let cuzk_core::engine::JobOutcome::Failed { message, .. } = engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1 else {
+        panic!("a job proved through a stale PCE");
+    };
+    assert!(message.contains(&format!("does not satisfy constraint {row}")), "{message}");
+    let next = builtin("synthetic:2048:4", 3, 6);
+    let out = expect_completed(engine.prove(ProofRequest::builtin(next), WAIT).unwrap().1);
+    verify(&engine, &next, &out);
+    engine.shutdown(ShutdownMode::Drain);
+    assert!(file::read(&pce_file).unwrap() == current, "the file recorded again");
+}
+
 /// A circuit's first job, its PCE not yet held: the partitions that wait
 /// for room at the classic size while the first one loads the PCE are
 /// synthesized witness-only once it is ready (under a budget with room for

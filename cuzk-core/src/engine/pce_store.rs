@@ -21,7 +21,9 @@
 //! its file once there is room. A file that is stale or corrupt is rebuilt
 //! with a warning. A circuit whose witness does not fit its PCE fails that
 //! partition (never a wrong proof), and the PCE is dropped so the next
-//! partition records it again.
+//! partition records it again. So does a loaded file that the first
+//! witness it serves does not satisfy (recorded from another revision of
+//! the circuit with the same shape); no other partition uses it meanwhile.
 //!
 //! Where the backend computes a, b, c on the device from the circuit's
 //! resident matrices (asked before synthesis: `Backend::abc_on_device`),
@@ -362,16 +364,23 @@ impl PceStore {
             let _ = std::fs::remove_file(&path);
             return Err(e.to_string());
         }
-        // Held now, checked against a real witness: the waiting partitions
-        // go on while this one's SpMV runs.
-        let pce = Arc::new(pce);
+        // Confirmed against a real witness before any partition goes on
+        // through it: a file recorded from another revision of the circuit
+        // with the same shape passes every check above and would give
+        // proofs that do not verify. A request that does not satisfy its
+        // circuit fails here too, and costs a recording.
+        let pa = pce.assignment(witness).map_err(|e| e.to_string())?;
+        if let Err(e) = pce.check_satisfied(&pa) {
+            log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+            let _ = std::fs::remove_file(&path);
+            return Err(format!("{e}; its file is removed, and the circuit's next partition records it again"));
+        }
         if memory.resize(pce.bytes()) {
-            self.set(id, Entry::Ready { pce: pce.clone(), memory });
+            self.set(id, Entry::Ready { pce: Arc::new(pce), memory });
         } else {
             log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded again later)", pce.bytes());
             self.forget(id);
         }
-        let pa = pce.assignment(witness).map_err(|e| e.to_string())?;
         Ok((pa, SynthPath::Loaded))
     }
 

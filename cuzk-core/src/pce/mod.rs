@@ -160,6 +160,8 @@ pub enum PceError {
     CircuitId { expected: String, found: String },
     #[error("circuit {circuit_id:?} does not match its PCE: {what} is {circuit} in the circuit, {pce} in the PCE (stale PCE or a circuit that allocates differently)")]
     ShapeMismatch { circuit_id: String, what: &'static str, circuit: String, pce: String },
+    #[error("circuit {circuit_id:?}'s witness does not satisfy constraint {constraint} of its PCE (a PCE recorded from another revision of the circuit with the same shape, or a request that does not satisfy the circuit)")]
+    Unsatisfied { circuit_id: String, constraint: usize },
     #[error("circuit too large for a PCE: {0}")]
     TooLarge(String),
     #[error("synthesis failed: {0}")]
@@ -310,6 +312,23 @@ impl Pce {
     /// a, b, c of an assignment of this circuit's shape (the CPU SpMV).
     pub fn abc(&self, pa: &ProvingAssignment) -> (Vec<Fr>, Vec<Fr>, Vec<Fr>) {
         spmv::evaluate(self, &pa.input_assignment, &pa.aux_assignment)
+    }
+
+    /// Checks that an assignment's a, b, c (from [`Pce::assignment`])
+    /// satisfy every constraint: a_i · b_i = c_i. A witness of its circuit
+    /// does. A PCE read from a file is confirmed this way against the first
+    /// witness it serves: one recorded from another revision of the circuit
+    /// with the same shape passes every other check, and its proofs would
+    /// not verify. The first failing constraint is named.
+    pub fn check_satisfied(&self, pa: &ProvingAssignment) -> Result<(), PceError> {
+        /// Constraints per thread at least.
+        const MIN_CHECKED: usize = 1 << 14;
+        let n = self.num_constraints();
+        assert!(pa.a.len() == n && pa.b.len() == n && pa.c.len() == n, "a, b, c computed from this PCE");
+        match crate::par::first_index(n, MIN_CHECKED, |i| pa.a[i] * pa.b[i] != pa.c[i]) {
+            Some(constraint) => Err(PceError::Unsatisfied { circuit_id: self.circuit_id.clone(), constraint }),
+            None => Ok(()),
+        }
     }
 
     /// An empty witness with room for this circuit's variables, to

@@ -394,6 +394,28 @@ fn mismatching_allocation_refused() {
 }
 
 #[test]
+fn check_satisfied_names_the_first_unsatisfied_constraint() {
+    // Enough constraints for several threads' ranges.
+    let spec = CircuitSpec::Synthetic { constraints: 70_000, inputs: 4 };
+    let pce = record(&spec.to_string(), spec.blank()).unwrap();
+    let mut pa = pce.synthesize(spec.instance(3)).unwrap();
+    pce.check_satisfied(&pa).unwrap();
+    let n = pce.num_constraints();
+    for r in [n - 1, n / 2, 1] {
+        pa.c[r] += Fr::ONE;
+        let err = pce.check_satisfied(&pa).unwrap_err();
+        assert!(matches!(err, PceError::Unsatisfied { constraint, .. } if constraint == r), "{err}");
+    }
+    for spec in builtin_specs() {
+        let pce = record(&spec.to_string(), spec.blank()).unwrap();
+        pce.check_satisfied(&pce.synthesize(spec.instance(2)).unwrap()).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    }
+    let pce = record("random", RandomR1cs::new(4, 3000)).unwrap();
+    let err = pce.check_satisfied(&pce.synthesize(RandomR1cs::new(4, 3000)).unwrap()).unwrap_err();
+    assert!(matches!(err, PceError::Unsatisfied { .. }), "a random R1CS is not satisfied: {err}");
+}
+
+#[test]
 fn densities_marked_on_threads_equal_a_serial_marking() {
     // Over 2^22 columns: more than one chunk on any machine with two cores.
     let (ni, na) = (70, 1_000_003);
