@@ -1,13 +1,14 @@
 //! The workload generator (`cuzk filecoin-workload`): its PoRep C1 outputs
 //! pass filecoin-proofs' vanilla verifier (called here on the output as
 //! Curio sends it, through the envelope) and the daemon's submit check, at
-//! 2 KiB, 8 MiB and 512 MiB (32 GiB and 64 GiB: ignored, run by hand), are
-//! deterministic in the seed, and at 2 KiB prove on the CPU to a proof
-//! filecoin-proofs' `verify_seal` accepts. Its WindowPoSt and WinningPoSt
-//! sector proofs pass the submit check (filecoin-proofs' vanilla PoSt
-//! verification) and at 2 KiB prove to proofs `verify_window_post` and
-//! `verify_winning_post` accept (32 GiB: ignored). Its SnapDeals partition
-//! proofs likewise, with `verify_empty_sector_update_proof`.
+//! 2 KiB, 8 MiB, 512 MiB, 32 GiB and 64 GiB, are deterministic in the seed,
+//! and at 2 KiB prove on the CPU to a proof filecoin-proofs' `verify_seal`
+//! accepts. Its WindowPoSt and WinningPoSt sector proofs pass the submit
+//! check (filecoin-proofs' vanilla PoSt verification), at 2 KiB and 32 GiB,
+//! and at 2 KiB prove to proofs `verify_window_post` and
+//! `verify_winning_post` accept. Its SnapDeals partition proofs likewise,
+//! with `verify_empty_sector_update_proof`, up to 64 GiB. Production sizes
+//! take about 10 s each: the generator builds no full trees.
 
 use cuzk_core::filecoin::filecoin_proofs::parameters::public_params;
 use cuzk_core::filecoin::filecoin_proofs::{constants::*, DefaultPieceDomain, DefaultPieceHasher};
@@ -147,10 +148,9 @@ fn porep_8mib_and_512mib_workloads_pass_the_vanilla_checks() {
     }
 }
 
-/// Production sizes: generation stays cheap (no full trees); run with
-/// `--ignored` (minutes of filecoin-proofs' vanilla verification).
+/// Production sizes: generation stays cheap (no full trees), and so does
+/// filecoin-proofs' vanilla verification of the challenged paths.
 #[test]
-#[ignore]
 fn porep_32gib_and_64gib_workloads_pass_the_vanilla_checks() {
     for size in [SECTOR_SIZE_32_GIB, SECTOR_SIZE_64_GIB] {
         check_valid(&generate(size, 4));
@@ -200,9 +200,8 @@ fn post_2kib_workloads_prove_to_proofs_the_post_verifiers_accept() {
 }
 
 /// A full 32 GiB WindowPoSt partition (2349 sectors) and a 32 GiB
-/// WinningPoSt: run with `--ignored`.
+/// WinningPoSt.
 #[test]
-#[ignore]
 fn post_32gib_workloads_pass_the_vanilla_checks() {
     let (w, _) = post_workload(ProofKind::WindowPostPartition, SECTOR_SIZE_32_GIB, 0);
     assert_eq!(w.sectors.len(), 2349);
@@ -245,9 +244,8 @@ fn snap_8mib_and_512mib_workloads_pass_the_vanilla_checks() {
     snap_workload(SECTOR_SIZE_512_MIB);
 }
 
-/// 32 GiB and 64 GiB (16 partitions): run with `--ignored`.
+/// 32 GiB and 64 GiB (16 partitions).
 #[test]
-#[ignore]
 fn snap_32gib_and_64gib_workloads_pass_the_vanilla_checks() {
     snap_workload(SECTOR_SIZE_32_GIB);
     snap_workload(SECTOR_SIZE_64_GIB);
