@@ -35,7 +35,7 @@ use super::memory::{MemoryBudget, Purpose, Reservation};
 use super::status::PceStatus;
 use crate::cs::ProvingAssignment;
 use crate::pce::{file, Pce, PceError, Shape};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -74,6 +74,9 @@ pub struct PceStore {
     entries: Mutex<HashMap<String, Entry>>,
     /// Signalled whenever an entry stops loading or recording.
     loaded: Condvar,
+    /// Circuits whose file was refused and could not be removed: recorded
+    /// instead, until this store writes the file anew.
+    refused: Mutex<HashSet<String>>,
 }
 
 /// How one partition was synthesized (for the log).
@@ -140,7 +143,13 @@ impl Drop for Prepared<'_> {
 
 impl PceStore {
     pub fn new(param_cache: &Path, memory: Arc<MemoryBudget>) -> Self {
-        Self { dir: param_cache.to_path_buf(), memory, entries: Mutex::new(HashMap::new()), loaded: Condvar::new() }
+        Self {
+            dir: param_cache.to_path_buf(),
+            memory,
+            entries: Mutex::new(HashMap::new()),
+            loaded: Condvar::new(),
+            refused: Mutex::new(HashSet::new()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
@@ -312,6 +321,9 @@ impl PceStore {
     /// reserved now: its size, which the loaded PCE's is within a few
     /// percent of; where `beside` more bytes fit too) or records it.
     fn first_use(&self, id: &str, beside: u64) -> FirstUse {
+        if self.refused.lock().unwrap_or_else(|e| e.into_inner()).contains(id) {
+            return FirstUse::Record;
+        }
         match std::fs::metadata(Self::path_of(&self.dir, id)) {
             Ok(m) if m.is_file() => match self.memory.try_reserve(m.len() + beside, Purpose::Pce) {
                 Some(mut r) => {
@@ -359,10 +371,7 @@ impl PceStore {
         // nothing about the file; one whose witness does not fit it does.
         let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
         if let Err(e) = pce.check_shape(&Shape::of_witness(&witness)) {
-            // A stale file: the next partition records it.
-            log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
-            let _ = std::fs::remove_file(&path);
-            return Err(e.to_string());
+            return Err(self.refuse_file(id, &path, e));
         }
         // Confirmed against a real witness before any partition goes on
         // through it: a file recorded from another revision of the circuit
@@ -371,9 +380,7 @@ impl PceStore {
         // circuit fails here too, and costs a recording.
         let pa = pce.assignment(witness).map_err(|e| e.to_string())?;
         if let Err(e) = pce.check_satisfied(&pa) {
-            log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
-            let _ = std::fs::remove_file(&path);
-            return Err(format!("{e}; its file is removed, and the circuit's next partition records it again"));
+            return Err(self.refuse_file(id, &path, e));
         }
         if memory.resize(pce.bytes()) {
             self.set(id, Entry::Ready { pce: Arc::new(pce), memory });
@@ -382,6 +389,23 @@ impl PceStore {
             self.forget(id);
         }
         Ok((pa, SynthPath::Loaded))
+    }
+
+    /// A loaded file that a witness does not fit or satisfy (a stale file):
+    /// removed, so that the circuit's next partition records it. Where it
+    /// cannot be removed (a read-only param cache), this store loads it no
+    /// more until it has written the file anew. Returns the partition's
+    /// error.
+    fn refuse_file(&self, id: &str, path: &Path, e: PceError) -> String {
+        log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+        match std::fs::remove_file(path) {
+            Ok(()) => format!("{e}; its file is removed, and the circuit's next partition records it again"),
+            Err(error) => {
+                log::warn!("pce file not removed circuit_id={id} file={} reason=\"{error}\" (not loaded again)", path.display());
+                self.refused.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string());
+                format!("{e}; its file {} could not be removed ({error}), and the circuit's next partition records it again", path.display())
+            }
+        }
     }
 
     /// Records the circuit's PCE from this partition's circuit, witnessing
@@ -402,7 +426,10 @@ impl PceStore {
         };
         log::info!("pce recorded circuit_id={id} constraints={} ms={}", pce.num_constraints(), t.elapsed().as_millis());
         let saved = match file::write(&pce, &path) {
-            Ok(()) => true,
+            Ok(()) => {
+                self.refused.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+                true
+            }
             Err(e) => {
                 log::warn!("pce not saved circuit_id={id} reason=\"{e}\"");
                 false
@@ -475,6 +502,32 @@ mod tests {
         let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Recorded);
         assert!(pa == job.synthesize(1).unwrap());
+    }
+
+    /// A refused file that cannot be removed (a read-only param cache) is
+    /// not loaded again: the circuit's next partition records it, and the
+    /// file written then is loaded as any other.
+    #[test]
+    fn a_refused_file_that_cannot_be_removed_is_not_loaded_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        let id = job.circuit_id();
+        let file = PceStore::path_of(dir.path(), &id);
+        let other = crate::pce::record(&id, crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
+        crate::pce::file::write(&other, &file).unwrap();
+        let s = store(dir.path(), 1 << 30);
+        // A directory: no one removes it as a file, root included.
+        let undeletable = dir.path().join("undeletable.pce");
+        std::fs::create_dir(&undeletable).unwrap();
+        let err = s.refuse_file(&id, &undeletable, PceError::Checksum);
+        assert!(err.contains("could not be removed"), "{err}");
+        let (pa, path) = s.synthesize(&job, 0, None, 1).unwrap();
+        assert_eq!(path, SynthPath::Recorded, "the refused file is not loaded");
+        assert!(pa == job.synthesize(0).unwrap());
+        assert!(crate::pce::file::read(&file).unwrap() == *s.ready(&id).unwrap(), "written anew");
+        assert_eq!(store(dir.path(), 1 << 30).synthesize(&job, 1, None, 1).unwrap().1, SynthPath::Loaded);
+        s.evict(&id);
+        assert_eq!(s.synthesize(&job, 2, None, 1).unwrap().1, SynthPath::Loaded, "loaded again once written anew");
     }
 
     #[test]
