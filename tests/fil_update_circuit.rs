@@ -58,15 +58,20 @@ fn ours(c: FilecoinCircuit) -> UpdatePartition<ShapeBase> {
     }
 }
 
-/// Same recorded R1CS for the blank circuit and the `partitions` named;
-/// same witness from one sequential synthesis (the recorder) and from
-/// witness-only synthesis.
+/// Same recorded R1CS for the blank circuit and the `partitions` named,
+/// recorded in one sequence and with the challenges apart on 1, 2 and 5
+/// threads; same witness from one sequential synthesis (the recorder), from
+/// the recording on threads and from witness-only synthesis.
 fn check(req: &ProofRequest, partitions: &[usize]) {
     let pt = prepare(req).unwrap().meta.proof_type;
     let blank_theirs = pce::record("x", <Compound as CompoundProof<_, _>>::blank_circuit(&public_params(req))).unwrap();
     let blank_ours = pce::record("x", blank_circuit(pt).unwrap()).unwrap();
     assert_eq!(blank_ours.shape, blank_theirs.shape, "blank circuits: shapes differ");
     assert!(blank_ours == blank_theirs, "blank circuits: recorded R1CS differ");
+    for threads in [1, 2, 5] {
+        let on_threads = blank_circuit(pt).unwrap().record("x", threads).unwrap();
+        assert!(on_threads == blank_theirs, "blank circuit recorded on {threads} threads: R1CS differs");
+    }
     let ours_k = |k: usize| ours(prepare(req).unwrap().circuits.into_iter().nth(k).unwrap());
     let theirs_k = |k: usize| their_circuits::<ShapeBase>(req).into_iter().nth(k).unwrap();
     for &k in partitions {
@@ -76,6 +81,14 @@ fn check(req: &ProofRequest, partitions: &[usize]) {
         assert!(pce_ours == pce_theirs, "partition {k}: recorded R1CS differ");
         assert!(pce_ours == blank_ours, "partition {k}: the blank circuit's R1CS differs from the real one");
         assert!(w_ours == w_theirs, "partition {k}: recorded witnesses differ");
+        for threads in [1, 2, 5] {
+            let t = Instant::now();
+            let (pce, w) = FilecoinCircuit::UpdateBase(ours_k(k)).record_with_witness("x", threads).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            assert!(pce == pce_theirs, "partition {k}, recorded on {threads} threads: R1CS differs");
+            assert!(w == w_theirs, "partition {k}, recorded on {threads} threads: witness differs");
+            eprintln!("partition {k}: recorded with witness on {threads} threads in {secs:.3} s");
+        }
 
         let t = Instant::now();
         let theirs = generate_witness(theirs_k(k)).unwrap();

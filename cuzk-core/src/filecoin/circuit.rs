@@ -74,8 +74,8 @@ impl FilecoinCircuit {
     }
 
     /// The circuit's R1CS as [`crate::pce::record`] records it (setup,
-    /// `cuzk pce build`), a PoRep partition's challenges on `threads`
-    /// threads; the other kinds as their synthesis does (a PoSt partition's
+    /// `cuzk pce build`), a PoRep or SnapDeals partition's challenges on
+    /// `threads` threads; a PoSt partition as its synthesis does (its
     /// sectors are on every core already).
     pub fn record(self, circuit_id: &str, threads: usize) -> Result<Pce, PceError> {
         record_by(circuit_id, |cs| self.record_into(cs, threads))
@@ -94,6 +94,9 @@ impl FilecoinCircuit {
             PorepBase(c) => c.record_on_threads(cs, threads),
             PorepSub8(c) => c.record_on_threads(cs, threads),
             PorepTop2(c) => c.record_on_threads(cs, threads),
+            UpdateBase(c) => c.record_on_threads(cs, threads),
+            UpdateSub8(c) => c.record_on_threads(cs, threads),
+            UpdateTop2(c) => c.record_on_threads(cs, threads),
             other => other.synthesize(cs),
         }
     }

@@ -79,10 +79,11 @@ impl PartitionedCircuit for FilecoinJob {
         }
     }
 
-    /// A PoRep partition records its challenges on every core (a tenth of
-    /// its classic synthesis at 32 GiB); a PoSt partition its sectors.
+    /// A PoRep or SnapDeals partition records its challenges on every core
+    /// (a tenth of its classic synthesis at 32 GiB); a PoSt partition its
+    /// sectors. Every kind, then.
     fn records_on_threads(&self) -> bool {
-        matches!(self.meta.kind, ProofKind::PorepSealCommit | ProofKind::WindowPostPartition | ProofKind::WinningPost)
+        true
     }
 
     fn circuit_on_threads(&self, partition: usize, threads: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {

@@ -11,7 +11,7 @@ use super::bits::pack;
 use crate::witness_gadgets::poseidon_hash;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
-use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellpepper_core::{ConstraintSystem, SynthesisError, Variable};
 use blstrs::Scalar as Fr;
 use ff::Field;
 use filecoin_hashers::Hasher;
@@ -46,6 +46,44 @@ pub(super) struct Shared {
     pub root_r_old: AllocatedNum<Fr>,
     pub root_r_new: AllocatedNum<Fr>,
     pub apex_leaves: Vec<AllocatedNum<Fr>>,
+}
+
+impl Shared {
+    /// The variables a challenge reads: the shared values, then its own
+    /// random `bits`, in the order they were allocated, which
+    /// [`Shared::stand_ins`] keeps (bellpepper sorts a linear combination's
+    /// terms by variable, so a challenge recorded apart lists them as the
+    /// sequential recording does).
+    pub fn variables(&self, bits: &[AllocatedBit]) -> Vec<Variable> {
+        let bit_variables = |b: &[AllocatedBit]| b.iter().map(AllocatedBit::get_variable).collect::<Vec<_>>();
+        let nums = [&self.phi, &self.root_r_old, &self.root_r_new].into_iter().chain(&self.apex_leaves);
+        let mut out = bit_variables(&self.partition_bits);
+        out.extend(bit_variables(&self.h_select_bits));
+        out.extend(nums.map(AllocatedNum::get_variable));
+        out.extend(bit_variables(bits));
+        out
+    }
+
+    /// The shared values and `bits` allocated again in `cs`, one variable
+    /// per [`Shared::variables`] entry in its order: what a challenge
+    /// recorded apart reads.
+    pub fn stand_ins<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS, bits: &[AllocatedBit]) -> Result<(Shared, Vec<AllocatedBit>), SynthesisError> {
+        fn bits_again<CS: ConstraintSystem<Fr>>(cs: &mut CS, bits: &[AllocatedBit]) -> Result<Vec<AllocatedBit>, SynthesisError> {
+            bits.iter().map(|b| AllocatedBit::alloc(&mut *cs, b.get_value())).collect()
+        }
+        fn num_again<CS: ConstraintSystem<Fr>>(cs: &mut CS, n: &AllocatedNum<Fr>) -> Result<AllocatedNum<Fr>, SynthesisError> {
+            let value = n.get_value();
+            AllocatedNum::alloc(&mut *cs, || value.ok_or(SynthesisError::AssignmentMissing))
+        }
+        let partition_bits = bits_again(cs, &self.partition_bits)?;
+        let h_select_bits = bits_again(cs, &self.h_select_bits)?;
+        let phi = num_again(cs, &self.phi)?;
+        let root_r_old = num_again(cs, &self.root_r_old)?;
+        let root_r_new = num_again(cs, &self.root_r_new)?;
+        let apex_leaves = self.apex_leaves.iter().map(|n| num_again(cs, n)).collect::<Result<_, _>>()?;
+        let own = bits_again(cs, bits)?;
+        Ok((Shared { phi, partition_bits, h_select_bits, hs: self.hs.clone(), root_r_old, root_r_new, apex_leaves }, own))
+    }
 }
 
 fn siblings<D: Into<Fr> + Copy>(path: Vec<(Vec<D>, usize)>) -> Siblings {

@@ -17,7 +17,11 @@
 //! Poseidon(comm_d_new, comm_r_old); the private comm_c, tree roots, apex
 //! leaves and partition path; comm_r_old / comm_r_new = Poseidon(comm_c,
 //! root) checked; the apex tree ([`apex`]); the challenges' bits
-//! ([`challenge_bits`]); then each challenge ([`challenge`]).
+//! ([`challenge_bits`]); then each challenge ([`challenge`]). The
+//! challenges are independent given what precedes them, so the R1CS is
+//! recorded with each on a thread of its own when asked
+//! ([`UpdatePartition::record_on_threads`]: setup, a circuit's first proof);
+//! any other constraint system synthesizes them in order.
 //!
 //! `bits`: decompositions and packing; `inclusion`: a Merkle path whose
 //! index bits are the challenge's.
@@ -29,12 +33,15 @@ mod challenge_bits;
 mod inclusion;
 
 use apex::apex_por;
+use bellpepper_core::boolean::AllocatedBit;
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use bits::{decompose, pack};
 use blstrs::Scalar as Fr;
 use challenge::{Challenge, Shared, Siblings};
 use challenge_bits::challenge_bits;
+use super::threaded_witness::in_order_on_threads;
+use crate::pce::{Part, Recorder};
 use crate::witness_gadgets::poseidon_hash;
 use filecoin_hashers::PoseidonArity;
 use std::marker::PhantomData;
@@ -147,8 +154,28 @@ fn blank_tree_r_path<Tree: MerkleTreeTrait>(bits: usize) -> Siblings {
     path
 }
 
-impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Circuit<Fr> for UpdatePartition<Tree> {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> UpdatePartition<Tree> {
+    /// Records the partition's R1CS (and its witness, when `W`) into `cs`,
+    /// its challenges on `threads` threads: each into a [`Part`] of its own
+    /// that stands in for the shared values and its own random bits,
+    /// appended in challenge order, which is the sequential recording
+    /// exactly. A 32 GiB partition's recording (setup, a circuit's first
+    /// proof) then spreads over its challenges; the appends stay sequential.
+    pub(crate) fn record_on_threads<const W: bool>(mut self, cs: &mut Recorder<W>, threads: usize) -> Result<(), SynthesisError> {
+        let (shared, bits) = self.shared(cs)?;
+        let challenges: Vec<_> = std::mem::take(&mut self.challenges).into_iter().zip(bits).collect();
+        let record = |i, (c, bits): (Challenge, Vec<AllocatedBit>)| {
+            let (mut part, (read_shared, read_bits)) = Part::new(shared.variables(&bits), |own| shared.stand_ins(own, &bits))?;
+            c.synthesize::<Tree, _>(part.cs().namespace(|| format!("challenge {i}")), read_bits, &read_shared)?;
+            Ok(part)
+        };
+        in_order_on_threads(challenges, threads, record, |part| cs.append_part(part))
+    }
+
+    /// Allocates everything before the challenges, in
+    /// `EmptySectorUpdateCircuit`'s order: returns what every challenge
+    /// shares and each challenge's random bits.
+    fn shared<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<(Shared, Vec<Vec<AllocatedBit>>), SynthesisError> {
         let pp = &self.pp;
         let hs = hs(pp.sector_nodes).to_vec();
         let alloc = |cs: &mut CS, name: &str, v: Option<Fr>| {
@@ -194,7 +221,13 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Circuit<Fr> for Upda
 
         let bits_per_challenge = pp.challenge_bit_len.checked_sub(pp.partition_bit_len).ok_or(SynthesisError::Unsatisfiable)?;
         let bits = challenge_bits(cs.namespace(|| "gen_challenge_bits"), &comm_r_new, &partition, self.challenges.len(), bits_per_challenge)?;
-        let shared = Shared { phi, partition_bits, h_select_bits, hs, root_r_old, root_r_new, apex_leaves };
+        Ok((Shared { phi, partition_bits, h_select_bits, hs, root_r_old, root_r_new, apex_leaves }, bits))
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Circuit<Fr> for UpdatePartition<Tree> {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let (shared, bits) = self.shared(cs)?;
         for (i, (c, bits)) in self.challenges.into_iter().zip(bits).enumerate() {
             c.synthesize::<Tree, _>(cs.namespace(|| format!("challenge {i}")), bits, &shared)?;
         }
