@@ -1,9 +1,9 @@
 //! `cuzk pce build|info|verify`: pre-compiled constraint systems of the
 //! built-in circuits and of the Filecoin circuits, as the engine keeps them
 //! (`<circuit-id>.pce` in the param cache). Building a Filecoin circuit's
-//! ahead spares the daemon recording it at its first proof (about two
-//! minutes on one core for a 32 GiB PoRep partition, while the other
-//! partitions of that proof synthesize the slow way).
+//! ahead spares the daemon recording it at its first proof (on every core,
+//! 10-20 s for a 32 GiB partition on a 16-core host, while the other
+//! partitions of that proof wait for it).
 
 use anyhow::{bail, Context, Result};
 use cuzk_core::circuits::CircuitSpec;
