@@ -57,7 +57,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let resident = GpuBackend::new().unwrap().with_fixed_randomness(r, s);
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
         for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
-            let input = ProveInput { params: &params, assignments, vram: &vram, pce, host_memory: None };
+            let input = ProveInput { params: &params, assignments, vram: &vram, pce, host_memory: None, h_copies_counted: true };
             let need = streamed.vram_needed(0, &input);
             let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
                 ("prestaged, SRS resident", &resident, None),
@@ -77,10 +77,14 @@ fn every_backend_path_gives_the_cpu_bytes() {
 }
 
 /// A plan that finds no room for z on the device computes a, b, c of
-/// witness-only circuits on the host: it reserves them in the engine's host
-/// budget first, and fails the call, naming that, where the budget has no
-/// room (instead of the host running out of memory); with room, the CPU
-/// prover's bytes, and the reservation released after the call.
+/// witness-only circuits on the host, and one with no room for the H
+/// buffers the H term there too: it reserves them, and the H term's working
+/// copies of a, b, c, in the engine's host budget first (the engine counted
+/// the witness only), and fails the call, naming that, where the budget has
+/// no room (instead of the host running out of memory); with room, the CPU
+/// prover's bytes, and the reservations released after the call. Where the
+/// engine's reservation counted the copies already, only a, b, c are
+/// reserved.
 #[test]
 fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     if cuzk_sys::test_device("host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget").is_none() {
@@ -96,25 +100,69 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
     let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
     let abc_bytes = 3 * 32 * witness_only[0].num_constraints() as u64;
+    let h_copies = 3 * 32 * witness_only[0].num_constraints().next_power_of_two() as u64;
     let vram = VramBudget::new(64 << 30);
     let backend = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
     // A grant too small for the H buffers: H on the CPU, a, b, c on the host.
     let small = 1 << 20;
-    let tight = MemoryBudget::new(abc_bytes - 1);
-    let input = ProveInput { params: &params, assignments: &witness_only, vram: &vram, pce: Some(&pce), host_memory: Some(&tight) };
+    let tight = MemoryBudget::new(abc_bytes + h_copies - 1);
+    let input = ProveInput { params: &params, assignments: &witness_only, vram: &vram, pce: Some(&pce), host_memory: Some(&tight), h_copies_counted: false };
     match backend.compute_fallback(0, small, &input) {
         Err(e @ ProverError::OutOfHostMemory(_)) => assert!(e.to_string().contains("beyond the engine's budget"), "{e}"),
         Err(e) => panic!("expected out of host memory, got {e}"),
-        Ok(_) => panic!("a, b, c computed on the host beyond a budget of {} B", abc_bytes - 1),
+        Ok(_) => panic!("a, b, c and the H term's copies computed on the host beyond a budget of {} B", abc_bytes + h_copies - 1),
     }
-    let room = MemoryBudget::new(abc_bytes);
+    let room = MemoryBudget::new(abc_bytes + h_copies);
     let input = ProveInput { host_memory: Some(&room), ..input };
     let computed = backend.compute_fallback(0, small, &input).unwrap();
     assert_eq!(room.usage().used_bytes, 0, "the host a, b, c reservation outlived the call");
-    assert_eq!(room.usage().peak_bytes, abc_bytes);
+    assert_eq!(room.usage().peak_bytes, abc_bytes + h_copies);
     let got = backend.epilogue(0, computed).unwrap();
     assert_eq!(got[0].to_bytes(), cpu[0].to_bytes());
-    println!("witness-only fallback with a, b, c on the host: {abc_bytes} B reserved, refused one byte short, CPU bytes");
+    let counted = MemoryBudget::new(abc_bytes);
+    let input = ProveInput { host_memory: Some(&counted), h_copies_counted: true, ..input };
+    let got = backend.epilogue(0, backend.compute_fallback(0, small, &input).unwrap()).unwrap();
+    assert_eq!((counted.usage().peak_bytes, got[0].to_bytes()), (abc_bytes, cpu[0].to_bytes()), "the copies counted by the engine: a, b, c alone reserved");
+    println!("witness-only fallback with a, b, c and the H term on the host: {abc_bytes} + {h_copies} B reserved, refused one byte short, CPU bytes");
+}
+
+/// The backend says it computes the H term on the device where each
+/// device's VRAM budget holds the H buffers beside the smallest MSM, the
+/// size a plan with that whole budget needs for it, and not below.
+#[test]
+fn h_term_on_device_follows_the_vram_budget() {
+    if cuzk_sys::test_device("h_term_on_device_follows_the_vram_budget").is_none() {
+        return;
+    }
+    use cuzk_core::engine::interlock::DeviceLocks;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(rand::random());
+    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
+    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let backend = GpuBackend::new().unwrap().without_resident_srs();
+    let on = |vram: u64| backend.h_term_on_device(&params, &[DeviceLocks::new(0, "test".into(), vram)]);
+    assert!(on(16 << 30), "16 GiB holds a 2^17 circuit's H buffers");
+    assert!(!on(1 << 20), "1 MiB does not hold a 2^17 circuit's H buffers");
+    // The threshold is where a plan with that grant puts the H term.
+    let (mut lo, mut hi) = (1u64 << 20, 16u64 << 30);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if on(mid) { hi = mid } else { lo = mid }
+    }
+    let assignments = [cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
+    let vram = VramBudget::new(64 << 30);
+    // No host memory to spare: an H term on the host, which the engine
+    // did not count, is refused.
+    let none = MemoryBudget::new(0);
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: Some(&none), h_copies_counted: false };
+    let h = cuzk_core::groth16::gpu_prover::GpuProver::h_bytes(assignments[0].num_constraints()).unwrap();
+    assert!(hi > h && hi < h + (256 << 20), "threshold {hi} B against H buffers of {h} B");
+    backend.epilogue(0, backend.compute_fallback(0, hi, &input).unwrap()).unwrap();
+    match backend.compute_fallback(0, hi - 1, &input) {
+        Err(e @ ProverError::OutOfHostMemory(_)) => assert!(e.to_string().contains("H term on the host"), "{e}"),
+        Err(e) => panic!("expected the H term's copies refused, got {e}"),
+        Ok(_) => panic!("one byte below the threshold, the H term ran on the device or its copies were not reserved"),
+    }
+    println!("H term on the device from a VRAM budget of {hi} B (H buffers {h} B)");
 }
 
 fn engine_config(gpu_workers: usize, vram_limit: u64, pce: bool, timeline: &std::path::Path) -> Config {
@@ -206,7 +254,7 @@ fn engine_vram_limit_forces_the_fallback() {
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: None };
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: None, h_copies_counted: true };
     let limit = GpuBackend::new().unwrap().vram_needed(0, &input) - 1;
     let (paths, _) = run_engine(2, limit, true);
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");

@@ -15,10 +15,15 @@ use std::sync::Arc;
 /// batch. With `abc_on_device` it says it computes a, b, c itself from the
 /// circuit's PCE (as a GPU with the matrices resident does): the engine then
 /// synthesizes witness-only partitions and reserves their witness only,
-/// holding the lease on `matrices` until they are proved.
+/// holding the lease on `matrices` until they are proved. With
+/// `h_term_on_device` it says it computes the H term on the device (as a
+/// GPU with room for the H buffers does, the matrices not resident): the
+/// engine then reserves a partition synthesized through the PCE at what it
+/// holds, without the H term's working copies of a, b, c.
 #[derive(Default)]
 struct FixedRandomness {
     abc_on_device: bool,
+    h_term_on_device: bool,
     /// What the leases hold: its count is 1 + the leases alive.
     matrices: Arc<()>,
     /// Witness-only partitions proved: all of them, and those proved while
@@ -61,6 +66,9 @@ impl ProverBackend for FixedRandomness {
     fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> Option<cuzk_core::engine::MatricesLease> {
         let held: Arc<dyn std::any::Any + Send + Sync> = self.matrices.clone();
         self.abc_on_device.then(|| cuzk_core::engine::MatricesLease::holding(vec![held]))
+    }
+    fn h_term_on_device(&self, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
+        self.h_term_on_device
     }
 }
 
@@ -154,11 +162,58 @@ fn the_pce_file_is_reserved_before_the_partitions_fill_the_budget() {
     assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
 }
 
+/// With the H term on the device and the matrices not, a partition
+/// synthesized through the PCE (a, b, c from the CPU SpMV) is reserved at
+/// what it holds, without the H term's working copies of a, b, c: under a
+/// budget with room for one classic partition beside the SRS and the PCE,
+/// several are in flight at once once the PCE is loaded, where with the H
+/// term on the host they go one at a time.
+#[test]
+fn partitions_with_the_h_term_on_the_device_are_reserved_without_its_copies() {
+    let budget = |srs, pce, classic| srs + pce + classic + classic / 8;
+    let in_flight = |h_term_on_device| {
+        let events = first_job_timeline(|| FixedRandomness { h_term_on_device, ..Default::default() }, budget);
+        let paths: Vec<_> = events.iter().filter(|v| v["ev"] == "synth_end").map(|v| v["path"].as_str().unwrap_or("")).collect();
+        let spmv = paths.iter().filter(|p| **p == "pce").count();
+        assert_eq!((paths.len(), spmv), (6, 5), "one partition loads the PCE, the others go through the CPU SpMV: {paths:?}");
+        most_partitions_in_flight(&events)
+    };
+    assert_eq!(in_flight(false), 1, "the H term on the host: one classic partition at a time");
+    let most = in_flight(true);
+    assert!(most >= 2, "the H term on the device: partitions after the PCE's load reserved at what they hold, yet {most} in flight at most");
+}
+
+/// The most partitions between their `synth_start` and `gpu_end` at once.
+fn most_partitions_in_flight(events: &[serde_json::Value]) -> usize {
+    let (mut now, mut most) = (0usize, 0);
+    for v in events {
+        if v["ev"] == "synth_start" {
+            now += 1;
+            most = most.max(now);
+        } else if v["ev"] == "gpu_end" {
+            now -= 1;
+        }
+    }
+    most
+}
+
 /// How the 6 partitions of a circuit's first job were synthesized (the
 /// timeline's `path`s) under the budget `budget(srs, pce, classic)` gives
 /// from the SRS's and the PCE's bytes and a classic partition's estimate,
 /// the PCE's file written by an earlier engine; the proof is checked.
 fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
+    first_job_timeline(|| FixedRandomness { abc_on_device: true, ..Default::default() }, budget)
+        .into_iter()
+        .filter(|v| v["ev"] == "synth_end")
+        .map(|v| v["path"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The timeline of a circuit's first job of 6 partitions, proved by
+/// `backend()` under the budget `budget(srs, pce, classic)` gives from the
+/// SRS's and the PCE's bytes and a classic partition's estimate, the PCE's
+/// file written by an earlier engine; the proof is checked.
+fn first_job_timeline(backend: impl Fn() -> FixedRandomness, budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let job = builtin("synthetic:32768:4", 6, 9);
     let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
@@ -169,7 +224,7 @@ fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
     c.srs.param_cache = dir.path().to_path_buf();
     c.synthesis.pce = true;
     c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(8 << 30);
-    let engine = Engine::start_with_backend(c.clone(), Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() })).unwrap();
+    let engine = Engine::start_with_backend(c.clone(), Arc::new(backend())).unwrap();
     let first = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     let used = engine.memory();
     engine.shutdown(ShutdownMode::Drain);
@@ -179,7 +234,7 @@ fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
     // All of it for the job's partitions (the reserve would be most of it).
     c.memory.urgent_reserve = cuzk_core::config::ByteSize(0);
     c.logging.timeline = timeline.display().to_string();
-    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() })).unwrap();
+    let engine = Engine::start_with_backend(c, Arc::new(backend())).unwrap();
     let out = expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1);
     verify(&engine, &job, &out);
     assert!(out.proof == first.proof, "the same job, the same r and s: the same proofs");
@@ -188,8 +243,6 @@ fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["ev"] == "synth_end")
-        .map(|v| v["path"].as_str().unwrap_or("").to_string())
         .collect()
 }
 

@@ -23,7 +23,7 @@
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized, Proof};
 use super::interlock::{DeviceLocks, VramBudget};
-use super::memory::MemoryBudget;
+use super::memory::{MemoryBudget, Purpose, Reservation};
 pub use super::prover_error::ProverError;
 use crate::pce::Pce;
 use crate::srs::Parameters;
@@ -55,6 +55,13 @@ pub struct ProveInput<'a> {
     /// which the engine reserved the witness alone) reserves them first
     /// (None: not counted).
     pub host_memory: Option<&'a Arc<MemoryBudget>>,
+    /// Whether the engine's reservation for these assignments counts the
+    /// working copies of a, b, c that an H term on the host makes. Not
+    /// where it expected the H term on the device
+    /// ([`ProverBackend::h_term_on_device`]) or reserved the witness only:
+    /// a backend that computes an H term on the host for them reserves
+    /// the copies first ([`ProveInput::reserve_host_h_term`]).
+    pub h_copies_counted: bool,
 }
 
 impl ProveInput<'_> {
@@ -79,6 +86,24 @@ impl ProveInput<'_> {
     /// Whether the assignments carry their witness only.
     pub fn witness_only(&self) -> bool {
         self.assignments.first().is_some_and(ProvingAssignment::abc_deferred)
+    }
+
+    /// The working copies of a, b, c (zero-padded to the domain) that an H
+    /// term on the host makes for `circuits` of these assignments at once,
+    /// reserved in the engine's budget where its reservation does not
+    /// count them (`h_copies_counted`). While the budget has no room: an
+    /// out-of-host-memory error, and the prover worker proves the unit
+    /// again once the budget frees some.
+    pub fn reserve_host_h_term(&self, circuits: usize) -> Result<Option<Reservation>, ProverError> {
+        let Some(budget) = self.host_memory.filter(|_| !self.h_copies_counted) else { return Ok(None) };
+        let domain = self.assignments.first().map_or(0, |a| a.num_constraints().next_power_of_two()) as u64;
+        let bytes = 3 * domain * std::mem::size_of::<blstrs::Scalar>() as u64 * circuits as u64;
+        budget.try_reserve(bytes, Purpose::Partition).map(Some).ok_or_else(|| {
+            ProverError::OutOfHostMemory(format!(
+                "the H term on the host needs {} for its working copies of a, b, c beyond the engine's budget",
+                crate::config::format_size(bytes)
+            ))
+        })
     }
 }
 
@@ -106,6 +131,18 @@ pub trait ProverBackend: Send + Sync {
     /// them itself.
     fn abc_on_device(&self, _pce: &Arc<Pce>, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
         None
+    }
+    /// Whether partitions of `params`'s circuits, proved on `devices`, get
+    /// their H term on the device (its buffers fit each device's VRAM
+    /// budget beside an MSM): the engine then reserves a partition whose a,
+    /// b, c come from the CPU SpMV at what it holds, without the working
+    /// copies of a, b, c that an H term on the host makes (3 Fr per point
+    /// of the domain: 12 GiB at 2^27, as much again as a, b, c). A call
+    /// that computes it on the host after all reserves them itself
+    /// ([`ProveInput::reserve_host_h_term`]). The CPU backend's H term is
+    /// on the host.
+    fn h_term_on_device(&self, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> bool {
+        false
     }
 }
 
@@ -155,6 +192,8 @@ pub trait Backend: Send + Sync {
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError>;
     /// [`ProverBackend::abc_on_device`].
     fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease>;
+    /// [`ProverBackend::h_term_on_device`].
+    fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool;
 }
 
 impl<B: ProverBackend> Backend for B {
@@ -178,6 +217,10 @@ impl<B: ProverBackend> Backend for B {
 
     fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
         ProverBackend::abc_on_device(self, pce, params, devices)
+    }
+
+    fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
+        ProverBackend::h_term_on_device(self, params, devices)
     }
 }
 
@@ -214,6 +257,9 @@ impl ProverBackend for CpuBackend {
     }
 
     fn compute(&self, _device: u32, _staged: (), input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
+        // Every circuit's H term at once (a GPU's work that came to the
+        // CPU may not have counted them).
+        let _h_copies = input.reserve_host_h_term(input.assignments.len())?;
         Ok(prove_synthesized(input.params, &input.with_abc()?)?)
     }
 

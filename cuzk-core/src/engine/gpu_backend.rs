@@ -342,18 +342,26 @@ impl GpuBackend {
             let g1 = msm::workspace_bytes::<G1>(o, n1, on_dev, false, opts)?;
             Ok(g1.max(msm::workspace_bytes::<G2>(o, n2, on_dev, false, opts)?))
         };
-        // The smallest MSM worth running beside the H buffers: chunks of
-        // 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H buffers, 4
-        // GiB of MSM workspace).
-        let min_chunk = 1u64 << 20;
-        let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
         Ok(Sizes {
             h_bytes: GpuProver::h_bytes(first.num_constraints())?,
             msm_bytes: whole(resident, MsmOptions::default(), n1, n2)?,
             query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
-            min_msm_bytes: whole(resident, small, n1.min(min_chunk), n2.min(min_chunk))?,
+            min_msm_bytes: Self::min_msm_bytes(dev, input.params, resident)?,
             z_bytes: input.pce.filter(|_| pce_resident).map_or(0, |p| p.z_bytes()),
         })
+    }
+
+    /// The smallest MSM workspace worth running beside the H buffers:
+    /// chunks of 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H
+    /// buffers, 4 GiB of MSM workspace). Below it, a plan puts the H term
+    /// on the CPU.
+    fn min_msm_bytes(dev: &GpuDevice, params: &Parameters, points_on_device: bool) -> Result<u64, ProverError> {
+        let o = dev.info.ordinal as i32;
+        let (n1, n2) = msm_sizes(params);
+        let min_chunk = 1u64 << 20;
+        let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
+        let g1 = msm::workspace_bytes::<G1>(o, n1.min(min_chunk), points_on_device, false, small)?;
+        Ok(g1.max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), points_on_device, false, small)?))
     }
 
     /// a, b, c of `circuits` witness-only circuits computed on the host
@@ -429,6 +437,17 @@ impl GpuBackend {
                 format!("no room for z beside the H buffers in {} of VRAM", crate::config::format_size(granted))
             };
             Self::reserve_host_abc(dev, input, unstaged, &why)?
+        } else {
+            None
+        };
+        // One circuit's H term at a time.
+        let _h_copies = if plan.h == HTerm::Cpu {
+            log::warn!(
+                "gpu={} computes the H term on the host: no room for its buffers beside an MSM in {} of VRAM",
+                dev.info.ordinal,
+                crate::config::format_size(granted)
+            );
+            input.reserve_host_h_term(1)?
         } else {
             None
         };
@@ -537,5 +556,25 @@ impl ProverBackend for GpuBackend {
             copies.push(self.ensure_pce(dev, pce, params, &d.vram)?);
         }
         (!copies.is_empty()).then(|| MatricesLease::holding(copies))
+    }
+
+    /// Where every device in service has a VRAM budget with room for the
+    /// H buffers of `params`'s domain beside the smallest MSM workspace (a
+    /// plan with its whole budget computes the H term there), points
+    /// where they are now.
+    fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
+        let domain = params.h.len() + 1;
+        let mut any = false;
+        for d in devices.iter().filter(|d| d.in_service()) {
+            let Ok(dev) = self.device(d.ordinal) else { return false };
+            let (Ok(h), Ok(msm)) = (GpuProver::h_bytes(domain), Self::min_msm_bytes(dev, params, Self::is_resident(dev, params))) else {
+                return false;
+            };
+            if d.vram.usage().total_bytes < h.saturating_add(msm) {
+                return false;
+            }
+            any = true;
+        }
+        any
     }
 }

@@ -751,7 +751,7 @@ mod tests {
         let params = Arc::new(params);
         let vram = VramBudget::new(u64::MAX);
         let assignments = [pa];
-        let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce), host_memory: None };
+        let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce), host_memory: None, h_copies_counted: true };
         assert!(input.with_abc().unwrap()[0] == classic);
         let proofs = CpuBackend.compute(0, (), &input).unwrap();
         let pvk = crate::groth16::prepare_verifying_key(&params.vk);

@@ -150,6 +150,9 @@ pub struct ProveUnit {
     pub matrices: Option<MatricesLease>,
     pub synth_times: Vec<Duration>,
     pub memory: Reservation,
+    /// `memory` counts the working copies of a, b, c an H term on the host
+    /// makes ([`super::backend::ProveInput::h_copies_counted`]).
+    pub h_copies_counted: bool,
     pub prove_ticket: Ticket,
 }
 

@@ -87,7 +87,7 @@ fn requeue(sh: &Shared, unit: ProveUnit) {
 
 fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     let urgent = unit.urgent();
-    let ProveUnit { order, members, assignments, pce, matrices, synth_times, memory, prove_ticket } = unit;
+    let ProveUnit { order, members, assignments, pce, matrices, synth_times, memory, h_copies_counted, prove_ticket } = unit;
     if members.iter().all(|m| m.job.is_finished()) {
         return;
     }
@@ -110,6 +110,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         vram: &w.device.vram,
         pce: pce.as_ref(),
         host_memory: Some(&sh.memory),
+        h_copies_counted,
     };
     let gpu_event = |ev: &'static str, path: Option<&'static str>| {
         let e = event(ev);
@@ -149,7 +150,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             AfterLoss::Stays => lost_last = true,
         }
         if !lost_last {
-            requeue(sh, ProveUnit { order, members, assignments, pce, matrices, synth_times, memory, prove_ticket });
+            requeue(sh, ProveUnit { order, members, assignments, pce, matrices, synth_times, memory, h_copies_counted, prove_ticket });
             return;
         }
     }

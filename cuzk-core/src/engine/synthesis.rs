@@ -10,7 +10,12 @@
 //! (`Backend::abc_on_device`, with the circuit's PCE held): then they are
 //! synthesized witness-only, the CPU SpMV skipped, and the reservation
 //! counts their witness only (~4 GiB of a 2^27 partition's ~17 GiB); the
-//! unit holds the backend's lease on those matrices until it is proved. A
+//! unit holds the backend's lease on those matrices until it is proved.
+//! Else, with the PCE held and the H term on the device
+//! (`Backend::h_term_on_device`: a small card's regime, the matrices not
+//! resident), the reservation counts what the partition holds, its
+//! witness and a, b, c from the CPU SpMV, without the working copies an H
+//! term on the host would make (~16 GiB of a 2^27 partition's ~28 GiB). A
 //! unit still waiting for room when the circuit's PCE becomes ready asks
 //! again. Before reserving, a unit whose circuit's PCE is being loaded, or
 //! recorded on every core, waits for it; on the circuit's first use it
@@ -73,11 +78,18 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     // before reserving: this unit then reserves for what it will hold.
     let classic_bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
     let _pce_claim = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
-    let (pce, witness_only, matrices, memory) = loop {
+    let (pce, witness_only, matrices, h_copies_counted, memory) = loop {
         let pce = ready_pce();
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
         let witness_only = pce.clone().filter(|_| matrices.is_some());
-        let bytes = witness_only.as_ref().map_or(classic_bytes, |p| p.witness_bytes() * members.len() as u64);
+        let h_on_device = witness_only.is_none() && pce.is_some() && sh.backend.h_term_on_device(params, &sh.devices);
+        let per_partition = match (&witness_only, &pce) {
+            (Some(p), _) => p.witness_bytes(),
+            (None, Some(p)) if h_on_device => p.assignment_bytes(),
+            _ => synth_ticket.batch.partition_bytes,
+        };
+        let h_copies_counted = witness_only.is_none() && !h_on_device;
+        let bytes = per_partition * members.len() as u64;
         // While this unit waits for room at the classic size, another
         // worker may finish loading or recording the circuit's PCE (the
         // first partitions of a circuit's first job): then it asks again,
@@ -86,7 +98,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         let pce_missing = pce.is_none() && sh.pce.is_some();
         let pce_arrived = || pce_missing && ready_pce().is_some();
         match sh.memory.reserve(bytes, pinned, Purpose::Partition, urgent, |need| { sh.srs.make_room(need); }, || abandon() || pce_arrived()) {
-            Ok(r) => break (pce, witness_only, matrices, r),
+            Ok(r) => break (pce, witness_only, matrices, h_copies_counted, r),
             Err(ReserveError::Abandoned) if !abandon() => continue,
             Err(ReserveError::Abandoned) => return,
             Err(e @ ReserveError::TooLarge { .. }) => {
@@ -149,7 +161,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         return;
     }
     let ids: Vec<_> = kept.iter().map(|m| (m.job.id, m.partition)).collect();
-    let unit = ProveUnit { order, members: kept, assignments, pce, matrices, synth_times, memory, prove_ticket };
+    let unit = ProveUnit { order, members: kept, assignments, pce, matrices, synth_times, memory, h_copies_counted, prove_ticket };
     let queued = if urgent { sh.gpu_queue.push_past_capacity(unit) } else { sh.gpu_queue.push(unit) };
     if let Err(unit) = queued {
         // Only possible if the engine was torn down out of order.

@@ -253,6 +253,12 @@ impl Pce {
         self.z_bytes() + bitmaps
     }
 
+    /// Host bytes of one assignment of this circuit with its a, b, c from
+    /// the CPU SpMV (one Fr per constraint each) beside its witness.
+    pub fn assignment_bytes(&self) -> u64 {
+        self.witness_bytes() + 3 * 32 * self.num_constraints() as u64
+    }
+
     /// Bytes of one witness z = inputs ‖ aux of this circuit (on the host,
     /// or on a device for the SpMV).
     pub fn z_bytes(&self) -> u64 {
