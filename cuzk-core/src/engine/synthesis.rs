@@ -109,6 +109,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             }
         }
     };
+    let reserved_per_partition = memory.bytes() / members.len() as u64;
     let cores = sh.synthesis_cores.take(members[0].circuit.witness_parallelism(), sh.synth_queue.len());
     let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
     for m in members {
@@ -140,13 +141,14 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         match result {
             Ok(Ok((a, path))) => {
                 log::info!(
-                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={} path={} threads={}",
+                    "partition synthesized job={} partition={} worker_id={worker_id} synth_ms={} constraints={} path={} threads={} reserved_bytes={}",
                     m.job.id,
                     m.partition,
                     took.as_millis(),
                     a.num_constraints(),
                     path.as_str(),
-                    cores.threads()
+                    cores.threads(),
+                    reserved_per_partition
                 );
                 assignments.push(a);
                 synth_times.push(took);
