@@ -13,6 +13,12 @@ fn threads(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().count()
 }
 
+/// Threads of the daemon's pool for calls that wait (named `cuzk-rpc`).
+fn pool_threads(pid: u32) -> usize {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks.filter(|t| t.as_ref().is_ok_and(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "cuzk-rpc"))).count()
+}
+
 #[test]
 fn idle_slow_and_oversized_http_connections_cost_no_threads() {
     let (d, pvk) = DaemonProc::start(Listen::Unix, "");
@@ -252,13 +258,20 @@ fn undecodable_requests_are_answered_logged_and_counted() {
 fn waiting_calls_are_bounded() {
     use cuzk_bin::proto as pb;
     use grpcio::RpcStatusCode;
-    // A lone job waits 3 s for its batch to fill: calls awaiting it wait too.
-    let (d, pvk) = DaemonProc::start(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 3000");
+    // A lone job waits 6 s for its batch to fill: calls awaiting it wait too.
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 6000");
     let c = d.client();
     let job_id = c.submit_proof(&builtin(TINY, 1, 70)).unwrap().job_id;
     let wait = pb::AwaitProofRequest { job_id, timeout_ms: 0 };
     let waiting: Vec<_> = (0..2).map(|_| c.await_proof_async(&wait).unwrap()).collect();
-    std::thread::sleep(Duration::from_millis(300));
+    // Both calls hold a thread of the daemon's pool before the next ones
+    // are over the bound (on a loaded machine they take a while to be
+    // dispatched, and a call let in would wait for the job).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while pool_threads(d.child.id()) < 2 {
+        assert!(std::time::Instant::now() < deadline, "the two waiting calls did not reach the daemon's pool within 5 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let busy_threads = threads(d.child.id());
     for _ in 0..20 {
         let (code, msg) = rpc_error(c.await_proof(&wait));
