@@ -338,13 +338,9 @@ impl GpuBackend {
         let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
         let o = dev.info.ordinal as i32;
         let (n1, n2) = msm_sizes(input.params);
-        let whole = |on_dev: bool, opts: MsmOptions, n1: u64, n2: u64| -> Result<u64, ProverError> {
-            let g1 = msm::workspace_bytes::<G1>(o, n1, on_dev, false, opts)?;
-            Ok(g1.max(msm::workspace_bytes::<G2>(o, n2, on_dev, false, opts)?))
-        };
         Ok(Sizes {
             h_bytes: GpuProver::h_bytes(first.num_constraints())?,
-            msm_bytes: whole(resident, MsmOptions::default(), n1, n2)?,
+            msm_bytes: Self::msm_workspace_bytes(o, (n1, n2), resident, MsmOptions::default())?,
             query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
             min_msm_bytes: Self::min_msm_bytes(dev, input.params, resident)?,
             z_bytes: input.pce.filter(|_| pce_resident).map_or(0, |p| p.z_bytes()),
@@ -356,12 +352,17 @@ impl GpuBackend {
     /// buffers, 4 GiB of MSM workspace). Below it, a plan puts the H term
     /// on the CPU.
     fn min_msm_bytes(dev: &GpuDevice, params: &Parameters, points_on_device: bool) -> Result<u64, ProverError> {
-        let o = dev.info.ordinal as i32;
         let (n1, n2) = msm_sizes(params);
         let min_chunk = 1u64 << 20;
         let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
-        let g1 = msm::workspace_bytes::<G1>(o, n1.min(min_chunk), points_on_device, false, small)?;
-        Ok(g1.max(msm::workspace_bytes::<G2>(o, n2.min(min_chunk), points_on_device, false, small)?))
+        Self::msm_workspace_bytes(dev.info.ordinal as i32, (n1.min(min_chunk), n2.min(min_chunk)), points_on_device, small)
+    }
+
+    /// The larger of the G1 MSM's workspace over `n1` points and the G2
+    /// MSM's over `n2`, with `opts`, scalars from the host.
+    fn msm_workspace_bytes(ordinal: i32, (n1, n2): (u64, u64), points_on_device: bool, opts: MsmOptions) -> Result<u64, ProverError> {
+        let g1 = msm::workspace_bytes::<G1>(ordinal, n1, points_on_device, false, opts)?;
+        Ok(g1.max(msm::workspace_bytes::<G2>(ordinal, n2, points_on_device, false, opts)?))
     }
 
     /// a, b, c of `circuits` witness-only circuits computed on the host
@@ -563,13 +564,11 @@ impl ProverBackend for GpuBackend {
     /// plan with its whole budget computes the H term there), points
     /// where they are now.
     fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
-        let domain = params.h.len() + 1;
+        let Ok(h) = GpuProver::h_bytes(params.h.len() + 1) else { return false };
         let mut any = false;
         for d in devices.iter().filter(|d| d.in_service()) {
             let Ok(dev) = self.device(d.ordinal) else { return false };
-            let (Ok(h), Ok(msm)) = (GpuProver::h_bytes(domain), Self::min_msm_bytes(dev, params, Self::is_resident(dev, params))) else {
-                return false;
-            };
+            let Ok(msm) = Self::min_msm_bytes(dev, params, Self::is_resident(dev, params)) else { return false };
             if d.vram.usage().total_bytes < h.saturating_add(msm) {
                 return false;
             }
