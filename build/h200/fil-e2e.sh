@@ -44,6 +44,8 @@
 #                 daemon (cuzk-bench synth-only --witness-only --no-classic):
 #                 its PCE load, witness-only synthesis on 1 and all threads,
 #                 CPU SpMV on 1 and all threads
+#   LOG_LEVEL [info]  the daemon's [logging] level (directives too, e.g.
+#                 "info,cuzk_core::groth16::gpu_prover=debug": per-phase GPU times)
 #   KEEP_PARAMS=1 keep DIR/params at the end (default: deleted when the run
 #                 passed, as they are 47 GiB at 32 GiB PoRep)
 # A setup already done in DIR/params for the same kind, size and toxic seed
@@ -247,7 +249,7 @@ total_budget = "$BUDGET"
 [gpus]
 $VRAM_LINE
 [logging]
-level = "info"
+level = "${LOG_LEVEL:-info}"
 timeline = "$DIR/timeline.jsonl"
 EOF
 t0="$(now)"
