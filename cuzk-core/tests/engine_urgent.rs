@@ -8,10 +8,11 @@ mod common;
 
 use common::*;
 use cuzk_core::cs::ProvingAssignment;
+use cuzk_core::engine::niceness;
 use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, JobId, JobOutcome, PartitionedCircuit, Priority, ProofRequest, WorkerRole};
 use cuzk_core::srs::Parameters;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A built-in circuit whose every partition takes `delay` longer to
@@ -193,4 +194,61 @@ fn cancel_works_for_urgent_and_normal_jobs() {
     verify(&engine, &urgent, &out);
     assert!(out.timings.total_ms < 2000, "urgent job after cancels took {:?}", out.timings);
     assert_eq!(engine.status().jobs_cancelled, 3);
+}
+
+/// A built-in circuit that notes, at each partition's synthesis, the
+/// niceness of the synthesizing thread and of a thread it starts.
+struct NotesNiceness {
+    job: BuiltinJob,
+    delay: Duration,
+    seen: Arc<Mutex<Vec<(i32, i32)>>>,
+}
+
+impl PartitionedCircuit for NotesNiceness {
+    fn circuit_id(&self) -> String {
+        self.job.circuit_id()
+    }
+    fn partitions(&self) -> usize {
+        self.job.partitions
+    }
+    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String> {
+        self.job.circuit(partition)
+    }
+    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
+        let worker = niceness::this_thread().unwrap();
+        let started = std::thread::spawn(|| niceness::this_thread().unwrap()).join().unwrap();
+        self.seen.lock().unwrap().push((worker, started));
+        std::thread::sleep(self.delay);
+        self.job.synthesize(partition)
+    }
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String> {
+        self.job.load_params(param_cache)
+    }
+}
+
+/// Partition workers, and the threads their synthesis starts, run
+/// `synthesis.nice` nicer than the daemon, so that bulk synthesis on every
+/// core yields the CPU to the prover workers' host steps between kernels;
+/// the urgent-only workers keep the daemon's niceness.
+#[test]
+fn partition_workers_run_nicer_than_urgent_workers() {
+    let mut cfg = config(2, 1);
+    cfg.synthesis.pce = false;
+    cfg.synthesis.urgent_workers = 1;
+    cfg.synthesis.nice = 4;
+    let engine = Engine::start_with_backend(cfg, TestBackend::new(true)).unwrap();
+    let base = niceness::this_thread().unwrap();
+    let urgent = builtin("mimc:1", 1, 11);
+    engine.preload_srs(&urgent.circuit_id()).unwrap();
+    let (normal_seen, urgent_seen) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
+    let normal = NotesNiceness { job: builtin("synthetic:64:2", 2, 500), delay: SLOW, seen: normal_seen.clone() };
+    let normal = engine.submit(ProofRequest::custom(Arc::new(normal))).unwrap();
+    wait_busy_partition_workers(&engine, 2);
+    let notes = NotesNiceness { job: urgent, delay: Duration::ZERO, seen: urgent_seen.clone() };
+    let urgent = engine.submit(ProofRequest::custom(Arc::new(notes)).with_priority(Priority::Critical)).unwrap();
+    expect_completed(engine.await_job(urgent, WAIT).unwrap());
+    expect_completed(engine.await_job(normal, WAIT).unwrap());
+    let nicer = (base + 4).min(19);
+    assert_eq!(*normal_seen.lock().unwrap(), vec![(nicer, nicer); 2], "partition workers and their threads, daemon at {base}");
+    assert_eq!(*urgent_seen.lock().unwrap(), vec![(base, base)], "the urgent-only worker (both partition workers were busy)");
 }

@@ -99,6 +99,14 @@ fn lenient_values(table: &mut Table, strict: bool, notes: &mut Vec<String>) {
             }
         }
     }
+    if let (Some(Value::Integer(given)), false) = (get(table, "synthesis", "nice"), strict) {
+        let max = i64::from(super::MAX_NICE);
+        if !(0..=max).contains(&given) {
+            let used = given.clamp(0, max);
+            notes.push(format!("config synthesis.nice = {given}: used {used} (0 to {max})"));
+            set(table, "synthesis", "nice", Value::Integer(used));
+        }
+    }
     let workers = get(table, "synthesis", "partition_workers").and_then(|v| v.as_integer()).unwrap_or(0);
     let parallel = get(table, "pipeline", "max_parallel_synthesis").and_then(|v| v.as_integer()).unwrap_or(0);
     if workers > 0 && parallel > 0 && workers != parallel {

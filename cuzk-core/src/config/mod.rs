@@ -23,7 +23,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle", "urgent_reserve"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "urgent_workers_per_device", "vram_limit", "cpu_fallback"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
-    ("synthesis", &["threads", "partition_workers", "urgent_workers", "pce"]),
+    ("synthesis", &["threads", "partition_workers", "urgent_workers", "pce", "nice"]),
     ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "urgent_synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
     ("logging", &["level", "format", "timeline"]),
 ];
@@ -250,11 +250,19 @@ pub struct SynthesisConfig {
     /// (witness-only synthesis + sparse products; recorded at first use
     /// or loaded from `<param_cache>/<circuit-id>.pce`).
     pub pce: bool,
+    /// How much nicer (0-19, Unix niceness) the partition workers run than
+    /// the daemon, and every thread they start (witness generation, the
+    /// sparse products on all cores). The prover workers' host steps that
+    /// feed the GPU (copying a, b, c to it, compacting scalars) keep the
+    /// daemon's priority, and so do the urgent-only synthesis workers: at
+    /// equal priority, several all-core synthesis loops leave those steps
+    /// a fraction of the CPU while the GPU waits for them. 0: all alike.
+    pub nice: u8,
 }
 
 impl Default for SynthesisConfig {
     fn default() -> Self {
-        Self { threads: 0, partition_workers: 0, urgent_workers: 2, pce: true }
+        Self { threads: 0, partition_workers: 0, urgent_workers: 2, pce: true, nice: 10 }
     }
 }
 
@@ -365,6 +373,9 @@ impl Config {
         if self.pipeline.urgent_synthesis_concurrency == 0 {
             return bad("pipeline.urgent_synthesis_concurrency", "must be at least 1 (synthesis.urgent_workers = 0 turns the urgent lane off)");
         }
+        if self.synthesis.nice > MAX_NICE {
+            return bad("synthesis.nice", &format!("{} is above {MAX_NICE}, the nicest a thread can be", self.synthesis.nice));
+        }
         if self.daemon.max_waiting_calls == 0 {
             return bad("daemon.max_waiting_calls", "must be at least 1");
         }
@@ -405,6 +416,9 @@ impl Config {
         [p.max_gpu_queue_depth, p.slot_size, p.synthesis_lookahead].into_iter().find(|&n| n > 0).unwrap_or(1)
     }
 }
+
+/// The largest Unix niceness (`synthesis.nice`).
+pub const MAX_NICE: u8 = 19;
 
 /// A log filter as `[logging] level` and `--log-level` take it: a level,
 /// or comma-separated directives `level` / `target=level`

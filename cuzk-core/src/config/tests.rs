@@ -15,6 +15,7 @@ fn empty_config_is_all_defaults() {
     // Capacity kept for urgent jobs, on without operator action.
     assert_eq!((c.synthesis.urgent_workers, c.gpus.urgent_workers_per_device, c.memory.urgent_reserve), (2, 1, ByteSize(1 << 30)));
     assert_eq!(c.pipeline.urgent_synthesis_concurrency, 2);
+    assert_eq!(c.synthesis.nice, 10);
     assert_eq!(c.scheduler.max_batch_size, 1);
     assert_eq!(c.scheduler.max_batch_wait_ms, 10_000);
     assert!(c.pipeline.enabled);
@@ -124,6 +125,9 @@ fn lenient_values_are_used_and_reported() {
         "logging.format = \"pretty\"",
         "logging.level = \"verbose\"",
     ]);
+    let loaded = Config::parse("[synthesis]\nnice = 25\n").unwrap();
+    assert_eq!(loaded.config.synthesis.nice, 19);
+    assert_warned(&loaded, &["synthesis.nice = 25: used 19"]);
 }
 
 #[test]
@@ -157,6 +161,8 @@ fn bad_values_are_explained_when_strict() {
     assert!(e.contains("total_budget") && e.contains("auto"), "{e}");
     let e = strict("[logging]\nformat = \"xml\"\n");
     assert!(e.contains("logging.format"), "{e}");
+    let e = strict("[synthesis]\nnice = 20\n");
+    assert!(e.contains("synthesis.nice") && e.contains("19"), "{e}");
     let e = strict("[logging]\nlevel = \"loud\"\n");
     assert!(e.contains("logging.level"), "{e}");
     for key in ["[gpus]\ngpu_workers_per_device", "[scheduler]\nmax_batch_size", "[pipeline]\nsynthesis_concurrency", "[pipeline]\nurgent_synthesis_concurrency"] {

@@ -21,6 +21,7 @@ pub mod job;
 mod job_table;
 pub mod logging;
 pub mod memory;
+pub mod niceness;
 pub mod outcome;
 pub mod pce_store;
 mod pipeline;

@@ -47,7 +47,15 @@ use std::time::Instant;
 /// A synthesis worker in status slot `worker_id`; `urgent_only`: one of
 /// the workers kept for urgent units.
 pub fn run(sh: Arc<Shared>, worker_id: usize, urgent_only: bool) {
-    log::info!("pipeline synthesis worker started worker_id={worker_id} urgent_only={urgent_only}");
+    let by = if urgent_only { 0 } else { sh.config.synthesis.nice };
+    let nice = match super::niceness::lower_this_thread(by) {
+        Ok(nice) => nice.to_string(),
+        Err(e) => {
+            log::warn!("synthesis worker {worker_id} keeps the daemon's priority: cannot make it {by} nicer ({e})");
+            "unchanged".into()
+        }
+    };
+    log::info!("pipeline synthesis worker started worker_id={worker_id} urgent_only={urgent_only} nice={nice}");
     while let Some(unit) = sh.synth_queue.pop_if(|u| !urgent_only || u.urgent()) {
         process(&sh, worker_id, unit);
         sh.set_worker(worker_id, |w| {
