@@ -44,6 +44,8 @@
 #                 daemon (cuzk-bench synth-only --witness-only --no-classic):
 #                 its PCE load, witness-only synthesis on 1 and all threads,
 #                 CPU SpMV on 1 and all threads
+#   NICE          the daemon's synthesis.nice [its default, 10]; 0: synthesis
+#                 at the daemon's priority (to compare)
 #   LOG_LEVEL [info]  the daemon's [logging] level (directives too, e.g.
 #                 "info,cuzk_core::groth16::gpu_prover=debug": per-phase GPU times)
 #   KEEP_PARAMS=1 keep DIR/params at the end (default: deleted when the run
@@ -248,6 +250,8 @@ self_check = true
 total_budget = "$BUDGET"
 [gpus]
 $VRAM_LINE
+[synthesis]
+${NICE:+nice = $NICE}
 [logging]
 level = "${LOG_LEVEL:-info}"
 timeline = "$DIR/timeline.jsonl"
