@@ -417,9 +417,13 @@ fn sigterm_during_load_drains() {
         v.sort();
         v
     };
-    let submitted = jobs("job submitted job=");
-    assert!(submitted.len() >= done, "{log}");
-    assert_eq!(submitted, jobs("job completed job="), "accepted jobs that did not complete:\n{log}");
+    // A call that came as the shutdown began may be logged as submitted
+    // and then refused (its caller was answered UNAVAILABLE).
+    let refused_at_submit = jobs("job refused job=");
+    let mut accepted = jobs("job submitted job=");
+    accepted.retain(|j| !refused_at_submit.contains(j));
+    assert!(accepted.len() >= done, "{log}");
+    assert_eq!(accepted, jobs("job completed job="), "accepted jobs that did not complete:\n{log}");
     assert!(!log.contains("job failed") && !log.contains("job cancelled"), "{log}");
 }
 

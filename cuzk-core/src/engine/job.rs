@@ -292,9 +292,25 @@ impl Job {
         Some(was)
     }
 
+    /// Ends a job the engine refused as it was submitted (shutdown closed
+    /// the queue after the submit looked): Cancelled to anyone waiting on
+    /// it, and neither logged nor counted as a cancelled job, since its
+    /// caller was told it was not taken.
+    pub(super) fn refuse(&self) {
+        let mut st = self.state.lock().unwrap();
+        if st.phase != Phase::Finished {
+            self.end(&mut st, JobOutcome::Cancelled);
+        }
+    }
+
     fn finish(&self, st: &mut State, outcome: JobOutcome) {
+        self.count(&outcome);
+        self.end(st, outcome);
+    }
+
+    fn count(&self, outcome: &JobOutcome) {
         let (c, k) = (&self.counters, &self.counters.by_kind[self.kind.index()]);
-        match &outcome {
+        match outcome {
             JobOutcome::Completed(out) => {
                 c.completed.fetch_add(1, Ordering::Relaxed);
                 k.completed.fetch_add(1, Ordering::Relaxed);
@@ -308,6 +324,9 @@ impl Job {
                 c.cancelled.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+
+    fn end(&self, st: &mut State, outcome: JobOutcome) {
         st.phase = Phase::Finished;
         st.finished_at = Some(Instant::now());
         st.outcome = Some(outcome);

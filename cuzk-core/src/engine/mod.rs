@@ -136,7 +136,9 @@ impl Engine {
         );
         sh.timeline.record(timeline::Event::new("job_submitted", job.id));
         if !sh.scheduler.push(job.clone()) {
-            job.cancel();
+            // Shutdown began between the check above and here.
+            log::info!("job refused job={} kind={} (the engine is shutting down)", job.id, job.kind);
+            job.refuse();
             return Err(EngineError::ShuttingDown);
         }
         Ok(job.id)
