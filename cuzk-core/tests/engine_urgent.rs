@@ -17,9 +17,12 @@ use std::time::{Duration, Instant};
 
 /// A built-in circuit whose every partition takes `delay` longer to
 /// synthesize: a stand-in for a PoRep partition (a minute on one thread).
+/// With `niceness`, each synthesis notes the niceness of its thread and of
+/// a thread it starts.
 struct Slow {
     job: BuiltinJob,
     delay: Duration,
+    niceness: Option<Arc<Mutex<Vec<(i32, i32)>>>>,
 }
 
 impl PartitionedCircuit for Slow {
@@ -33,6 +36,10 @@ impl PartitionedCircuit for Slow {
         self.job.circuit(partition)
     }
     fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
+        if let Some(seen) = &self.niceness {
+            let started = std::thread::spawn(|| niceness::this_thread().unwrap()).join().unwrap();
+            seen.lock().unwrap().push((niceness::this_thread().unwrap(), started));
+        }
         std::thread::sleep(self.delay);
         self.job.synthesize(partition)
     }
@@ -44,7 +51,7 @@ impl PartitionedCircuit for Slow {
 const SLOW: Duration = Duration::from_secs(4);
 
 fn slow(job: BuiltinJob) -> ProofRequest {
-    ProofRequest::custom(Arc::new(Slow { job, delay: SLOW }))
+    ProofRequest::custom(Arc::new(Slow { job, delay: SLOW, niceness: None }))
 }
 
 /// Two partition workers, one batch in synthesis at a time, classic
@@ -130,7 +137,7 @@ fn urgent_job_loading_its_srs_waits_for_the_batches_in_flight_not_the_stream() {
     let stream: Vec<_> = (0..6)
         .map(|i| {
             let job = builtin("synthetic:64:2", 1, 300 + i);
-            (job, engine.submit(ProofRequest::custom(Arc::new(Slow { job, delay }))).unwrap())
+            (job, engine.submit(ProofRequest::custom(Arc::new(Slow { job, delay, niceness: None }))).unwrap())
         })
         .collect();
     wait_busy_partition_workers(&engine, 1);
@@ -196,36 +203,6 @@ fn cancel_works_for_urgent_and_normal_jobs() {
     assert_eq!(engine.status().jobs_cancelled, 3);
 }
 
-/// A built-in circuit that notes, at each partition's synthesis, the
-/// niceness of the synthesizing thread and of a thread it starts.
-struct NotesNiceness {
-    job: BuiltinJob,
-    delay: Duration,
-    seen: Arc<Mutex<Vec<(i32, i32)>>>,
-}
-
-impl PartitionedCircuit for NotesNiceness {
-    fn circuit_id(&self) -> String {
-        self.job.circuit_id()
-    }
-    fn partitions(&self) -> usize {
-        self.job.partitions
-    }
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String> {
-        self.job.circuit(partition)
-    }
-    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
-        let worker = niceness::this_thread().unwrap();
-        let started = std::thread::spawn(|| niceness::this_thread().unwrap()).join().unwrap();
-        self.seen.lock().unwrap().push((worker, started));
-        std::thread::sleep(self.delay);
-        self.job.synthesize(partition)
-    }
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String> {
-        self.job.load_params(param_cache)
-    }
-}
-
 /// Partition workers, and the threads their synthesis starts, run
 /// `synthesis.nice` nicer than the daemon, so that bulk synthesis on every
 /// core yields the CPU to the prover workers' host steps between kernels;
@@ -241,10 +218,10 @@ fn partition_workers_run_nicer_than_urgent_workers() {
     let urgent = builtin("mimc:1", 1, 11);
     engine.preload_srs(&urgent.circuit_id()).unwrap();
     let (normal_seen, urgent_seen) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
-    let normal = NotesNiceness { job: builtin("synthetic:64:2", 2, 500), delay: SLOW, seen: normal_seen.clone() };
+    let normal = Slow { job: builtin("synthetic:64:2", 2, 500), delay: SLOW, niceness: Some(normal_seen.clone()) };
     let normal = engine.submit(ProofRequest::custom(Arc::new(normal))).unwrap();
     wait_busy_partition_workers(&engine, 2);
-    let notes = NotesNiceness { job: urgent, delay: Duration::ZERO, seen: urgent_seen.clone() };
+    let notes = Slow { job: urgent, delay: Duration::ZERO, niceness: Some(urgent_seen.clone()) };
     let urgent = engine.submit(ProofRequest::custom(Arc::new(notes)).with_priority(Priority::Critical)).unwrap();
     expect_completed(engine.await_job(urgent, WAIT).unwrap());
     expect_completed(engine.await_job(normal, WAIT).unwrap());
