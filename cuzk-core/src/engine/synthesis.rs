@@ -33,6 +33,9 @@
 //! urgent partition starts at once even while every partition worker is
 //! busy with a long one; urgent units also reserve memory ahead of others
 //! (and may use `memory.urgent_reserve`) and pass a full prover queue.
+//! Partition workers run `synthesis.nice` nicer than the daemon, the
+//! urgent-only ones at its niceness ([`super::niceness`]); an urgent unit
+//! that a partition worker takes runs at that worker's.
 
 use super::memory::{Purpose, ReserveError};
 use super::pce_store::SynthPath;
