@@ -13,8 +13,8 @@
 //! its life, and the threads it starts inherit its niceness (Linux).
 
 /// Makes the calling thread `by` nicer than it is now (at most 19) and
-/// returns its niceness. Elsewhere than on Linux, where niceness is per
-/// process, it does nothing.
+/// returns its niceness. On other systems, where niceness belongs to the
+/// whole process, it does nothing.
 pub fn lower_this_thread(by: u8) -> std::io::Result<i32> {
     imp::lower_this_thread(by)
 }
