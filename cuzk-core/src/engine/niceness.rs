@@ -12,9 +12,9 @@
 //! Niceness only rises without privilege: a worker is made nicer once, for
 //! its life, and the threads it starts inherit its niceness (Linux).
 
-/// Makes the calling thread `by` nicer than it is now (at most 19) and
-/// returns its niceness. On other systems, where niceness belongs to the
-/// whole process, it does nothing.
+/// Makes the calling thread `by` nicer than it is now (at most
+/// [`MAX_NICE`](crate::config::MAX_NICE)) and returns its niceness. On other systems, where
+/// niceness belongs to the whole process, it does nothing.
 pub fn lower_this_thread(by: u8) -> std::io::Result<i32> {
     imp::lower_this_thread(by)
 }
@@ -50,7 +50,7 @@ mod imp {
 
     pub fn lower_this_thread(by: u8) -> std::io::Result<i32> {
         let now = this_thread()?;
-        let target = (now + i32::from(by)).min(19);
+        let target = (now + i32::from(by)).min(i32::from(crate::config::MAX_NICE));
         if target == now {
             return Ok(now);
         }
