@@ -13,6 +13,9 @@ mod progress;
 use clap::{Parser, Subcommand};
 use cuzk_bin::daemon::process::{self, DaemonArgs};
 
+#[global_allocator]
+static ALLOC: cuzk_core::host_alloc::ChunkedRelease = cuzk_core::host_alloc::ChunkedRelease;
+
 #[derive(Parser)]
 #[command(
     name = "cuzk",

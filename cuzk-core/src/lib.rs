@@ -17,7 +17,9 @@
 //! - [`filecoin`]: Filecoin's proofs as such a family;
 //! - [`witness_gadgets`]: gadgets' witnesses computed without their
 //!   constraints, for witness-only synthesis;
-//! - [`disk_room`]: room on disk checked before the large files are written.
+//! - [`disk_room`]: room on disk checked before the large files are written;
+//! - [`host_alloc`]: the global allocator the cuzk binaries use (large
+//!   blocks freed without stalling other threads' mappings).
 
 pub mod arith;
 pub mod circuit_source;
@@ -28,6 +30,7 @@ pub mod disk_room;
 pub mod engine;
 pub mod filecoin;
 pub mod groth16;
+pub mod host_alloc;
 pub mod ntt;
 pub mod par;
 pub mod partitioned;

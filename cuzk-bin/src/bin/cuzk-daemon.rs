@@ -6,6 +6,9 @@
 use clap::Parser;
 use cuzk_bin::daemon::process::{self, DaemonArgs};
 
+#[global_allocator]
+static ALLOC: cuzk_core::host_alloc::ChunkedRelease = cuzk_core::host_alloc::ChunkedRelease;
+
 #[derive(Parser)]
 #[command(name = "cuzk-daemon", version, about = "cuzk proving daemon (gRPC cuzk.v1.ProvingEngine)")]
 struct Cli {

@@ -154,11 +154,13 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             return;
         }
     }
+    // The unit's host memory is freed before its reservation goes back to
+    // the budget, which then never counts as free what is still in use.
+    drop(assignments);
     drop((memory, matrices));
     // The batch's SRS lease and permit go before the results are published:
     // a client that sees its job complete may evict that SRS at once (it
     // is refused while a batch holds it).
-    drop(assignments);
     drop(prove_ticket);
     sh.set_worker(w.slot, |s| s.done += 1);
     match result {
