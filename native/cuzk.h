@@ -161,6 +161,18 @@ int32_t cuzk_h_stage(const cuzk_ntt_context *ctx, cuzk_stream *stream, const voi
 int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_a, void *d_b,
                        void *d_c, cuzk_error *err);
 
+/* cuzk_h_compute in two halves, for a working set of two buffers (a, b, c
+ * computed on the device one after the other, c into b's buffer once a b
+ * is formed): cuzk_h_compute_ab enqueues the transforms of a (in d_a) and
+ * b (in d_b) and their product's, leaving the a b part in d_a (d_b is then
+ * free); cuzk_h_compute_c enqueues c's transform (in d_c) and leaves h in
+ * d_h (the buffer cuzk_h_compute_ab left the a b part in). Both on
+ * `stream`, buffers of 2^log_n Fr, no allocation, no synchronization. */
+int32_t cuzk_h_compute_ab(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_a, void *d_b,
+                          cuzk_error *err);
+int32_t cuzk_h_compute_c(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_h, void *d_c,
+                         cuzk_error *err);
+
 /* ---- MSM over G1 and G2 (native/ec/, native/msm/) ------------------------ */
 
 /* out = sum_i scalars[i] * points[i], Pippenger with signed windows.
@@ -324,6 +336,26 @@ int32_t cuzk_spmv_bytes(const cuzk_spmv *spmv, uint64_t *bytes, cuzk_error *err)
  * synchronization. */
 int32_t cuzk_spmv_evaluate(const cuzk_spmv *spmv, cuzk_stream *stream, const void *d_z, uint64_t z_len, void *d_a,
                            void *d_b, void *d_c, uint64_t out_len, cuzk_error *err);
+
+/* For a card without room for the matrices beside a proof's working set:
+ * enqueues on `stream` d_out = M·z for the first `rows` elements and zero
+ * for the rest up to out_len (>= rows), M one matrix left in host memory
+ * (page-locked for PCIe speed; it must stay valid and unchanged until the
+ * stream has passed this work). M is copied in chunks of rows into the two
+ * halves of d_staging (staging_bytes of device memory, 256-byte aligned;
+ * at least cuzk_spmv_streamed_staging_min), each chunk's copy on an
+ * internal stream overlapping the previous chunk's products. d_coeffs: the
+ * coefficient table on the device (coeffs[0] = 1, coeffs[1] = -1); d_z:
+ * the witness on the device. The caller must have checked every index, as
+ * for cuzk_spmv_create. Results equal cuzk_spmv_evaluate's. Returns once
+ * all is enqueued; pageable matrices are copied through pinned buffers
+ * before it returns. */
+int32_t cuzk_spmv_evaluate_streamed(cuzk_stream *stream, const cuzk_spmv_matrix *m, uint64_t rows,
+                                    const void *d_coeffs, const void *d_z, void *d_out, uint64_t out_len,
+                                    void *d_staging, uint64_t staging_bytes, cuzk_error *err);
+/* The least staging cuzk_spmv_evaluate_streamed accepts for M: two chunks
+ * of its longest row (reads every row pointer). */
+int32_t cuzk_spmv_streamed_staging_min(const cuzk_spmv_matrix *m, uint64_t rows, uint64_t *bytes, cuzk_error *err);
 
 /* ---- tests only: fault injection (native/device/fault_hook.cu) ----------- */
 

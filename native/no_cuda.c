@@ -73,6 +73,14 @@ int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *s, uint32_t l, 
     (void)ctx, (void)s, (void)l, (void)da, (void)db, (void)dc;
     return no_cuda(err);
 }
+int32_t cuzk_h_compute_ab(const cuzk_ntt_context *ctx, cuzk_stream *s, uint32_t l, void *da, void *db, cuzk_error *err) {
+    (void)ctx, (void)s, (void)l, (void)da, (void)db;
+    return no_cuda(err);
+}
+int32_t cuzk_h_compute_c(const cuzk_ntt_context *ctx, cuzk_stream *s, uint32_t l, void *dh, void *dc, cuzk_error *err) {
+    (void)ctx, (void)s, (void)l, (void)dh, (void)dc;
+    return no_cuda(err);
+}
 int32_t cuzk_test_field_op(int32_t o, cuzk_test_field f, cuzk_test_op op, const void *a, const void *b, void *out,
                            uint64_t n, cuzk_error *err) {
     (void)o, (void)f, (void)op, (void)a, (void)b, (void)out, (void)n;
@@ -184,5 +192,14 @@ int32_t cuzk_spmv_bytes(const cuzk_spmv *h, uint64_t *b, cuzk_error *err) { (voi
 int32_t cuzk_spmv_evaluate(const cuzk_spmv *h, cuzk_stream *s, const void *z, uint64_t zl, void *a, void *b, void *c,
                            uint64_t n, cuzk_error *err) {
     (void)h, (void)s, (void)z, (void)zl, (void)a, (void)b, (void)c, (void)n;
+    return no_cuda(err);
+}
+int32_t cuzk_spmv_evaluate_streamed(cuzk_stream *s, const cuzk_spmv_matrix *m, uint64_t r, const void *k, const void *z,
+                                    void *o, uint64_t ol, void *st, uint64_t sb, cuzk_error *err) {
+    (void)s, (void)m, (void)r, (void)k, (void)z, (void)o, (void)ol, (void)st, (void)sb;
+    return no_cuda(err);
+}
+int32_t cuzk_spmv_streamed_staging_min(const cuzk_spmv_matrix *m, uint64_t r, uint64_t *b, cuzk_error *err) {
+    (void)m, (void)r, (void)b;
     return no_cuda(err);
 }

@@ -215,3 +215,124 @@ fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
         println!("{spec:?}: device-SpMV proofs (1 and 3 circuits) byte-identical to the CPU prover");
     }
 }
+
+/// a, b, c of `pce` from its matrices streamed out of host memory through
+/// `staging` bytes, read back with `pad` elements past the constraints
+/// (written with junk first: they must come back zero).
+fn streamed_to_host(dev: i32, pce: &std::sync::Arc<Pce>, inputs: &[Fr], aux: &[Fr], staging: u64, pad: usize) -> cuzk_sys::Result<[Vec<[u64; 4]>; 3]> {
+    use cuzk_core::pce::gpu::{Matrix, StreamedPce};
+    let streamed = StreamedPce::new(pce.clone(), dev)?;
+    let stream = Stream::new(dev)?;
+    let vars = pce.shape.num_vars();
+    let mut z = DeviceBuffer::new(dev, vars.max(1))?;
+    z.copy_from_host(&stream, 0, &inputs.iter().chain(aux).map(fr_limbs).collect::<Vec<_>>())?;
+    let len = pce.num_constraints() + pad;
+    let mut staging = DeviceBuffer::new(dev, staging as usize)?;
+    let mut out = DeviceBuffer::new(dev, len)?;
+    let mut res = [Vec::new(), Vec::new(), Vec::new()];
+    for (m, r) in [Matrix::A, Matrix::B, Matrix::C].into_iter().zip(&mut res) {
+        out.copy_from_host(&stream, 0, &vec![[u64::MAX; 4]; len])?;
+        streamed.evaluate(m, &stream, &z, &mut out, len, &mut staging)?;
+        let mut host = vec![[0u64; 4]; len];
+        out.copy_to_host(&stream, 0, &mut host)?;
+        *r = host;
+    }
+    Ok(res)
+}
+
+/// The matrices streamed from host memory in chunks give the CPU SpMV's
+/// bytes, with the least staging (a chunk per long row), an odd size and
+/// one that holds a whole matrix; past the constraints, zeros.
+#[test]
+fn gpu_streamed_spmv_equals_cpu() {
+    use cuzk_core::pce::gpu::StreamedPce;
+    let Some((dev, mut rng)) = device_and_rng("gpu_streamed_spmv_equals_cpu") else { return };
+    let mut cases: Vec<(Pce, Vec<Fr>, Vec<Fr>, String)> = Vec::new();
+    for (rows, inputs, aux) in [(1, 1, 0), (1000, 3, 997), (100_003, 5, 70_001)] {
+        let pce = random_pce(&mut rng, rows, inputs, aux);
+        let (zi, za) = (random_witness(&mut rng, inputs), random_witness(&mut rng, aux));
+        cases.push((pce, zi, za, format!("random, {rows} rows")));
+    }
+    for spec in ["synthetic:33333:5", "sha256:1"] {
+        let spec: CircuitSpec = spec.parse().unwrap();
+        let (pce, w) = pce::record_with_witness("c", spec.instance(7)).unwrap();
+        cases.push((pce, w.input_assignment, w.aux_assignment, format!("{spec:?}")));
+    }
+    for (pce, zi, za, what) in cases {
+        let (a, b, c) = pce::spmv::evaluate(&pce, &zi, &za);
+        let pce = std::sync::Arc::new(pce);
+        let min = StreamedPce::new(pce.clone(), dev).unwrap().staging_min();
+        for staging in [min, 3 * min + 4096 + 768, 64 << 20] {
+            let got = streamed_to_host(dev, &pce, &zi, &za, staging, 13).unwrap();
+            for ((name, cpu), gpu) in ["a", "b", "c"].iter().zip([&a, &b, &c]).zip(&got) {
+                let expect: Vec<[u64; 4]> = cpu.iter().map(fr_limbs).chain(std::iter::repeat([0; 4]).take(13)).collect();
+                if let Some(r) = expect.iter().zip(gpu).position(|(x, y)| x != y) {
+                    panic!("{what}, staging {staging}: {name}[{r}] differs: CPU {:?}, GPU {:?}", expect[r], gpu[r]);
+                }
+            }
+        }
+    }
+}
+
+/// Staging too small for a chunk of the longest row is an error that says
+/// so, and so are outputs shorter than the rows.
+#[test]
+fn gpu_streamed_spmv_refuses_short_staging_and_outputs() {
+    use cuzk_core::pce::gpu::{Matrix, StreamedPce};
+    let Some((dev, mut rng)) = device_and_rng("gpu_streamed_spmv_refuses_short_staging_and_outputs") else { return };
+    let pce = std::sync::Arc::new(random_pce(&mut rng, 500, 2, 400));
+    let (zi, za) = (random_witness(&mut rng, 2), random_witness(&mut rng, 400));
+    let min = StreamedPce::new(pce.clone(), dev).unwrap().staging_min();
+    let e = streamed_to_host(dev, &pce, &zi, &za, min - 512, 0).unwrap_err();
+    assert!(e.to_string().contains("staging bytes hold"), "{e}");
+    let streamed = StreamedPce::new(pce.clone(), dev).unwrap();
+    let stream = Stream::new(dev).unwrap();
+    let z = DeviceBuffer::new(dev, 402).unwrap();
+    let mut out = DeviceBuffer::new(dev, 499).unwrap();
+    let mut staging = DeviceBuffer::new(dev, min as usize).unwrap();
+    let e = streamed.evaluate(Matrix::A, &stream, &z, &mut out, 499, &mut staging).unwrap_err();
+    assert!(e.to_string().contains("for 500 rows"), "{e}");
+    let short_z = DeviceBuffer::new(dev, 401).unwrap();
+    let mut out = DeviceBuffer::new(dev, 500).unwrap();
+    let e = streamed.evaluate(Matrix::B, &stream, &short_z, &mut out, 500, &mut staging).unwrap_err();
+    assert!(e.to_string().contains("z has 401"), "{e}");
+}
+
+/// The H term from two buffers (a and b streamed in, their part formed,
+/// then c streamed into b's buffer) equals the H term of the host's a, b,
+/// c through three buffers, at several domain sizes.
+#[test]
+fn gpu_h_term_in_two_buffers_from_streamed_matrices() {
+    use cuzk_core::pce::gpu::{Matrix, StreamedPce};
+    use cuzk_sys::{HTermBuffers, NttContext};
+    let Some((dev, _)) = device_and_rng("gpu_h_term_in_two_buffers_from_streamed_matrices") else { return };
+    let ctx = NttContext::new(dev).unwrap();
+    let stream = Stream::new(dev).unwrap();
+    for spec in ["synthetic:1000", "synthetic:70001:5", "mimc:333"] {
+        let spec: CircuitSpec = spec.parse().unwrap();
+        let (pce, w) = pce::record_with_witness("c", spec.instance(11)).unwrap();
+        let (a, b, c) = pce::spmv::evaluate(&pce, &w.input_assignment, &w.aux_assignment);
+        let log_n = cuzk_core::groth16::gpu_prover::h_log_n(pce.num_constraints()).unwrap();
+        let mut bufs = HTermBuffers::new(dev, log_n).unwrap();
+        let limbs = |v: &[Fr]| v.iter().map(fr_limbs).collect::<Vec<_>>();
+        ctx.h_term(&limbs(&a), &limbs(&b), &limbs(&c), log_n, &mut bufs).unwrap();
+        let expect = bufs.h_to_host(&stream).unwrap();
+
+        let pce = std::sync::Arc::new(pce);
+        let streamed = StreamedPce::new(pce.clone(), dev).unwrap();
+        let n = 1usize << log_n;
+        let mut z = DeviceBuffer::new(dev, pce.shape.num_vars()).unwrap();
+        let zw: Vec<[u64; 4]> = w.input_assignment.iter().chain(&w.aux_assignment).map(fr_limbs).collect();
+        z.copy_from_host(&stream, 0, &zw).unwrap();
+        let (mut x, mut y) = (DeviceBuffer::new(dev, n).unwrap(), DeviceBuffer::new(dev, n).unwrap());
+        let mut staging = DeviceBuffer::new(dev, (streamed.staging_min() as usize).max(1 << 20)).unwrap();
+        streamed.evaluate(Matrix::A, &stream, &z, &mut x, n, &mut staging).unwrap();
+        streamed.evaluate(Matrix::B, &stream, &z, &mut y, n, &mut staging).unwrap();
+        ctx.h_compute_ab(&stream, log_n, &mut x, &mut y).unwrap();
+        streamed.evaluate(Matrix::C, &stream, &z, &mut y, n, &mut staging).unwrap();
+        ctx.h_compute_c(&stream, log_n, &mut x, &mut y).unwrap();
+        let mut got = vec![[0u64; 4]; n - 1];
+        x.copy_to_host(&stream, 0, &mut got).unwrap();
+        assert_eq!(got, expect, "{spec:?}: H term from two buffers");
+    }
+}

@@ -38,7 +38,7 @@ pub use device::{device_count, free_memory, DeviceBuffer, DeviceInfo, Event, Hos
 pub use error::{Error, ErrorCode, Result};
 pub use gpu_locks::GpuLocks;
 pub use ntt::{HTermBuffers, NttContext, NttKind};
-pub use spmv::{Csr, SpmvMatrices};
+pub use spmv::{evaluate_streamed, streamed_staging_min, Csr, SpmvMatrices};
 
 /// True when this build compiled the CUDA code (nvcc was found).
 pub const AVAILABLE: bool = cfg!(cuzk_cuda);

@@ -150,6 +150,35 @@ impl NttContext {
     }
 }
 
+impl NttContext {
+    fn check_h_halves(&self, stream: &Stream, log_n: u32, x: &DeviceBuffer<FrRepr>, y: &DeviceBuffer<FrRepr>) -> Result<()> {
+        let n = 1usize << log_n;
+        if x.len() < n || y.len() < n {
+            return Err(Error::invalid(format!("buffers of {} and {} for a 2^{log_n} H term", x.len(), y.len())));
+        }
+        if [x.device(), y.device(), stream.device()].iter().any(|&d| d != self.device) {
+            return Err(Error::invalid("buffers, stream and context on different devices"));
+        }
+        Ok(())
+    }
+
+    /// [`NttContext::h_compute`]'s first half, for a working set of two
+    /// buffers: enqueues the transforms of a (in `a`) and b (in `b`) and of
+    /// their product, leaving the a·b part in `a`; `b` is free after (c
+    /// may then be computed into it).
+    pub fn h_compute_ab(&self, stream: &Stream, log_n: u32, a: &mut DeviceBuffer<FrRepr>, b: &mut DeviceBuffer<FrRepr>) -> Result<()> {
+        self.check_h_halves(stream, log_n, a, b)?;
+        call(|e| unsafe { ffi::cuzk_h_compute_ab(self.raw, stream.raw(), log_n, a.as_mut_ptr(), b.as_mut_ptr(), e) })
+    }
+
+    /// The second half: enqueues the transform of c (in `c`) and leaves h
+    /// in `h`, the buffer [`NttContext::h_compute_ab`] left the a·b part in.
+    pub fn h_compute_c(&self, stream: &Stream, log_n: u32, h: &mut DeviceBuffer<FrRepr>, c: &mut DeviceBuffer<FrRepr>) -> Result<()> {
+        self.check_h_halves(stream, log_n, h, c)?;
+        call(|e| unsafe { ffi::cuzk_h_compute_c(self.raw, stream.raw(), log_n, h.as_mut_ptr(), c.as_mut_ptr(), e) })
+    }
+}
+
 impl Drop for NttContext {
     fn drop(&mut self) {
         let _ = call(|e| unsafe { ffi::cuzk_ntt_context_destroy(self.raw, e) });

@@ -1,6 +1,8 @@
 //! Sparse matrix-vector products on the device (native/spmv/): a
 //! pre-compiled constraint system's A, B, C resident in device memory, and
-//! a = A·z, b = B·z, c = C·z for a device-resident witness z.
+//! a = A·z, b = B·z, c = C·z for a device-resident witness z; or, for a
+//! card without room for them, one matrix at a time from host memory
+//! through a device staging area ([`evaluate_streamed`]).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -25,7 +27,8 @@ impl Csr<'_> {
     }
 
     /// Every index in bounds: the device reads what these say unchecked.
-    fn check(&self, name: &str, rows: usize, num_vars: u64, num_coeffs: usize) -> Result<()> {
+    /// `name` names the matrix in the error.
+    pub fn check(&self, name: &str, rows: usize, num_vars: u64, num_coeffs: usize) -> Result<()> {
         let bad = |m: String| Err(Error::invalid(format!("matrix {name}: {m}")));
         if self.row_ptr.is_empty() || self.rows() != rows {
             return bad(format!("{} rows, A has {rows}", self.rows()));
@@ -170,6 +173,58 @@ impl SpmvMatrices {
             )
         })
     }
+}
+
+/// Device bytes of staging [`evaluate_streamed`] needs at least for `m`
+/// (two chunks of its longest row; reads every row pointer).
+pub fn streamed_staging_min(m: Csr<'_>) -> Result<u64> {
+    let mut bytes = 0;
+    call(|e| unsafe { ffi::cuzk_spmv_streamed_staging_min(&m.raw(), m.rows() as u64, &mut bytes, e) })?;
+    Ok(bytes)
+}
+
+/// Enqueues `out` = M·z on `stream` for M's rows and zero past them up to
+/// `len`, M left in host memory: copied in chunks of rows through the two
+/// halves of `staging`, each chunk's copy overlapping the previous chunk's
+/// products (page-locked matrices move at PCIe speed; pageable ones are
+/// copied through pinned buffers before this returns). `coeffs` is the
+/// coefficient table on the device (1 and −1 first), `z` the witness
+/// (inputs, then aux). The same bytes as [`SpmvMatrices::evaluate`] gives.
+///
+/// # Safety
+/// `m` must have passed [`Csr::check`] against `z`'s variables and
+/// `coeffs`' length (the device reads its indices unchecked), and its
+/// memory must stay unchanged until `stream` has passed this work.
+pub unsafe fn evaluate_streamed(
+    stream: &Stream,
+    m: Csr<'_>,
+    coeffs: &DeviceBuffer<FrRepr>,
+    z: &DeviceBuffer<FrRepr>,
+    out: &mut DeviceBuffer<FrRepr>,
+    len: usize,
+    staging: &mut DeviceBuffer<u8>,
+) -> Result<()> {
+    let rows = m.rows();
+    if len < rows || out.len() < len {
+        return Err(Error::invalid(format!("an output of {len} ({} allocated) for {rows} rows", out.len())));
+    }
+    if [coeffs.device(), z.device(), out.device(), staging.device()].iter().any(|&d| d != stream.device()) {
+        return Err(Error::invalid("coefficients, z, output or staging on another device than the stream"));
+    }
+    call(|e| {
+        ffi::cuzk_spmv_evaluate_streamed(
+            stream.raw(),
+            &m.raw(),
+            rows as u64,
+            coeffs.as_ptr(),
+            z.as_ptr(),
+            out.as_mut_ptr(),
+            len as u64,
+            staging.as_mut_ptr(),
+            staging.len() as u64,
+            e,
+        )
+    })
 }
 
 impl Drop for SpmvMatrices {

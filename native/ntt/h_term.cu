@@ -96,6 +96,25 @@ int32_t enqueue_h_finish(fr_t *a, const fr_t *c, uint32_t log_n, cudaStream_t s,
     return enqueue_bitrev(a, (int)log_n, s, err, c);
 }
 
+// The a b part into a, from a and b as given (b is scratch after).
+int32_t enqueue_h_ab(const ntt_tables &t, fr_t *a, fr_t *b, uint32_t log_n, cudaStream_t s, cuzk_error *err) {
+    CUZK_TRY(enqueue_scaled_coset(t, a, log_n, s, err));
+    CUZK_TRY(enqueue_scaled_coset(t, b, log_n, s, err));
+    return enqueue_ab_part(t, a, b, log_n, s, err);
+}
+
+// h into h (which holds the a b part), from c as given (scratch after).
+int32_t enqueue_h_c(const ntt_tables &t, fr_t *h, fr_t *c, uint32_t log_n, cudaStream_t s, cuzk_error *err) {
+    CUZK_TRY(enqueue_c_coefficients(t, c, log_n, s, err));
+    return enqueue_h_finish(h, c, log_n, s, err);
+}
+
+int32_t check_stream(const cuzk_ntt_context *ctx, const cuzk_stream *stream, cuzk_error *err) {
+    CUZK_REQUIRE(stream, "stream is null");
+    CUZK_REQUIRE(stream->device == ctx->device, "stream on device %d, context on %d", stream->device, ctx->device);
+    return CUZK_OK;
+}
+
 }  // namespace
 
 extern "C" int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const void *b, const void *c,
@@ -160,17 +179,35 @@ extern "C" int32_t cuzk_h_compute(const cuzk_ntt_context *ctx, cuzk_stream *stre
                                   void *d_b, void *d_c, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
     CUZK_TRY(check_args(ctx, log_n, d_a, d_b, d_c, err));
-    CUZK_REQUIRE(stream, "stream is null");
-    CUZK_REQUIRE(stream->device == ctx->device, "stream on device %d, context on %d", stream->device, ctx->device);
+    CUZK_TRY(check_stream(ctx, stream, err));
     CUZK_CUDA(cudaSetDevice(ctx->device));
-    const ntt_tables &t = ctx->tables;
-    fr_t *dev[3] = {static_cast<fr_t *>(d_a), static_cast<fr_t *>(d_b), static_cast<fr_t *>(d_c)};
-    cudaStream_t s = stream->stream;
-    CUZK_TRY(enqueue_scaled_coset(t, dev[0], log_n, s, err));
-    CUZK_TRY(enqueue_scaled_coset(t, dev[1], log_n, s, err));
-    CUZK_TRY(enqueue_ab_part(t, dev[0], dev[1], log_n, s, err));
-    CUZK_TRY(enqueue_c_coefficients(t, dev[2], log_n, s, err));
-    CUZK_TRY(enqueue_h_finish(dev[0], dev[2], log_n, s, err));
+    fr_t *a = static_cast<fr_t *>(d_a), *b = static_cast<fr_t *>(d_b), *c = static_cast<fr_t *>(d_c);
+    CUZK_TRY(enqueue_h_ab(ctx->tables, a, b, log_n, stream->stream, err));
+    CUZK_TRY(enqueue_h_c(ctx->tables, a, c, log_n, stream->stream, err));
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_h_compute_ab(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_a,
+                                     void *d_b, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_TRY(check_args(ctx, log_n, d_a, d_b, d_b, err));
+    CUZK_TRY(check_stream(ctx, stream, err));
+    CUZK_REQUIRE(d_a != d_b, "a and b must be distinct buffers");
+    CUZK_CUDA(cudaSetDevice(ctx->device));
+    CUZK_TRY(enqueue_h_ab(ctx->tables, static_cast<fr_t *>(d_a), static_cast<fr_t *>(d_b), log_n, stream->stream, err));
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_h_compute_c(const cuzk_ntt_context *ctx, cuzk_stream *stream, uint32_t log_n, void *d_h,
+                                    void *d_c, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_TRY(check_args(ctx, log_n, d_h, d_c, d_c, err));
+    CUZK_TRY(check_stream(ctx, stream, err));
+    CUZK_REQUIRE(d_h != d_c, "h and c must be distinct buffers");
+    CUZK_CUDA(cudaSetDevice(ctx->device));
+    CUZK_TRY(enqueue_h_c(ctx->tables, static_cast<fr_t *>(d_h), static_cast<fr_t *>(d_c), log_n, stream->stream, err));
     return ok(err);
     CUZK_ENTRY_END
 }

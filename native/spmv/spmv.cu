@@ -9,6 +9,12 @@
 // term's transforms read them, instead of computing them on the host and
 // uploading three vectors of one Fr per constraint.
 //
+// A card without room for the matrices beside a proof's working set
+// evaluates them from host memory instead (cuzk_spmv_evaluate_streamed):
+// one matrix at a time, in row chunks copied into a device staging area
+// whose two halves alternate, so that one chunk's copy overlaps the
+// previous chunk's products. Page-locked matrices move at PCIe speed.
+//
 // One thread per row: rows are short (a handful of entries on Filecoin
 // circuits), so a thread's sequential walk over its entries costs less than
 // a warp's reduction would. Coefficient 0 (1) and 1 (−1) of the table are
@@ -19,6 +25,8 @@
 #include "../device/upload.cuh"
 #include "../error.cuh"
 #include "../ff/fr.cuh"
+
+#include <algorithm>
 
 using cuzk::fr_t;
 
@@ -48,16 +56,19 @@ uint64_t layout_bytes(uint64_t rows, const uint64_t nnz[3], uint64_t num_coeffs)
 }
 
 // out[r] = row r of the matrix times z for r < rows; 0 for rows <= r < len
-// (the H term's zero padding).
+// (the H term's zero padding). The row pointers are offsets into cols and
+// coeff_idx plus `base` (0 for a whole matrix; a chunk's first offset for a
+// chunk of rows whose entries start at cols[0]).
 __global__ void spmv_kernel(const uint32_t *__restrict__ row_ptr, const uint32_t *__restrict__ cols,
                             const uint32_t *__restrict__ coeff_idx, const fr_t *__restrict__ coeffs,
-                            const fr_t *__restrict__ z, uint64_t rows, fr_t *__restrict__ out, uint64_t len) {
+                            const fr_t *__restrict__ z, uint32_t base, uint64_t rows, fr_t *__restrict__ out,
+                            uint64_t len) {
     for (uint64_t r = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; r < len;
          r += (uint64_t)gridDim.x * blockDim.x) {
         fr_t acc = fr_t::zero();
         if (r < rows) {
-            const uint32_t end = __ldg(row_ptr + r + 1);
-            for (uint32_t k = __ldg(row_ptr + r); k < end; k++) {
+            const uint32_t end = __ldg(row_ptr + r + 1) - base;
+            for (uint32_t k = __ldg(row_ptr + r) - base; k < end; k++) {
                 const fr_t v = cuzk::ldg_fr(z + __ldg(cols + k));
                 const uint32_t ci = __ldg(coeff_idx + k);
                 if (ci == COEFF_ONE)
@@ -76,6 +87,24 @@ uint32_t grid_for(uint64_t n, int sms) {
     const uint64_t blocks = (n + 255) / 256, cap = (uint64_t)sms * 64;
     return (uint32_t)(blocks < cap ? (blocks ? blocks : 1) : cap);
 }
+
+// Staging bytes a chunk of `rows` rows with `nnz` entries takes: its row
+// pointers (rows + 1), columns and coefficient indices, each aligned.
+uint64_t chunk_bytes(uint64_t rows, uint64_t nnz) { return aligned(4 * (rows + 1)) + 2 * aligned(4 * nnz); }
+
+// The copy stream and the events of one streamed evaluation, released on
+// every way out (the device finishes what was enqueued with them first).
+struct streamed_resources {
+    cudaStream_t copy = nullptr;
+    cudaEvent_t copied[2] = {nullptr, nullptr}, consumed[2] = {nullptr, nullptr};
+    ~streamed_resources() {
+        for (auto e : copied)
+            if (e) cudaEventDestroy(e);
+        for (auto e : consumed)
+            if (e) cudaEventDestroy(e);
+        if (copy) cudaStreamDestroy(copy);
+    }
+};
 
 }  // namespace
 
@@ -189,10 +218,89 @@ extern "C" int32_t cuzk_spmv_evaluate(const cuzk_spmv *h, cuzk_stream *stream, c
     void *outs[3] = {d_a, d_b, d_c};
     for (int m = 0; m < 3; m++) {
         spmv_kernel<<<grid_for(out_len, sms), 256, 0, stream->stream>>>(h->row_ptr[m], h->cols[m], h->coeff_idx[m],
-                                                                       h->coeffs, (const fr_t *)d_z, h->rows,
+                                                                       h->coeffs, (const fr_t *)d_z, 0, h->rows,
                                                                        (fr_t *)outs[m], out_len);
         CUZK_LAUNCHED();
     }
+    return cuzk::ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_spmv_streamed_staging_min(const cuzk_spmv_matrix *m, uint64_t rows, uint64_t *bytes,
+                                                  cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(m && m->row_ptr && bytes, "null matrix or bytes");
+    uint64_t longest = 0;
+    for (uint64_t r = 0; r < rows; r++) longest = std::max<uint64_t>(longest, m->row_ptr[r + 1] - m->row_ptr[r]);
+    *bytes = 2 * chunk_bytes(1, longest);
+    return cuzk::ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_spmv_evaluate_streamed(cuzk_stream *stream, const cuzk_spmv_matrix *m, uint64_t rows,
+                                               const void *d_coeffs, const void *d_z, void *d_out, uint64_t out_len,
+                                               void *d_staging, uint64_t staging_bytes, cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(stream && m && m->row_ptr && d_coeffs && d_out && d_staging, "null argument");
+    CUZK_REQUIRE(m->nnz == 0 || (m->cols && m->coeff_idx && d_z), "matrix with entries but null arrays or z");
+    CUZK_REQUIRE(rows < (1ull << 32) && m->nnz < (1ull << 32), "%llu rows, %llu entries: at most 2^32 - 1 each",
+                 (unsigned long long)rows, (unsigned long long)m->nnz);
+    CUZK_REQUIRE(out_len >= rows, "an output of %llu elements for %llu rows", (unsigned long long)out_len,
+                 (unsigned long long)rows);
+    CUZK_REQUIRE((uintptr_t)d_staging % ALIGN == 0, "the staging area is not %llu-byte aligned",
+                 (unsigned long long)ALIGN);
+    if (out_len == 0) return cuzk::ok(err);
+    CUZK_CUDA(cudaSetDevice(stream->device));
+    int sms = 0;
+    CUZK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, stream->device));
+    const uint32_t *rp = m->row_ptr;
+    const uint64_t half = (staging_bytes / 2) & ~(ALIGN - 1);
+    fr_t *out = static_cast<fr_t *>(d_out);
+    streamed_resources res;
+    CUZK_CUDA(cudaStreamCreateWithFlags(&res.copy, cudaStreamNonBlocking));
+    for (int h = 0; h < 2; h++) {
+        CUZK_CUDA(cudaEventCreateWithFlags(&res.copied[h], cudaEventDisableTiming));
+        CUZK_CUDA(cudaEventCreateWithFlags(&res.consumed[h], cudaEventDisableTiming));
+        // The first copies into the staging wait for whatever `stream` did
+        // with it before.
+        CUZK_CUDA(cudaEventRecord(res.consumed[h], stream->stream));
+    }
+    uint64_t r0 = 0;
+    for (int i = 0; r0 < rows; i++) {
+        const uint64_t first = rp[r0];
+        auto fits = [&](uint64_t r1) { return chunk_bytes(r1 - r0, rp[r1] - first) <= half; };
+        CUZK_REQUIRE(fits(r0 + 1), "row %llu has %u entries: more than half of %llu staging bytes hold",
+                     (unsigned long long)r0, rp[r0 + 1] - rp[r0], (unsigned long long)staging_bytes);
+        // The most rows from r0 on that fit half of the staging.
+        uint64_t lo = r0 + 1, hi = rows;
+        while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (fits(mid))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const uint64_t r1 = lo, n = r1 - r0, nnz = rp[r1] - first;
+        const int h = i & 1;
+        char *at = static_cast<char *>(d_staging) + h * half;
+        char *d_rp = at, *d_cols = at + aligned(4 * (n + 1)), *d_idx = d_cols + aligned(4 * nnz);
+        // Half h is free once the products of the chunk before last are done.
+        CUZK_CUDA(cudaStreamWaitEvent(res.copy, res.consumed[h], 0));
+        CUZK_TRY(cuzk::upload_to_device(d_rp, rp + r0, 4 * (n + 1), res.copy, err));
+        if (nnz) {
+            CUZK_TRY(cuzk::upload_to_device(d_cols, m->cols + first, 4 * nnz, res.copy, err));
+            CUZK_TRY(cuzk::upload_to_device(d_idx, m->coeff_idx + first, 4 * nnz, res.copy, err));
+        }
+        CUZK_CUDA(cudaEventRecord(res.copied[h], res.copy));
+        CUZK_CUDA(cudaStreamWaitEvent(stream->stream, res.copied[h], 0));
+        spmv_kernel<<<grid_for(n, sms), 256, 0, stream->stream>>>(
+            (const uint32_t *)d_rp, (const uint32_t *)d_cols, (const uint32_t *)d_idx, (const fr_t *)d_coeffs,
+            (const fr_t *)d_z, (uint32_t)first, n, out + r0, n);
+        CUZK_LAUNCHED();
+        CUZK_CUDA(cudaEventRecord(res.consumed[h], stream->stream));
+        r0 = r1;
+    }
+    if (out_len > rows) CUZK_CUDA(cudaMemsetAsync(out + rows, 0, (out_len - rows) * sizeof(fr_t), stream->stream));
     return cuzk::ok(err);
     CUZK_ENTRY_END
 }

@@ -37,8 +37,8 @@ pub enum Bench {
         runs: usize,
     },
     /// The PCE's SpMV (a, b, c from a witness): on all cores and, with a
-    /// CUDA device, on the GPU (matrices resident), against uploading a,
-    /// b, c.
+    /// CUDA device, on the GPU (matrices resident, or streamed from host
+    /// memory), against uploading a, b, c.
     Spmv {
         #[arg(long)]
         circuit: CircuitSpec,

@@ -1,12 +1,14 @@
-//! A PCE's A, B, C resident on a GPU (cuzk-sys's [`SpmvMatrices`]): a, b,
-//! c computed on the device from an uploaded witness, bit for bit what
-//! [`super::spmv::evaluate`] gives on the host.
+//! A PCE's A, B, C resident on a GPU (cuzk-sys's [`SpmvMatrices`]), or
+//! left in host memory and streamed through the device ([`StreamedPce`]):
+//! a, b, c computed on the device from an uploaded witness, bit for bit
+//! what [`super::spmv::evaluate`] gives on the host.
 
 use super::Pce;
 use crate::arith::blst_layout::{repr, repr_mut};
 use blstrs::Scalar as Fr;
 use ff::Field;
 use cuzk_sys::{Csr, DeviceBuffer, FrRepr, SpmvMatrices, Stream};
+use std::sync::Arc;
 
 /// One circuit's matrices on one device.
 pub struct GpuPce {
@@ -95,5 +97,85 @@ impl GpuPce {
             Ok(host)
         };
         Ok((to_host(&a)?, to_host(&b)?, to_host(&c)?))
+    }
+}
+
+/// Which matrix of a PCE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matrix {
+    A,
+    B,
+    C,
+}
+
+/// One circuit's matrices left in host memory, for a card without room
+/// for them beside a proof's working set: evaluated one at a time through
+/// a device staging area (cuzk-sys's [`cuzk_sys::evaluate_streamed`]),
+/// so that a, b, c still come from the device and a partition needs only
+/// two H buffers (c computed into b's once a·b is formed). Their indices
+/// are checked once, here; the coefficient table lives on the device.
+pub struct StreamedPce {
+    pce: Arc<Pce>,
+    coeffs: DeviceBuffer<FrRepr>,
+    staging_min: u64,
+}
+
+impl StreamedPce {
+    /// Checks `pce`'s indices (on the calling thread: a 32 GiB PoRep PCE
+    /// has ~700M entries) and uploads its coefficient table to `device`.
+    pub fn new(pce: Arc<Pce>, device: i32) -> cuzk_sys::Result<Self> {
+        let (rows, vars, n) = (pce.num_constraints(), pce.shape.num_vars() as u64, pce.coeffs.len());
+        let mut staging_min = 0;
+        for (m, name) in [(&pce.a, "A"), (&pce.b, "B"), (&pce.c, "C")] {
+            csr(m).check(name, rows, vars, n)?;
+            staging_min = staging_min.max(cuzk_sys::streamed_staging_min(csr(m))?);
+        }
+        let stream = Stream::new(device)?;
+        let mut coeffs = DeviceBuffer::new(device, n)?;
+        coeffs.copy_from_host(&stream, 0, repr(&pce.coeffs))?;
+        stream.synchronize()?;
+        Ok(StreamedPce { pce, coeffs, staging_min })
+    }
+
+    pub fn pce(&self) -> &Pce {
+        &self.pce
+    }
+
+    pub fn device(&self) -> i32 {
+        self.coeffs.device()
+    }
+
+    /// The least staging [`StreamedPce::evaluate`] takes: two chunks of
+    /// the longest row. More makes fewer, larger copies.
+    pub fn staging_min(&self) -> u64 {
+        self.staging_min
+    }
+
+    /// Enqueues `out` = `m`·z for the witness in `z` (inputs, then aux) on
+    /// `stream`, zero past the constraints up to `len`, through `staging`.
+    pub fn evaluate(
+        &self,
+        m: Matrix,
+        stream: &Stream,
+        z: &DeviceBuffer<FrRepr>,
+        out: &mut DeviceBuffer<FrRepr>,
+        len: usize,
+        staging: &mut DeviceBuffer<u8>,
+    ) -> cuzk_sys::Result<()> {
+        if z.len() < self.pce.shape.num_vars() {
+            return Err(cuzk_sys::Error::invalid(format!(
+                "z has {} elements, the matrices {} columns",
+                z.len(),
+                self.pce.shape.num_vars()
+            )));
+        }
+        let matrix = match m {
+            Matrix::A => &self.pce.a,
+            Matrix::B => &self.pce.b,
+            Matrix::C => &self.pce.c,
+        };
+        // Checked in `new` against this PCE's variables and this table;
+        // the PCE is shared immutably (`Arc`) from then on.
+        unsafe { cuzk_sys::evaluate_streamed(stream, csr(matrix), &self.coeffs, z, out, len, staging) }
     }
 }

@@ -7,8 +7,8 @@
 //!   coefficient table, the densities the MSMs need);
 //! - [`file`]: the versioned, checksummed `.pce` file;
 //! - [`spmv`]: a = A·z, b = B·z, c = C·z on all cores;
-//! - `gpu` (feature `cuda`): the matrices resident on a GPU, a, b, c
-//!   computed there;
+//! - `gpu` (feature `cuda`): the matrices resident on a GPU, or streamed
+//!   to it from host memory, a, b, c computed there;
 //! - [`Pce::synthesize`]: witness-only synthesis checked against the
 //!   recorded shape, then the SpMV: the same [`ProvingAssignment`] as
 //!   classic synthesis, or an error if the circuit allocates differently.
