@@ -260,3 +260,44 @@ fn engine_vram_limit_forces_the_fallback() {
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");
     println!("engine with vram_limit={limit} B (mimc:200's estimate less 1): paths {paths:?}, all proofs verify");
 }
+
+/// Under a VRAM budget that holds the H term beside the smallest MSM but
+/// not the circuit's matrices beside a working set (a 16 GiB card, in
+/// small), the backend keeps a witness-only circuit ready to stream its
+/// matrices from host memory (`abc_on_device` gives a lease), and its
+/// fallback proves with them streamed: the CPU prover's bytes, and no a,
+/// b, c computed on the host (the host budget has no room for them).
+#[test]
+fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
+    if cuzk_sys::test_device("witness_only_circuits_stream_their_matrices_where_they_do_not_fit").is_none() {
+        return;
+    }
+    use cuzk_core::engine::interlock::DeviceLocks;
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
+    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let cpu = groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
+    let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
+    let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
+    let backend = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
+    // The least budget that holds the H term on the device.
+    let on = |vram: u64| backend.h_term_on_device(&params, &[DeviceLocks::new(0, "test".into(), vram)]);
+    let (mut lo, mut hi) = (1u64 << 20, 16u64 << 30);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if on(mid) { hi = mid } else { lo = mid }
+    }
+    let device = [DeviceLocks::new(0, "test".into(), hi)];
+    let lease = backend.abc_on_device(&pce, &params, &device);
+    assert!(lease.is_some(), "no lease: the matrices neither resident nor streamed in {hi} B");
+    assert!(backend.streams_matrices(0, &pce), "the matrices fit resident in {hi} B: no streaming to test");
+    let none = MemoryBudget::new(0);
+    let input = ProveInput { params: &params, assignments: &witness_only, vram: &device[0].vram, pce: Some(&pce), host_memory: Some(&none), h_copies_counted: true };
+    let got = backend.epilogue(0, backend.compute_fallback(0, hi, &input).unwrap()).unwrap();
+    assert_eq!(got[0].to_bytes(), cpu[0].to_bytes(), "streamed within {hi} B");
+    drop(lease);
+    println!("witness-only circuit proved with its matrices streamed within {hi} B: CPU bytes");
+}

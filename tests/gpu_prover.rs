@@ -107,7 +107,7 @@ fn gpu_every_plan_matches_cpu_prover() {
             .collect();
         assert!(witness_only.iter().all(|pa| pa.abc_deferred() && pa.a.is_empty()));
         let gpu_pce = GpuPce::upload(&pce, dev).unwrap();
-        let matrices = Some(Matrices { host: &pce, device: Some(&gpu_pce) });
+        let matrices = Some(Matrices { host: &pce, device: Some(&gpu_pce), streamed: None });
         let resident = DeviceSrs::upload(dev, &c.params).unwrap();
         let mut plans = 0;
         let sources = [
@@ -151,7 +151,7 @@ fn gpu_every_plan_matches_cpu_prover() {
         assert!(err.to_string().contains("witness only"), "{err}");
         // So is another circuit's PCE.
         let other = pce::record("other", "synthetic:999".parse::<CircuitSpec>().unwrap().blank()).unwrap();
-        let wrong = Some(Matrices { host: &other, device: None });
+        let wrong = Some(Matrices { host: &other, device: None, streamed: None });
         let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, wrong, None, &plan).err().expect("another circuit's PCE");
         assert!(err.to_string().contains("PCE of \"other\""), "{err}");
         // A plan whose points are elsewhere than the call's is refused.

@@ -192,7 +192,7 @@ fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
         let err = groth16::prove_synthesized_deterministic(&params, &witness_only, &randomness).unwrap_err();
         assert!(err.to_string().contains("witness only"), "{err}");
         let gpu_pce = GpuPce::upload(&pce, dev).unwrap();
-        let m = Some(Matrices { host: &pce, device: Some(&gpu_pce) });
+        let m = Some(Matrices { host: &pce, device: Some(&gpu_pce), streamed: None });
         let cases = [
             (1, Queries::AfterH, NextInputs::WhenDue),
             (1, Queries::InHScratch(Scratch::LAndB), NextInputs::WhenDue),
@@ -221,7 +221,7 @@ fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
 /// (written with junk first: they must come back zero).
 fn streamed_to_host(dev: i32, pce: &std::sync::Arc<Pce>, inputs: &[Fr], aux: &[Fr], staging: u64, pad: usize) -> cuzk_sys::Result<[Vec<[u64; 4]>; 3]> {
     use cuzk_core::pce::gpu::{Matrix, StreamedPce};
-    let streamed = StreamedPce::new(pce.clone(), dev)?;
+    let streamed = StreamedPce::new(pce, dev)?;
     let stream = Stream::new(dev)?;
     let vars = pce.shape.num_vars();
     let mut z = DeviceBuffer::new(dev, vars.max(1))?;
@@ -232,7 +232,7 @@ fn streamed_to_host(dev: i32, pce: &std::sync::Arc<Pce>, inputs: &[Fr], aux: &[F
     let mut res = [Vec::new(), Vec::new(), Vec::new()];
     for (m, r) in [Matrix::A, Matrix::B, Matrix::C].into_iter().zip(&mut res) {
         out.copy_from_host(&stream, 0, &vec![[u64::MAX; 4]; len])?;
-        streamed.evaluate(m, &stream, &z, &mut out, len, &mut staging)?;
+        streamed.evaluate(pce, m, &stream, &z, &mut out, len, &mut staging)?;
         let mut host = vec![[0u64; 4]; len];
         out.copy_to_host(&stream, 0, &mut host)?;
         *r = host;
@@ -261,7 +261,7 @@ fn gpu_streamed_spmv_equals_cpu() {
     for (pce, zi, za, what) in cases {
         let (a, b, c) = pce::spmv::evaluate(&pce, &zi, &za);
         let pce = std::sync::Arc::new(pce);
-        let min = StreamedPce::new(pce.clone(), dev).unwrap().staging_min();
+        let min = StreamedPce::new(&pce, dev).unwrap().staging_min();
         for staging in [min, 3 * min + 4096 + 768, 64 << 20] {
             let got = streamed_to_host(dev, &pce, &zi, &za, staging, 13).unwrap();
             for ((name, cpu), gpu) in ["a", "b", "c"].iter().zip([&a, &b, &c]).zip(&got) {
@@ -282,19 +282,19 @@ fn gpu_streamed_spmv_refuses_short_staging_and_outputs() {
     let Some((dev, mut rng)) = device_and_rng("gpu_streamed_spmv_refuses_short_staging_and_outputs") else { return };
     let pce = std::sync::Arc::new(random_pce(&mut rng, 500, 2, 400));
     let (zi, za) = (random_witness(&mut rng, 2), random_witness(&mut rng, 400));
-    let min = StreamedPce::new(pce.clone(), dev).unwrap().staging_min();
+    let min = StreamedPce::new(&pce, dev).unwrap().staging_min();
     let e = streamed_to_host(dev, &pce, &zi, &za, min - 512, 0).unwrap_err();
     assert!(e.to_string().contains("staging bytes hold"), "{e}");
-    let streamed = StreamedPce::new(pce.clone(), dev).unwrap();
+    let streamed = StreamedPce::new(&pce, dev).unwrap();
     let stream = Stream::new(dev).unwrap();
     let z = DeviceBuffer::new(dev, 402).unwrap();
     let mut out = DeviceBuffer::new(dev, 499).unwrap();
     let mut staging = DeviceBuffer::new(dev, min as usize).unwrap();
-    let e = streamed.evaluate(Matrix::A, &stream, &z, &mut out, 499, &mut staging).unwrap_err();
+    let e = streamed.evaluate(&pce, Matrix::A, &stream, &z, &mut out, 499, &mut staging).unwrap_err();
     assert!(e.to_string().contains("for 500 rows"), "{e}");
     let short_z = DeviceBuffer::new(dev, 401).unwrap();
     let mut out = DeviceBuffer::new(dev, 500).unwrap();
-    let e = streamed.evaluate(Matrix::B, &stream, &short_z, &mut out, 500, &mut staging).unwrap_err();
+    let e = streamed.evaluate(&pce, Matrix::B, &stream, &short_z, &mut out, 500, &mut staging).unwrap_err();
     assert!(e.to_string().contains("z has 401"), "{e}");
 }
 
@@ -319,20 +319,83 @@ fn gpu_h_term_in_two_buffers_from_streamed_matrices() {
         let expect = bufs.h_to_host(&stream).unwrap();
 
         let pce = std::sync::Arc::new(pce);
-        let streamed = StreamedPce::new(pce.clone(), dev).unwrap();
+        let streamed = StreamedPce::new(&pce, dev).unwrap();
         let n = 1usize << log_n;
         let mut z = DeviceBuffer::new(dev, pce.shape.num_vars()).unwrap();
         let zw: Vec<[u64; 4]> = w.input_assignment.iter().chain(&w.aux_assignment).map(fr_limbs).collect();
         z.copy_from_host(&stream, 0, &zw).unwrap();
         let (mut x, mut y) = (DeviceBuffer::new(dev, n).unwrap(), DeviceBuffer::new(dev, n).unwrap());
         let mut staging = DeviceBuffer::new(dev, (streamed.staging_min() as usize).max(1 << 20)).unwrap();
-        streamed.evaluate(Matrix::A, &stream, &z, &mut x, n, &mut staging).unwrap();
-        streamed.evaluate(Matrix::B, &stream, &z, &mut y, n, &mut staging).unwrap();
+        streamed.evaluate(&pce, Matrix::A, &stream, &z, &mut x, n, &mut staging).unwrap();
+        streamed.evaluate(&pce, Matrix::B, &stream, &z, &mut y, n, &mut staging).unwrap();
         ctx.h_compute_ab(&stream, log_n, &mut x, &mut y).unwrap();
-        streamed.evaluate(Matrix::C, &stream, &z, &mut y, n, &mut staging).unwrap();
+        streamed.evaluate(&pce, Matrix::C, &stream, &z, &mut y, n, &mut staging).unwrap();
         ctx.h_compute_c(&stream, log_n, &mut x, &mut y).unwrap();
         let mut got = vec![[0u64; 4]; n - 1];
         x.copy_to_host(&stream, 0, &mut got).unwrap();
         assert_eq!(got, expect, "{spec:?}: H term from two buffers");
+    }
+}
+
+/// Proofs whose a, b, c came from matrices streamed out of host memory
+/// (the H term formed in two buffers, the third allocated after it) equal
+/// the CPU prover's byte for byte (same r, s), with the query MSMs after
+/// the H MSM and in its scratch buffer, the MSMs whole and chunked; the
+/// plan runs as planned (streamed, not a, b, c from the host). A plan for
+/// two circuits falls back to a, b, c computed on the host.
+#[test]
+fn gpu_proofs_with_streamed_spmv_equal_cpu_prover() {
+    use cuzk_core::groth16::gpu_prover::{Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch};
+    use cuzk_core::groth16::{self, gpu_srs::SrsPoints};
+    use cuzk_core::pce::gpu::StreamedPce;
+    let Some((dev, mut rng)) = device_and_rng("gpu_proofs_with_streamed_spmv_equal_cpu_prover") else { return };
+    let prover = GpuProver::new(dev).unwrap();
+    for spec in ["synthetic:1000", "synthetic:70001:5", "mimc:333", "sha256:1"] {
+        let spec: CircuitSpec = spec.parse().unwrap();
+        let params = groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap();
+        let seed: u64 = rng.gen();
+        let pce = std::sync::Arc::new(pce::record("c", spec.instance(seed)).unwrap());
+        let witnesses: Vec<_> = (0..2).map(|i| cuzk_core::cs::generate_witness(spec.instance(seed + i)).unwrap()).collect();
+        let classic: Vec<_> = witnesses.iter().map(|w| pce.assignment(w.clone()).unwrap()).collect();
+        let witness_only: Vec<_> = witnesses.into_iter().map(|w| pce.witness_assignment(w).unwrap()).collect();
+        let randomness: Vec<(Fr, Fr)> = (0..2).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
+        let cpu = groth16::prove_synthesized_deterministic(&params, &classic, &randomness).unwrap();
+        let streamed = StreamedPce::new(&pce, dev).unwrap();
+        let m = Some(Matrices { host: &pce, device: None, streamed: Some(&streamed) });
+        let chunked = Chunks::Exactly(cuzk_sys::msm::MsmOptions { max_chunk_points: 1 << 12, max_sort_entries: 1 << 12, ..Default::default() });
+        let cases = [
+            (1, Queries::AfterH, Chunks::Whole, HInputs::SpmvStreamed),
+            (1, Queries::InHScratch(Scratch::LAndB), Chunks::Whole, HInputs::SpmvStreamed),
+            (1, Queries::AfterH, chunked, HInputs::SpmvStreamed),
+            (2, Queries::AfterH, Chunks::Whole, HInputs::Uploaded),
+        ];
+        for (n, queries, chunks, runs_as) in cases {
+            let plan = Plan {
+                circuits: n,
+                points: PointsAt::Host,
+                h: HTerm::Device,
+                inputs: HInputs::SpmvStreamed,
+                queries,
+                next: NextInputs::WhenDue,
+                chunks,
+                z_in_grant: false,
+            };
+            let batch = &witness_only[..n];
+            let ran = prover.fit(&params, SrsPoints::Host(&params), &batch[0], m, &plan).unwrap();
+            assert_eq!(ran.inputs, runs_as, "{spec:?}, {plan}");
+            let results = prover.run(&params, SrsPoints::Host(&params), batch, m, None, &plan).unwrap();
+            for (i, (msms, _)) in results.into_iter().enumerate() {
+                let (r, s) = randomness[i];
+                let proof = groth16::assemble(&params.vk, msms, r, s);
+                assert_eq!(proof.to_bytes(), cpu[i].to_bytes(), "{spec:?}, {plan}: proof {i} differs from the CPU prover");
+            }
+        }
+        // Matrices checked from another PCE are refused, not evaluated.
+        let other = std::sync::Arc::new(pce::record("c", spec.instance(seed)).unwrap());
+        let wrong = Some(Matrices { host: &other, device: None, streamed: Some(&streamed) });
+        let plan = Plan { circuits: 1, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::SpmvStreamed, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole, z_in_grant: false };
+        let ran = prover.fit(&params, SrsPoints::Host(&params), &witness_only[0], wrong, &plan).unwrap();
+        assert_eq!(ran.inputs, HInputs::Uploaded, "{spec:?}: another PCE's streamed matrices are not used");
+        println!("{spec:?}: streamed-SpMV proofs byte-identical to the CPU prover");
     }
 }

@@ -114,14 +114,14 @@ mod gpu {
             c.copy_from_host(&stream, 0, repr(&hc))?;
             Ok(())
         })?);
-        let streamed = StreamedPce::new(shared.clone(), dev)?;
+        let streamed = StreamedPce::new(&shared, dev)?;
         let mut staging = DeviceBuffer::<u8>::new(dev, STAGING.max(streamed.staging_min() as usize))?;
         let mut streamed_rows = |label: &str| -> Result<()> {
             let mut device_ms = Vec::new();
             row(label, size, time_runs(runs, || {
                 start.record(&stream)?;
                 for (m, out) in [(Matrix::A, &mut a), (Matrix::B, &mut b), (Matrix::C, &mut c)] {
-                    streamed.evaluate(m, &stream, &z, out, n, &mut staging)?;
+                    streamed.evaluate(p, m, &stream, &z, out, n, &mut staging)?;
                 }
                 end.record(&stream)?;
                 end.synchronize()?;
@@ -159,7 +159,7 @@ mod gpu {
         })?);
         drop(classic);
         let witness_only = p.witness_assignment(w.clone())?;
-        let m = Some(Matrices { host: p, device: Some(&gpu) });
+        let m = Some(Matrices { host: p, device: Some(&gpu), streamed: None });
         row("prover stage_h: spmv on device", size, time_runs(runs, || {
             black_box(prover.stage_h(&witness_only, m)?);
             Ok(())

@@ -14,7 +14,12 @@
 //! beside a working set, counted in the budget, freed when the engine
 //! drops that PCE (with its SRS) or evicted, idle, when an SRS needs the
 //! room. A partition whose matrices are gone by the time it is proved gets
-//! a, b, c computed on the host (slower, same bytes).
+//! a, b, c computed on the host (slower, same bytes). Where the budget
+//! has no room for the matrices beside a working set (a 16 GiB card) but
+//! holds the streamed SpMV's peak (two H buffers, z, a staging area), the
+//! device keeps the circuit ready to stream them from host memory instead
+//! (a `StreamedPce`: their indices checked once, the coefficient table on
+//! the device), and its partitions are synthesized witness-only too.
 //! - `compute` (under `compute_mtx`): a [`Plan`] for the worker's
 //!   reservation and the VRAM free beside it, run by [`GpuProver::run`]
 //!   (the H terms and every MSM; see `gpu_prover::plan` for the regimes).
@@ -37,7 +42,7 @@ use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
-use crate::pce::gpu::GpuPce;
+use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
 use crate::srs::Parameters;
 use blstrs::Scalar as Fr;
@@ -91,6 +96,7 @@ struct GpuDevice {
     prover: GpuProver,
     resident: Mutex<Vec<Resident<Parameters, DeviceSrs>>>,
     pces: Mutex<Vec<Resident<Pce, GpuPce>>>,
+    streamed: Mutex<Vec<Resident<Pce, StreamedPce>>>,
 }
 
 /// r and s of each proof.
@@ -175,7 +181,7 @@ impl GpuBackend {
                 crate::config::format_size(q.total_mem_bytes), crate::config::format_size(vram_bytes)
             );
             let info = DeviceInfo { ordinal: ordinal as u32, name: q.name, vram_bytes };
-            devices.push(GpuDevice { info, prover, resident: Mutex::default(), pces: Mutex::default() });
+            devices.push(GpuDevice { info, prover, resident: Mutex::default(), pces: Mutex::default(), streamed: Mutex::default() });
         }
         Ok(GpuBackend { devices, randomness: Randomness::Fresh, keep_srs_resident: true })
     }
@@ -184,6 +190,12 @@ impl GpuBackend {
     pub fn with_fixed_randomness(mut self, r: Fr, s: Fr) -> Self {
         self.randomness = Randomness::Fixed(r, s);
         self
+    }
+
+    /// Whether `device` keeps `pce` ready to stream its matrices from host
+    /// memory (they do not fit it resident).
+    pub fn streams_matrices(&self, device: u32, pce: &Arc<Pce>) -> bool {
+        self.device(device).is_ok_and(|dev| Self::find_streamed(dev, pce).is_some())
     }
 
     /// Never keep an SRS in VRAM (points stream from host memory).
@@ -289,6 +301,52 @@ impl GpuBackend {
         Some(gpu)
     }
 
+    /// `pce` ready to stream to `dev` (checked and its coefficient table
+    /// uploaded the first time), where the H term has room on it and the
+    /// budget `vram` holds the streamed SpMV's peak for one partition but
+    /// not the matrices beside a working set (else they are better made
+    /// resident: [`Self::ensure_pce`]).
+    fn ensure_streamed(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<StreamedPce>> {
+        let mut streamed = dev.streamed.lock().unwrap();
+        if let Some(s) = find_copy(&mut streamed, pce) {
+            return Some(s);
+        }
+        let n = pce.num_constraints();
+        let total = vram.usage().total_bytes;
+        let h = GpuProver::h_bytes(n).ok()?;
+        let msm = Self::min_msm_bytes(dev, params, Self::is_resident(dev, params)).ok()?;
+        if total < h.saturating_add(msm) {
+            return None;
+        }
+        let table = (pce.coeffs.len() * std::mem::size_of::<Fr>()) as u64;
+        let reservation = vram.try_reserve(table)?;
+        let t = Instant::now();
+        let s = match StreamedPce::new(pce, dev.info.ordinal as i32) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                log::warn!("pce not streamed gpu={} circuit_id={} reason=\"{e}\"", dev.info.ordinal, pce.circuit_id);
+                return None;
+            }
+        };
+        let peak = GpuProver::streamed_bytes(n, &s).ok()?;
+        if total < peak {
+            return None;
+        }
+        log::info!(
+            "device pce streamed from host memory gpu={} circuit_id={} peak_bytes={peak} ready_ms={}",
+            dev.info.ordinal,
+            pce.circuit_id,
+            t.elapsed().as_millis()
+        );
+        streamed.push(Resident::new(pce, s.clone(), reservation));
+        Some(s)
+    }
+
+    /// `pce` ready to stream to `dev`, if it is.
+    fn find_streamed(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<StreamedPce>> {
+        find_copy(&mut dev.streamed.lock().unwrap(), pce)
+    }
+
     /// Device bytes of one call's working set on `dev`: the H buffers, the
     /// largest MSM whole and `z` bytes of witness. The MSM's workspace
     /// stages its points too where they come from the host: at 2^27 that
@@ -334,7 +392,13 @@ impl GpuBackend {
     /// The VRAM sizes of `input` on `dev` that a plan is made from.
     /// `pce_resident`: `input.pce`'s matrices are on `dev` (then the SpMV
     /// may run there, into a z of the circuit's variables).
-    fn sizes(dev: &GpuDevice, input: &ProveInput<'_>, resident: bool, pce_resident: bool) -> Result<Sizes, ProverError> {
+    fn sizes(
+        dev: &GpuDevice,
+        input: &ProveInput<'_>,
+        resident: bool,
+        pce_resident: bool,
+        streamed: Option<&StreamedPce>,
+    ) -> Result<Sizes, ProverError> {
         let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
         let o = dev.info.ordinal as i32;
         let (n1, n2) = msm_sizes(input.params);
@@ -344,6 +408,10 @@ impl GpuBackend {
             query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
             min_msm_bytes: Self::min_msm_bytes(dev, input.params, resident)?,
             z_bytes: input.pce.filter(|_| pce_resident).map_or(0, |p| p.z_bytes()),
+            streamed_bytes: match streamed {
+                Some(s) => GpuProver::streamed_bytes(first.num_constraints(), s)?,
+                None => 0,
+            },
         })
     }
 
@@ -399,16 +467,18 @@ impl GpuBackend {
         input: &ProveInput<'_>,
         srs: Option<Arc<DeviceSrs>>,
         pce: Option<Arc<GpuPce>>,
+        streamed: Option<Arc<StreamedPce>>,
         first: Option<StagedH>,
         granted: u64,
         may_borrow: bool,
     ) -> Result<GpuComputed, ProverError> {
-        let sizes = Self::sizes(dev, input, srs.is_some(), pce.is_some())?;
+        let sizes = Self::sizes(dev, input, srs.is_some(), pce.is_some(), streamed.as_deref())?;
         let req = Request {
             circuits: input.assignments.len(),
             srs_resident: srs.is_some(),
             first_staged: first.as_ref().map(StagedH::inputs),
             pce_resident: pce.is_some(),
+            pce_streamed: streamed.is_some(),
             witness_only: input.witness_only(),
             granted,
             spare: if may_borrow { input.vram.free().saturating_sub(granted) } else { 0 },
@@ -453,7 +523,7 @@ impl GpuBackend {
             None
         };
         let points = Self::points(input.params, &srs);
-        let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref() });
+        let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref(), streamed: streamed.as_deref() });
         let results = dev.prover.run(input.params, points, input.assignments, matrices, first, &plan)?;
         drop(borrowed);
         Ok(GpuComputed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
@@ -498,7 +568,7 @@ impl ProverBackend for GpuBackend {
                     None if input.witness_only() => Self::reserve_host_abc(dev, input, 1, "their matrices are not on the device")?,
                     _ => None,
                 };
-                Some(dev.prover.stage_h(pa, input.pce.map(|p| Matrices { host: p, device: on_device }))?)
+                Some(dev.prover.stage_h(pa, input.pce.map(|p| Matrices { host: p, device: on_device, streamed: None }))?)
             }
             None => None,
         };
@@ -508,7 +578,7 @@ impl ProverBackend for GpuBackend {
     fn compute(&self, device: u32, staged: GpuStaged, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
         let GpuStaged { first, srs, pce } = staged;
-        self.plan_and_run(dev, input, srs, pce, first, Self::vram_needed_on(dev, input), true)
+        self.plan_and_run(dev, input, srs, pce, None, first, Self::vram_needed_on(dev, input), true)
     }
 
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
@@ -529,7 +599,13 @@ impl ProverBackend for GpuBackend {
             );
         }
         let pce = input.pce.and_then(|p| Self::find_pce(dev, p));
-        self.plan_and_run(dev, input, srs, pce, None, vram_granted.min(card_free), false)
+        // Witness-only partitions whose matrices are not resident: streamed
+        // where the device keeps them ready to.
+        let streamed = match (input.pce, &pce) {
+            (Some(p), None) if input.witness_only() => Self::find_streamed(dev, p),
+            _ => None,
+        };
+        self.plan_and_run(dev, input, srs, pce, streamed, None, vram_granted.min(card_free), false)
     }
 
     fn epilogue(&self, _device: u32, computed: GpuComputed) -> Result<Vec<Proof>, ProverError> {
@@ -548,13 +624,17 @@ impl ProverBackend for GpuBackend {
     }
 
     /// On every device in service, the matrices resident (uploaded now if
-    /// there is room: [`GpuBackend::ensure_pce`]), each copy held by the
-    /// lease: an SRS upload evicts only copies no one holds.
+    /// there is room: [`GpuBackend::ensure_pce`]) or else ready to stream
+    /// from host memory ([`GpuBackend::ensure_streamed`]), each copy held
+    /// by the lease: an SRS upload evicts only copies no one holds.
     fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
         let mut copies: Vec<Arc<dyn std::any::Any + Send + Sync>> = Vec::new();
         for d in devices.iter().filter(|d| d.in_service()) {
             let dev = self.device(d.ordinal).ok()?;
-            copies.push(self.ensure_pce(dev, pce, params, &d.vram)?);
+            match self.ensure_pce(dev, pce, params, &d.vram) {
+                Some(resident) => copies.push(resident),
+                None => copies.push(self.ensure_streamed(dev, pce, params, &d.vram)?),
+            }
         }
         (!copies.is_empty()).then(|| MatricesLease::holding(copies))
     }

@@ -326,8 +326,13 @@ impl GpuProver {
         }
         let chunks = self.msm_chunks(params, points, plan.chunks)?;
         let (host_points, h_on_device) = (plan.points == PointsAt::Host, plan.h == HTerm::Device);
-        let abc = self.abc(pce, shape, h_on_device && plan.inputs == HInputs::SpmvOnDevice)?;
-        let inputs = if abc.spmv.is_some() { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
+        let streams = h_on_device && plan.inputs == HInputs::SpmvStreamed && plan.circuits == 1;
+        let abc = self.abc(pce, shape, h_on_device && plan.inputs == HInputs::SpmvOnDevice, streams)?;
+        let inputs = match (abc.spmv, abc.streamed) {
+            (Some(_), _) => HInputs::SpmvOnDevice,
+            (None, Some(_)) => HInputs::SpmvStreamed,
+            (None, None) => HInputs::Uploaded,
+        };
         let several = plan.circuits >= 2;
         let mut scratch = InScratch::default();
         let queries = match plan.queries {
@@ -428,8 +433,12 @@ impl GpuProver {
         Ok(h)
     }
 
-    /// The H term of the staged a, b, c, left in `st.bufs.a`.
+    /// The H term of the staged a, b, c, left in `st.bufs.a` (there
+    /// already where the streamed SpMV staged them).
     fn h_compute(&self, st: &mut StagedH) -> Result<(), GpuProveError> {
+        if st.h_ready {
+            return Ok(());
+        }
         let stream = Stream::new(self.device)?;
         self.ntt.h_compute(&stream, st.log_n, &mut st.bufs)?;
         stream.synchronize()?;

@@ -8,7 +8,7 @@ use crate::arith::blst_layout::{repr, repr_mut};
 use blstrs::Scalar as Fr;
 use ff::Field;
 use cuzk_sys::{Csr, DeviceBuffer, FrRepr, SpmvMatrices, Stream};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// One circuit's matrices on one device.
 pub struct GpuPce {
@@ -114,16 +114,20 @@ pub enum Matrix {
 /// so that a, b, c still come from the device and a partition needs only
 /// two H buffers (c computed into b's once a·b is formed). Their indices
 /// are checked once, here; the coefficient table lives on the device.
+/// It does not keep the PCE alive: each call is given the PCE it was made
+/// from, which must still be that one.
 pub struct StreamedPce {
-    pce: Arc<Pce>,
+    pce: Weak<Pce>,
+    shape: (usize, usize),
     coeffs: DeviceBuffer<FrRepr>,
     staging_min: u64,
+    staging_whole: u64,
 }
 
 impl StreamedPce {
     /// Checks `pce`'s indices (on the calling thread: a 32 GiB PoRep PCE
     /// has ~700M entries) and uploads its coefficient table to `device`.
-    pub fn new(pce: Arc<Pce>, device: i32) -> cuzk_sys::Result<Self> {
+    pub fn new(pce: &Arc<Pce>, device: i32) -> cuzk_sys::Result<Self> {
         let (rows, vars, n) = (pce.num_constraints(), pce.shape.num_vars() as u64, pce.coeffs.len());
         let mut staging_min = 0;
         for (m, name) in [(&pce.a, "A"), (&pce.b, "B"), (&pce.c, "C")] {
@@ -134,11 +138,26 @@ impl StreamedPce {
         let mut coeffs = DeviceBuffer::new(device, n)?;
         coeffs.copy_from_host(&stream, 0, repr(&pce.coeffs))?;
         stream.synchronize()?;
-        Ok(StreamedPce { pce, coeffs, staging_min })
+        let shape = (pce.shape.num_inputs, pce.shape.num_aux);
+        // Each half holds a chunk's row pointers, columns and coefficient
+        // indices, each part aligned to 256 bytes.
+        let whole = [&pce.a, &pce.b, &pce.c].iter().map(|m| 4 * (rows as u64 + 1) + 8 * m.nnz() as u64 + 768).max().unwrap_or(0);
+        Ok(StreamedPce { pce: Arc::downgrade(pce), shape, coeffs, staging_min, staging_whole: 2 * whole })
     }
 
-    pub fn pce(&self) -> &Pce {
-        &self.pce
+    /// Whether this was made from `pce` (alive, so the same object).
+    pub fn made_from(&self, pce: &Pce) -> bool {
+        self.pce.strong_count() > 0 && std::ptr::eq(self.pce.as_ptr(), pce)
+    }
+
+    /// Inputs and aux of the circuit's witness.
+    pub fn shape(&self) -> (usize, usize) {
+        self.shape
+    }
+
+    /// Elements of z: inputs ‖ aux.
+    pub fn num_vars(&self) -> usize {
+        self.shape.0 + self.shape.1
     }
 
     pub fn device(&self) -> i32 {
@@ -151,10 +170,19 @@ impl StreamedPce {
         self.staging_min
     }
 
-    /// Enqueues `out` = `m`·z for the witness in `z` (inputs, then aux) on
-    /// `stream`, zero past the constraints up to `len`, through `staging`.
+    /// Staging that holds the largest matrix whole in each half: more is
+    /// never used.
+    pub fn staging_whole(&self) -> u64 {
+        self.staging_whole
+    }
+
+    /// Enqueues `out` = `m`·z of `pce` (the PCE this was made from) for the
+    /// witness in `z` (inputs, then aux) on `stream`, zero past the
+    /// constraints up to `len`, through `staging`.
+    #[allow(clippy::too_many_arguments)]
     pub fn evaluate(
         &self,
+        pce: &Pce,
         m: Matrix,
         stream: &Stream,
         z: &DeviceBuffer<FrRepr>,
@@ -162,20 +190,19 @@ impl StreamedPce {
         len: usize,
         staging: &mut DeviceBuffer<u8>,
     ) -> cuzk_sys::Result<()> {
-        if z.len() < self.pce.shape.num_vars() {
-            return Err(cuzk_sys::Error::invalid(format!(
-                "z has {} elements, the matrices {} columns",
-                z.len(),
-                self.pce.shape.num_vars()
-            )));
+        if !self.made_from(pce) {
+            return Err(cuzk_sys::Error::invalid(format!("matrices of {:?}, not those these were checked from", pce.circuit_id)));
+        }
+        if z.len() < self.num_vars() {
+            return Err(cuzk_sys::Error::invalid(format!("z has {} elements, the matrices {} columns", z.len(), self.num_vars())));
         }
         let matrix = match m {
-            Matrix::A => &self.pce.a,
-            Matrix::B => &self.pce.b,
-            Matrix::C => &self.pce.c,
+            Matrix::A => &pce.a,
+            Matrix::B => &pce.b,
+            Matrix::C => &pce.c,
         };
-        // Checked in `new` against this PCE's variables and this table;
-        // the PCE is shared immutably (`Arc`) from then on.
+        // Checked in `new` against this PCE's variables and this table; the
+        // PCE is that one (alive), shared immutably (`Arc`) since.
         unsafe { cuzk_sys::evaluate_streamed(stream, csr(matrix), &self.coeffs, z, out, len, staging) }
     }
 }

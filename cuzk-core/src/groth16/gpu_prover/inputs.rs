@@ -2,17 +2,24 @@
 //! uploaded from the host (computed there first for an assignment that
 //! carries its witness only), or computed on the device by the SpMV from
 //! the witness, uploaded once into a z that the set of H buffers keeps
-//! for the circuit's query MSMs.
+//! for the circuit's query MSMs; or by the SpMV over matrices streamed
+//! from host memory, the H term formed in two buffers before the third is
+//! allocated ([`GpuProver::stage_h_streamed`]).
 
 use super::{h_log_n, GpuProveError, GpuProver, HInputs};
 use crate::arith::blst_layout::repr;
 use crate::cs::ProvingAssignment;
 use crate::groth16::prover::ProveError;
-use crate::pce::gpu::GpuPce;
+use crate::pce::gpu::{GpuPce, Matrix, StreamedPce};
 use crate::pce::Pce;
 use blstrs::Scalar as Fr;
 use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, Stream};
 use std::borrow::Cow;
+
+/// Device staging for matrices streamed from host memory: two halves of
+/// 128 MiB (or two chunks of the longest row, where that is more; a whole
+/// matrix in each, where that is less).
+pub const STREAMED_STAGING_BYTES: u64 = 256 << 20;
 
 /// One circuit's a, b, c in the H term's buffers (the pre-staged part).
 pub struct StagedH {
@@ -21,6 +28,8 @@ pub struct StagedH {
     /// Where the SpMV computed them: that circuit's witness z = inputs ‖
     /// aux, kept for its query MSMs.
     pub(super) z: Option<DeviceBuffer<FrRepr>>,
+    /// h is computed already, in `bufs.a` (by [`GpuProver::stage_h_streamed`]).
+    pub(super) h_ready: bool,
 }
 
 impl StagedH {
@@ -36,16 +45,18 @@ impl StagedH {
     pub(super) fn new(device: i32, log_n: u32, z_len: Option<usize>) -> Result<Self, GpuProveError> {
         let bufs = HTermBuffers::new(device, log_n)?;
         let z = z_len.map(|n| DeviceBuffer::new(device, n.max(1))).transpose()?;
-        Ok(StagedH { bufs, log_n, z })
+        Ok(StagedH { bufs, log_n, z, h_ready: false })
     }
 }
 
 /// A circuit's recorded R1CS (its PCE) for a proving call: on the host,
-/// and resident on the device where it is.
+/// and resident on the device where it is, or ready to stream to it
+/// (`streamed`, over the same PCE as `host`).
 #[derive(Clone, Copy)]
 pub struct Matrices<'a> {
     pub host: &'a Pce,
     pub device: Option<&'a GpuPce>,
+    pub streamed: Option<&'a StreamedPce>,
 }
 
 /// Where one call's a, b, c come from: the SpMV on the device (the plan's
@@ -54,6 +65,8 @@ pub struct Matrices<'a> {
 #[derive(Clone, Copy, Default)]
 pub(super) struct Abc<'a> {
     pub(super) spmv: Option<&'a GpuPce>,
+    /// The plan's [`HInputs::SpmvStreamed`]: matrices streamed to this device.
+    pub(super) streamed: Option<&'a StreamedPce>,
     host: Option<&'a Pce>,
 }
 
@@ -78,7 +91,7 @@ impl GpuProver {
     /// witness uploaded into a z kept with them), else uploaded (computed
     /// on the host first where `pa` carries its witness only).
     pub fn stage_h(&self, pa: &ProvingAssignment, pce: Option<Matrices<'_>>) -> Result<StagedH, GpuProveError> {
-        let abc = self.abc(pce, pa, true)?;
+        let abc = self.abc(pce, pa, true, false)?;
         let mut st = StagedH::new(self.device, h_log_n(pa.num_constraints())?, abc.spmv.map(GpuPce::num_vars))?;
         self.restage(pa, &mut st, abc)?;
         Ok(st)
@@ -86,9 +99,16 @@ impl GpuProver {
 
     /// Where a call's a, b, c come from: the SpMV when `spmv` (the plan's
     /// choice) and `pce`'s matrices are on this device for circuits of
-    /// `shape`'s shape; `pce` must fit the shape where given, and be given
-    /// for an assignment that carries its witness only.
-    pub(super) fn abc<'a>(&self, pce: Option<Matrices<'a>>, shape: &ProvingAssignment, spmv: bool) -> Result<Abc<'a>, GpuProveError> {
+    /// `shape`'s shape, else the streamed SpMV when `streamed` and they
+    /// stream to this device; `pce` must fit the shape where given, and be
+    /// given for an assignment that carries its witness only.
+    pub(super) fn abc<'a>(
+        &self,
+        pce: Option<Matrices<'a>>,
+        shape: &ProvingAssignment,
+        spmv: bool,
+        streamed: bool,
+    ) -> Result<Abc<'a>, GpuProveError> {
         let Some(m) = pce else {
             return match shape.abc_deferred() {
                 true => Err(ProveError::AbcDeferred { index: 0 }.into()),
@@ -107,7 +127,10 @@ impl GpuProver {
             )));
         }
         let on_device = m.device.filter(|g| spmv && g.device() == self.device && g.num_vars() == ni + na && g.num_constraints() == n);
-        Ok(Abc { spmv: on_device, host: Some(m.host) })
+        let streamed = m
+            .streamed
+            .filter(|s| streamed && on_device.is_none() && s.device() == self.device && s.made_from(m.host));
+        Ok(Abc { spmv: on_device, streamed, host: Some(m.host) })
     }
 
     /// Allocates H buffers and a z and computes a, b, c into them on the
@@ -125,7 +148,8 @@ impl GpuProver {
 
     /// The H buffers in `slot` holding `pa`'s a, b, c: as they are when
     /// `ready` (already staged), else staged into them as `abc` says,
-    /// allocated the first time.
+    /// allocated the first time (with h computed already where the
+    /// matrices stream: [`GpuProver::stage_h_streamed`]).
     pub(super) fn staged_h<'s>(
         &self,
         slot: &'s mut Option<StagedH>,
@@ -133,6 +157,9 @@ impl GpuProver {
         ready: bool,
         abc: Abc<'_>,
     ) -> Result<&'s mut StagedH, GpuProveError> {
+        if let (None, Some(streamed), Some(host), false) = (slot.as_ref(), abc.streamed, abc.host, ready) {
+            return Ok(slot.insert(self.stage_h_streamed(pa, host, streamed)?));
+        }
         let st = match *slot {
             Some(ref mut st) => st,
             None => slot.insert(StagedH::new(self.device, h_log_n(pa.num_constraints())?, abc.spmv.map(GpuPce::num_vars))?),
@@ -146,6 +173,7 @@ impl GpuProver {
     /// `pa`'s a, b, c into `st`: by the SpMV (its witness into `st.z`), or
     /// uploaded.
     pub(super) fn restage(&self, pa: &ProvingAssignment, st: &mut StagedH, abc: Abc<'_>) -> Result<(), GpuProveError> {
+        st.h_ready = false;
         let Some(pce) = abc.spmv else {
             st.z = None; // no longer this circuit's witness
             let [a, b, c] = abc.on_host(pa)?;
@@ -154,6 +182,58 @@ impl GpuProver {
             return Ok(());
         };
         self.spmv_stage(pce, &pa.input_assignment, &pa.aux_assignment, st)
+    }
+
+    /// `pa`'s H term from its witness and its circuit's matrices streamed
+    /// from host memory (the plan's [`HInputs::SpmvStreamed`]): z and two
+    /// H buffers allocated, a and b computed and transformed and their
+    /// product formed, then c computed into b's buffer and h into a's; z
+    /// and the staging area freed before the third buffer is allocated, so
+    /// the peak is two H buffers, z and the staging
+    /// ([`GpuProver::streamed_bytes`]). The H buffers come back with h
+    /// computed and no z: the rest of the call runs as for uploaded a, b, c.
+    pub fn stage_h_streamed(&self, pa: &ProvingAssignment, host: &Pce, pce: &StreamedPce) -> Result<StagedH, GpuProveError> {
+        let shape = &host.shape;
+        if (pa.input_assignment.len(), pa.aux_assignment.len()) != (shape.num_inputs, shape.num_aux) {
+            return Err(GpuProveError::Plan(format!(
+                "a witness of {} inputs and {} aux for matrices over {} and {}",
+                pa.input_assignment.len(),
+                pa.aux_assignment.len(),
+                shape.num_inputs,
+                shape.num_aux
+            )));
+        }
+        let log_n = h_log_n(pa.num_constraints())?;
+        let n = 1usize << log_n;
+        let stream = Stream::new(self.device)?;
+        let (mut a, mut b) = (DeviceBuffer::new(self.device, n)?, DeviceBuffer::new(self.device, n)?);
+        {
+            let mut z = DeviceBuffer::new(self.device, shape.num_vars().max(1))?;
+            z.copy_from_host(&stream, 0, repr(&pa.input_assignment))?;
+            z.copy_from_host(&stream, pa.input_assignment.len(), repr(&pa.aux_assignment))?;
+            let mut staging = DeviceBuffer::<u8>::new(self.device, Self::streamed_staging_bytes(pce) as usize)?;
+            pce.evaluate(host, Matrix::A, &stream, &z, &mut a, n, &mut staging)?;
+            pce.evaluate(host, Matrix::B, &stream, &z, &mut b, n, &mut staging)?;
+            self.ntt.h_compute_ab(&stream, log_n, &mut a, &mut b)?;
+            pce.evaluate(host, Matrix::C, &stream, &z, &mut b, n, &mut staging)?;
+            self.ntt.h_compute_c(&stream, log_n, &mut a, &mut b)?;
+            stream.synchronize()?;
+        }
+        let c = DeviceBuffer::new(self.device, HTermBuffers::c_len(log_n))?;
+        Ok(StagedH { bufs: HTermBuffers { log_n, a, b, c }, log_n, z: None, h_ready: true })
+    }
+
+    fn streamed_staging_bytes(pce: &StreamedPce) -> u64 {
+        STREAMED_STAGING_BYTES.min(pce.staging_whole()).max(pce.staging_min())
+    }
+
+    /// Device bytes [`GpuProver::stage_h_streamed`] takes at its peak for
+    /// circuits of `num_constraints` over `pce`: two H buffers, z and the
+    /// staging area.
+    pub fn streamed_bytes(num_constraints: usize, pce: &StreamedPce) -> Result<u64, GpuProveError> {
+        let n = 1u64 << h_log_n(num_constraints)?;
+        let fr = std::mem::size_of::<FrRepr>() as u64;
+        Ok(2 * n * fr + pce.num_vars().max(1) as u64 * fr + Self::streamed_staging_bytes(pce))
     }
 
     /// A witness (inputs, aux) into `st.z` (allocated the first time), then

@@ -42,6 +42,15 @@
 //!   reserve for them. Under a VRAM limit that leaves no room for z even
 //!   then, a, b, c are uploaded ([`HInputs::Uploaded`]; computed on the
 //!   host first for circuits that carry only their witness).
+//! - No room for the matrices beside a working set (a 16 GiB card), one
+//!   circuit that carries its witness only, and room for z, two H buffers
+//!   and a staging area: the matrices stream from host memory through the
+//!   staging area ([`HInputs::SpmvStreamed`]) and the H term is formed in
+//!   two buffers (a and b transformed and multiplied, then c computed into
+//!   b's); z is freed and the third buffer allocated after it, so the rest
+//!   of the call runs as with a, b, c uploaded. Neither the CPU SpMV nor
+//!   the 12.9 GB upload of a, b, c per 2^27 circuit: ~7 GB of matrices by
+//!   DMA and the witness.
 
 use super::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
 use cuzk_sys::msm::MsmOptions;
@@ -76,6 +85,9 @@ pub enum HInputs {
     /// Computed on the device from the witness, uploaded once into z, and
     /// the circuits' resident matrices.
     SpmvOnDevice,
+    /// Computed on the device from the witness and the matrices streamed
+    /// from host memory, the H term formed in two buffers; one circuit.
+    SpmvStreamed,
 }
 
 /// How the L, A, B_G1 and B_G2 MSMs run relative to the H MSM.
@@ -174,6 +186,9 @@ pub struct Sizes {
     pub min_msm_bytes: u64,
     /// The witness z = inputs ‖ aux on the device, for the SpMV.
     pub z_bytes: u64,
+    /// What a, b, c by the streamed SpMV take at their peak: two H
+    /// buffers, z and the staging area (0: no streamed matrices).
+    pub streamed_bytes: u64,
 }
 
 /// What the request is and what VRAM it may use.
@@ -186,6 +201,9 @@ pub struct Request {
     pub first_staged: Option<HInputs>,
     /// The circuits' matrices are resident on this device (a GpuPce).
     pub pce_resident: bool,
+    /// The circuits' matrices can stream from host memory to this device
+    /// (for [`HInputs::SpmvStreamed`]).
+    pub pce_streamed: bool,
     /// The circuits carry their witness only: a, b, c come from the SpMV,
     /// on the device or else on the host.
     pub witness_only: bool,
@@ -222,6 +240,7 @@ impl Plan {
                 (HInputs::SpmvOnDevice, false)
             }
             _ if spmv && req.witness_only && req.z_fits_in_grant() => (HInputs::SpmvOnDevice, true),
+            _ if req.streams() && h == HTerm::Device => (HInputs::SpmvStreamed, false),
             _ => (HInputs::Uploaded, false),
         };
         let chunks = match (full && !z_in_grant, h) {
@@ -280,6 +299,7 @@ impl Plan {
             Some(staged) => (staged, self.chunks, self.z_in_grant),
             None if !spmv || self.z_in_grant || req.surplus() >= req.sizes.z_bytes => (self.inputs, self.chunks, self.z_in_grant),
             None if req.witness_only && req.z_fits_in_grant() => (HInputs::SpmvOnDevice, req.chunks_beside_h(true), true),
+            None if req.streams() && self.h == HTerm::Device => (HInputs::SpmvStreamed, self.chunks, false),
             None => (HInputs::Uploaded, self.chunks, false),
         };
         Plan { next: NextInputs::WhenDue, queries, inputs, chunks, z_in_grant, ..self }
@@ -296,6 +316,13 @@ impl Request {
     /// Where z can go: the grant's surplus and the spare VRAM.
     fn z_room(&self) -> u64 {
         self.surplus().saturating_add(self.spare)
+    }
+
+    /// One witness-only circuit whose matrices stream to this device, and
+    /// a grant that holds the streamed SpMV's peak.
+    fn streams(&self) -> bool {
+        self.pce_streamed && self.witness_only && self.circuits == 1 && self.sizes.streamed_bytes > 0
+            && self.sizes.streamed_bytes <= self.granted
     }
 
     /// The grant holds the H buffers, z and the smallest MSM worth running.
@@ -327,6 +354,7 @@ impl fmt::Display for Plan {
         let inputs = match self.inputs {
             HInputs::Uploaded => "uploaded",
             HInputs::SpmvOnDevice => "spmv_on_device",
+            HInputs::SpmvStreamed => "spmv_streamed",
         };
         write!(f, "circuits={} points={points} h={h} inputs={inputs} queries=", self.circuits)?;
         match self.queries {
@@ -369,7 +397,7 @@ mod tests {
     }
 
     const PARTITION_2_27: Sizes =
-        Sizes { h_bytes: 12 * GIB, msm_bytes: 10 * GIB, query_bytes: 9 * GIB, min_msm_bytes: GIB / 5, z_bytes: 4 * GIB };
+        Sizes { h_bytes: 12 * GIB, msm_bytes: 10 * GIB, query_bytes: 9 * GIB, min_msm_bytes: GIB / 5, z_bytes: 4 * GIB, streamed_bytes: 0 };
     /// The matrices of a 2^27 partition in VRAM (~45 B per constraint).
     const PCE_2_27: u64 = 6 * GIB;
     const SRS_2_27: u64 = 48 * GIB;
@@ -388,7 +416,17 @@ mod tests {
             let granted = left.min(working);
             let staged_by = if self.pce { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
             let first_staged = (granted >= working).then_some(staged_by);
-            Request { circuits, srs_resident, first_staged, pce_resident: self.pce, witness_only: self.pce, granted, spare: left - granted, sizes }
+            Request {
+                circuits,
+                srs_resident,
+                first_staged,
+                pce_resident: self.pce,
+                pce_streamed: false,
+                witness_only: self.pce,
+                granted,
+                spare: left - granted,
+                sizes,
+            }
         }
     }
 
@@ -413,6 +451,7 @@ mod tests {
             srs_resident: true,
             first_staged: None,
             pce_resident: true,
+            pce_streamed: false,
             witness_only: true,
             granted,
             spare,
@@ -575,5 +614,37 @@ mod tests {
         let req = pce_request(139 * GIB, 2);
         let p = Plan::choose(&req).without_borrowing(&req);
         assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=whole");
+    }
+
+    /// A 16 GiB card (the VRAM limit): the matrices not resident, z not in
+    /// the grant beside three H buffers; with the matrices streamable, one
+    /// witness-only partition streams them (two H buffers, z and 0.5 GiB
+    /// of staging); two circuits, or a grant below that peak, upload a, b,
+    /// c as before.
+    #[test]
+    fn a_16_gib_card_streams_the_matrices_for_one_witness_only_circuit() {
+        let sizes = Sizes { streamed_bytes: 8 * GIB + 4 * GIB + GIB / 2, ..PARTITION_2_27 };
+        let req = Request {
+            circuits: 1,
+            srs_resident: false,
+            first_staged: None,
+            pce_resident: false,
+            pce_streamed: true,
+            witness_only: true,
+            granted: 16 * GIB,
+            spare: 0,
+            sizes,
+        };
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=spmv_streamed queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(p.borrowed(&req), 0);
+        assert_eq!(p.without_borrowing(&req), p);
+        let uploaded = |req: &Request| Plan::choose(req).inputs;
+        assert_eq!(uploaded(&Request { circuits: 2, ..req }), HInputs::Uploaded);
+        assert_eq!(uploaded(&Request { granted: 12 * GIB, ..req }), HInputs::Uploaded);
+        assert_eq!(uploaded(&Request { pce_streamed: false, ..req }), HInputs::Uploaded);
+        assert_eq!(uploaded(&Request { witness_only: false, ..req }), HInputs::Uploaded);
+        // Resident matrices win where z fits beside the H buffers.
+        assert_eq!(uploaded(&Request { pce_resident: true, granted: 17 * GIB, ..req }), HInputs::SpmvOnDevice);
     }
 }
