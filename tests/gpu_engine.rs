@@ -76,6 +76,30 @@ fn every_backend_path_gives_the_cpu_bytes() {
     }
 }
 
+/// One witness-only 2^17 circuit (fresh random inputs), its params and
+/// PCE, and the CPU prover's proof of it with the r and s given.
+struct WitnessOnlyCase {
+    r: Fr,
+    s: Fr,
+    params: Arc<cuzk_core::srs::Parameters>,
+    cpu: Vec<Proof>,
+    pce: Arc<cuzk_core::pce::Pce>,
+    witness_only: [cuzk_core::cs::ProvingAssignment; 1],
+}
+
+fn witness_only_case() -> WitnessOnlyCase {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
+    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
+    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let cpu = groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
+    let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
+    let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
+    WitnessOnlyCase { r, s, params, cpu, pce, witness_only }
+}
+
 /// A plan that finds no room for z on the device computes a, b, c of
 /// witness-only circuits on the host, and one with no room for the H
 /// buffers the H term there too: it reserves them, and the H term's working
@@ -90,15 +114,7 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     if cuzk_sys::test_device("host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget").is_none() {
         return;
     }
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
-    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
-    let cpu = groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
-    let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
-    let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
+    let WitnessOnlyCase { r, s, params, cpu, pce, witness_only } = witness_only_case();
     let abc_bytes = 3 * 32 * witness_only[0].num_constraints() as u64;
     let h_copies = 3 * 32 * witness_only[0].num_constraints().next_power_of_two() as u64;
     let vram = VramBudget::new(64 << 30);
@@ -273,15 +289,7 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
         return;
     }
     use cuzk_core::engine::interlock::DeviceLocks;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
-    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
-    let cpu = groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
-    let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
-    let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
+    let WitnessOnlyCase { r, s, params, cpu, pce, witness_only } = witness_only_case();
     let backend = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
     // The least budget that holds the H term on the device.
     let on = |vram: u64| backend.h_term_on_device(&params, &[DeviceLocks::new(0, "test".into(), vram)]);

@@ -89,25 +89,32 @@ mod gpu {
             gpu.upload_witness(&stream, &w.input_assignment, &w.aux_assignment, &mut z)?;
             Ok(())
         })?);
-        let mut kernel_ms = Vec::new();
-        row("gpu spmv (a, b, c)", size, time_runs(runs, || {
-            start.record(&stream)?;
-            gpu.evaluate(&stream, &z, [&mut a, &mut b, &mut c], n)?;
-            end.record(&stream)?;
-            end.synchronize()?;
-            kernel_ms.push(start.elapsed_ms(&end)? as f64);
-            Ok(())
-        })?);
-        kernel_ms.sort_by(|x, y| x.total_cmp(y));
-        row("gpu spmv, device time", size, (kernel_ms[kernel_ms.len() / 2], kernel_ms[0]));
+        // Wall clock and device time of `f`'s work on `stream`, then a, b, c
+        // checked against the host's.
         let (ha, hb, hc) = spmv::evaluate(p, &w.input_assignment, &w.aux_assignment);
-        for (name, host, dev_out) in [("a", &ha, &a), ("b", &hb, &b), ("c", &hc, &c)] {
-            let mut back = vec![[0u64; 4]; n];
-            dev_out.copy_to_host(&stream, 0, &mut back)?;
-            if back != repr(host) {
-                bail!("gpu spmv: {name} differs from the CPU SpMV");
+        let timed = |label: &str, outs: [&mut DeviceBuffer<FrRepr>; 3], f: &mut dyn FnMut([&mut DeviceBuffer<FrRepr>; 3]) -> Result<()>| -> Result<()> {
+            let [a, b, c] = outs;
+            let mut device_ms = Vec::new();
+            row(label, size, time_runs(runs, || {
+                start.record(&stream)?;
+                f([&mut *a, &mut *b, &mut *c])?;
+                end.record(&stream)?;
+                end.synchronize()?;
+                device_ms.push(start.elapsed_ms(&end)? as f64);
+                Ok(())
+            })?);
+            device_ms.sort_by(|x, y| x.total_cmp(y));
+            row(&format!("{label}, device time"), size, (device_ms[device_ms.len() / 2], device_ms[0]));
+            for (name, host, dev_out) in [("a", &ha, &*a), ("b", &hb, &*b), ("c", &hc, &*c)] {
+                let mut back = vec![[0u64; 4]; n];
+                dev_out.copy_to_host(&stream, 0, &mut back)?;
+                if back != repr(host) {
+                    bail!("{label}: {name} differs from the CPU SpMV");
+                }
             }
-        }
+            Ok(())
+        };
+        timed("gpu spmv (a, b, c)", [&mut a, &mut b, &mut c], &mut |[a, b, c]| Ok(gpu.evaluate(&stream, &z, [a, b, c], n)?))?;
         row("upload host a, b, c", size, time_runs(runs, || {
             a.copy_from_host(&stream, 0, repr(&ha))?;
             b.copy_from_host(&stream, 0, repr(&hb))?;
@@ -116,28 +123,13 @@ mod gpu {
         })?);
         let streamed = StreamedPce::new(&shared, dev)?;
         let mut staging = DeviceBuffer::<u8>::new(dev, STAGING.max(streamed.staging_min() as usize))?;
-        let mut streamed_rows = |label: &str| -> Result<()> {
-            let mut device_ms = Vec::new();
-            row(label, size, time_runs(runs, || {
-                start.record(&stream)?;
-                for (m, out) in [(Matrix::A, &mut a), (Matrix::B, &mut b), (Matrix::C, &mut c)] {
+        let mut streamed_rows = |label: &str| {
+            timed(label, [&mut a, &mut b, &mut c], &mut |[a, b, c]| {
+                for (m, out) in [(Matrix::A, a), (Matrix::B, b), (Matrix::C, c)] {
                     streamed.evaluate(p, m, &stream, &z, out, n, &mut staging)?;
                 }
-                end.record(&stream)?;
-                end.synchronize()?;
-                device_ms.push(start.elapsed_ms(&end)? as f64);
                 Ok(())
-            })?);
-            device_ms.sort_by(|x, y| x.total_cmp(y));
-            row(&format!("{label}, device time"), size, (device_ms[device_ms.len() / 2], device_ms[0]));
-            for (name, host, dev_out) in [("a", &ha, &a), ("b", &hb, &b), ("c", &hc, &c)] {
-                let mut back = vec![[0u64; 4]; n];
-                dev_out.copy_to_host(&stream, 0, &mut back)?;
-                if back != repr(host) {
-                    bail!("{label}: {name} differs from the CPU SpMV");
-                }
-            }
-            Ok(())
+            })
         };
         streamed_rows("gpu spmv streamed, pageable")?;
         {
