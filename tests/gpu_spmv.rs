@@ -242,7 +242,8 @@ fn streamed_to_host(dev: i32, pce: &std::sync::Arc<Pce>, inputs: &[Fr], aux: &[F
 
 /// The matrices streamed from host memory in chunks give the CPU SpMV's
 /// bytes, with the least staging (a chunk per long row), an odd size and
-/// one that holds a whole matrix; past the constraints, zeros.
+/// one that holds a whole matrix, pageable and then page-locked (once:
+/// pinning again does nothing); past the constraints, zeros.
 #[test]
 fn gpu_streamed_spmv_equals_cpu() {
     use cuzk_core::pce::gpu::StreamedPce;
@@ -262,12 +263,17 @@ fn gpu_streamed_spmv_equals_cpu() {
         let (a, b, c) = pce::spmv::evaluate(&pce, &zi, &za);
         let pce = std::sync::Arc::new(pce);
         let min = StreamedPce::new(&pce, dev).unwrap().staging_min();
-        for staging in [min, 3 * min + 4096 + 768, 64 << 20] {
+        for (pinned, staging) in [(false, min), (false, 3 * min + 4096 + 768), (false, 64 << 20), (true, min), (true, 64 << 20)] {
+            if pinned {
+                // Safety: the test's PCE is not modified.
+                let first = unsafe { cuzk_core::pce::gpu::pin_matrices(&pce) }.unwrap();
+                assert!(first == (staging == min), "pinned on the first call only");
+            }
             let got = streamed_to_host(dev, &pce, &zi, &za, staging, 13).unwrap();
             for ((name, cpu), gpu) in ["a", "b", "c"].iter().zip([&a, &b, &c]).zip(&got) {
                 let expect: Vec<[u64; 4]> = cpu.iter().map(fr_limbs).chain(std::iter::repeat([0; 4]).take(13)).collect();
                 if let Some(r) = expect.iter().zip(gpu).position(|(x, y)| x != y) {
-                    panic!("{what}, staging {staging}: {name}[{r}] differs: CPU {:?}, GPU {:?}", expect[r], gpu[r]);
+                    panic!("{what}, staging {staging}, pinned {pinned}: {name}[{r}] differs: CPU {:?}, GPU {:?}", expect[r], gpu[r]);
                 }
             }
         }

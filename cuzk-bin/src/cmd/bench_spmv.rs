@@ -52,7 +52,7 @@ mod gpu {
     use std::hint::black_box;
     use std::sync::Arc;
     use cuzk_core::Fr;
-    use cuzk_sys::{DeviceBuffer, Event, FrRepr, HostRegistration, Stream};
+    use cuzk_sys::{DeviceBuffer, Event, FrRepr, Stream};
 
     /// Device staging for the streamed matrices: two halves of 256 MiB.
     const STAGING: usize = 512 << 20;
@@ -132,15 +132,9 @@ mod gpu {
             })
         };
         streamed_rows("gpu spmv streamed, pageable")?;
-        {
-            // Safety: the PCE outlives the registrations (dropped at the end of this block).
-            let _pinned = [&p.a, &p.b, &p.c]
-                .iter()
-                .flat_map(|m| [&m.row_ptr, &m.cols, &m.coeff_idx])
-                .map(|v| unsafe { HostRegistration::new(v.as_slice()) })
-                .collect::<cuzk_sys::Result<Vec<_>>>()?;
-            streamed_rows("gpu spmv streamed, page-locked")?;
-        }
+        // Safety: the PCE is not modified while it lives (pinned until then).
+        unsafe { cuzk_core::pce::gpu::pin_matrices(p)? };
+        streamed_rows("gpu spmv streamed, page-locked")?;
         drop((a, b, c, z, ha, hb, hc, staging));
         // The prover's H buffers (allocated and freed per run on both paths).
         let prover = GpuProver::new(dev)?;

@@ -332,6 +332,10 @@ impl GpuBackend {
         if total < peak {
             return None;
         }
+        // Safety: the engine's PCEs are shared immutably.
+        if let Err(e) = unsafe { crate::pce::gpu::pin_matrices(pce) } {
+            log::warn!("pce matrices not page-locked circuit_id={} reason=\"{e}\": streamed through pinned buffers", pce.circuit_id);
+        }
         log::info!(
             "device pce streamed from host memory gpu={} circuit_id={} peak_bytes={peak} ready_ms={}",
             dev.info.ordinal,

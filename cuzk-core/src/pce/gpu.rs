@@ -206,3 +206,26 @@ impl StreamedPce {
         unsafe { cuzk_sys::evaluate_streamed(stream, csr(matrix), &self.coeffs, z, out, len, staging) }
     }
 }
+
+/// Page-locks `pce`'s matrices (row pointers, columns, coefficient
+/// indices), once, so that [`StreamedPce::evaluate`] copies them by DMA
+/// at PCIe speed instead of through the pinned ring's CPU copies; undone
+/// when `pce` is dropped. True where this call pinned them; false where
+/// they were already.
+///
+/// # Safety
+/// The matrices must not be modified (reallocated) while `pce` lives: the
+/// engine's PCEs are shared immutably (`Arc`).
+pub unsafe fn pin_matrices(pce: &Pce) -> cuzk_sys::Result<bool> {
+    if pce.pinned.is_set() {
+        return Ok(false);
+    }
+    let mut held = Vec::new();
+    for m in [&pce.a, &pce.b, &pce.c] {
+        for v in [&m.row_ptr, &m.cols, &m.coeff_idx] {
+            held.push(cuzk_sys::HostRegistration::new(v.as_slice())?);
+        }
+    }
+    // Two threads pinning at once: the loser's registrations are undone.
+    Ok(pce.pinned.set(Box::new(held)))
+}

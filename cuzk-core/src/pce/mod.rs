@@ -125,6 +125,10 @@ fn densities(cols: &[u32], num_inputs: usize, num_aux: usize) -> (Density, Densi
 /// A circuit's recorded R1CS.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pce {
+    /// The matrices' page-locking where they stream to a GPU
+    /// (`gpu::pin_matrices`). First, so that it is undone before the
+    /// matrices are freed.
+    pub(crate) pinned: Pinned,
     /// The circuit id it was recorded for (names the file).
     pub circuit_id: String,
     pub shape: Shape,
@@ -137,6 +141,40 @@ pub struct Pce {
     pub a_aux_density: Density,
     pub b_input_density: Density,
     pub b_aux_density: Density,
+}
+
+/// Whatever keeps a PCE's matrices page-locked (set once, released when
+/// the PCE is dropped). A clone is not pinned; it compares equal either way.
+#[derive(Default)]
+pub(crate) struct Pinned(std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>);
+
+impl Pinned {
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn set(&self, hold: Box<dyn std::any::Any + Send + Sync>) -> bool {
+        self.0.set(hold).is_ok()
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.get().is_some()
+    }
+}
+
+impl Clone for Pinned {
+    fn clone(&self) -> Self {
+        Pinned::default()
+    }
+}
+
+impl PartialEq for Pinned {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Pinned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", if self.is_set() { "pinned" } else { "pageable" })
+    }
 }
 
 /// Why a PCE could not be built, read or used.
@@ -184,6 +222,7 @@ impl Pce {
         c: SparseMatrix,
     ) -> Result<Self, PceError> {
         let mut pce = Pce {
+            pinned: Pinned::default(),
             circuit_id,
             shape,
             coeffs,
