@@ -66,10 +66,7 @@ unsafe impl GlobalAlloc for ChunkedRelease {
 /// range is memory its owner is about to free.
 #[cfg(target_os = "linux")]
 pub unsafe fn release_pages(ptr: *mut u8, len: usize) {
-    let page = match libc::sysconf(libc::_SC_PAGESIZE) {
-        p if p > 0 => p as usize,
-        _ => return,
-    };
+    let Some(page) = page_size() else { return };
     let start = (ptr as usize).next_multiple_of(page);
     let end = (ptr as usize + len) / page * page;
     let mut at = start;
@@ -79,6 +76,11 @@ pub unsafe fn release_pages(ptr: *mut u8, len: usize) {
         libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED);
         at += n;
     }
+}
+
+#[cfg(target_os = "linux")]
+fn page_size() -> Option<usize> {
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)
 }
 
 /// Elsewhere the free gives the pages back as it does.
@@ -93,7 +95,7 @@ mod tests {
     use super::*;
 
     fn page() -> usize {
-        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
+        page_size().expect("the page size")
     }
 
     #[test]
