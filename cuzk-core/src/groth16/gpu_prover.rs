@@ -295,7 +295,7 @@ impl GpuProver {
     /// ([`Queries::BesideH`]) needs the points resident and the H term on
     /// the device; the H term's third buffer ([`Queries::InHScratch`]) the
     /// points from host memory, the H term and the witness on the device,
-    /// and room there for chunks at least half those after the H MSM;
+    /// and room there for chunks good enough (`plan_beside`);
     /// batch MSMs the points from host memory and two circuits; a second
     /// set of H buffers the H term on the device and two circuits; the
     /// SpMV the H term on the device and `pce`'s matrices resident there.

@@ -22,6 +22,13 @@ use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::{FrRepr, HTermBuffers};
 use std::time::Instant;
 
+/// Chunks of this many points or more are good enough beside the H MSM
+/// even where the MSM after it would run whole: each chunk's point upload
+/// (~400 MB) then outweighs its fixed costs (bucket reduction, a host
+/// round trip), and running beside the H MSM hides the whole upload-bound
+/// MSM. Below it, a chunk must be at least half the after-H plan's.
+const GOOD_CHUNK_POINTS: u64 = 1 << 22;
+
 /// The query MSMs that ran beside the H MSM.
 #[derive(Default)]
 pub(super) struct Beside {
@@ -75,12 +82,14 @@ impl GpuProver {
 
     /// A plan for `n` points from host memory, scalars on the device, in a
     /// lent workspace of `bytes`; None where none fits, or where its chunks
-    /// would be under half those of `after` (the plan the MSM gets after
-    /// the H MSM).
+    /// would be under both [`GOOD_CHUNK_POINTS`] and half those of `after`
+    /// (the plan the MSM gets after the H MSM).
     fn plan_beside<G: Group>(&self, n: u64, bytes: u64, after: Option<MsmOptions>) -> Result<Option<MsmOptions>, GpuProveError> {
         let Ok(o) = msm::options_for_budget::<G>(self.device, n, false, true, bytes) else { return Ok(None) };
         let fits = msm::workspace_bytes::<G>(self.device, n, false, true, o)? <= bytes;
-        Ok((fits && 2 * o.chunk_points(n) >= after.unwrap_or_default().chunk_points(n)).then_some(o))
+        let chunk = o.chunk_points(n);
+        let good = chunk >= GOOD_CHUNK_POINTS.min(n) || 2 * chunk >= after.unwrap_or_default().chunk_points(n);
+        Ok((fits && good).then_some(o))
     }
 
     /// The query MSMs that `plans` puts in the scratch, on the thread that
