@@ -258,8 +258,11 @@ fn undecodable_requests_are_answered_logged_and_counted() {
 fn waiting_calls_are_bounded() {
     use cuzk_bin::proto as pb;
     use grpcio::RpcStatusCode;
-    // A lone job waits 6 s for its batch to fill: calls awaiting it wait too.
-    let (d, pvk) = DaemonProc::start(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 6000");
+    // A lone job waits 15 s for its batch to fill: calls awaiting it wait
+    // too. The margin is for a loaded machine: up to 5 s for the two calls
+    // to reach the pool (below), then the refused calls, all before the
+    // job completes (after which a call would return at once).
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 15000");
     let c = d.client();
     let job_id = c.submit_proof(&builtin(TINY, 1, 70)).unwrap().job_id;
     let wait = pb::AwaitProofRequest { job_id, timeout_ms: 0 };
