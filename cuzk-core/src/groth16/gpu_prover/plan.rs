@@ -110,9 +110,10 @@ pub enum Queries {
 
 /// The query MSMs that run in the H term's third buffer. The planner asks
 /// for both; [`GpuProver::fit`](super::GpuProver::fit) keeps each only
-/// where its plan in that buffer has chunks at least half those it would
-/// get after the H MSM (every chunk adds a pass over the buckets, so with
-/// much smaller chunks an MSM costs more beside H than the overlap saves).
+/// where its plan in that buffer has chunks of 2^22 points or at least
+/// half those it would get after the H MSM (every chunk adds a pass over
+/// the buckets, so with much smaller chunks an MSM costs more beside H
+/// than the overlap saves).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scratch {
     /// L alone (B's plan after L's compaction is too small).
