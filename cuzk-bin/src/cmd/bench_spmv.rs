@@ -54,8 +54,8 @@ mod gpu {
     use cuzk_core::Fr;
     use cuzk_sys::{DeviceBuffer, Event, FrRepr, Stream};
 
-    /// Device staging for the streamed matrices: two halves of 256 MiB.
-    const STAGING: usize = 512 << 20;
+    /// Device staging for the streamed matrices: the prover's.
+    const STAGING: usize = cuzk_core::groth16::gpu_prover::STREAMED_STAGING_BYTES as usize;
 
     fn repr(s: &[Fr]) -> &[FrRepr] {
         // blstrs::Scalar is #[repr(transparent)] over blst's four limbs.
