@@ -10,16 +10,12 @@
 //!
 //! Each device keeps the matrices of the circuits whose partitions the
 //! engine synthesizes witness-only ([`ProverBackend::abc_on_device`]):
-//! uploaded once from the engine's PCE where the VRAM budget holds them
-//! beside a working set, counted in the budget, freed when the engine
-//! drops that PCE (with its SRS) or evicted, idle, when an SRS needs the
-//! room. A partition whose matrices are gone by the time it is proved gets
-//! a, b, c computed on the host (slower, same bytes). Where the budget
-//! has no room for the matrices beside a working set (a 16 GiB card) but
-//! holds the streamed SpMV's peak (two H buffers, z, a staging area), the
-//! device keeps the circuit ready to stream them from host memory instead
-//! (a `StreamedPce`: their indices checked once, the coefficient table on
-//! the device), and its partitions are synthesized witness-only too.
+//! resident where the VRAM budget holds them beside a working set, else
+//! ready to stream from host memory where it holds the streamed SpMV's
+//! peak (two H buffers, z, a staging area: a 16 GiB card); its device
+//! copies (SRSs, matrices) are `resident`'s. A partition whose matrices
+//! are gone by the time it is proved gets a, b, c computed on the host
+//! (slower, same bytes).
 //! - `compute` (under `compute_mtx`): a [`Plan`] for the worker's
 //!   reservation and the VRAM free beside it, run by [`GpuProver::run`]
 //!   (the H terms and every MSM; see `gpu_prover::plan` for the regimes).
@@ -35,7 +31,7 @@
 //! Every path gives the same bytes for the same r and s (tested).
 
 use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError};
-use super::interlock::{DeviceLocks, VramBudget, VramReservation};
+use super::interlock::DeviceLocks;
 use super::memory::{Purpose, Reservation};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
@@ -48,48 +44,14 @@ use crate::srs::Parameters;
 use blstrs::Scalar as Fr;
 use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+
+mod resident;
+use resident::Resident;
 
 /// VRAM left out of the budget for the CUDA context, CUB and the driver.
 const VRAM_HEADROOM: u64 = 1 << 30;
 
-/// A device copy of a host object (a proving key, a PCE's matrices), kept
-/// while that object lives, with the budget it holds.
-struct Resident<H, D> {
-    host: Weak<H>,
-    device: Arc<D>,
-    last_used: Instant,
-    vram: VramReservation,
-}
-
-impl<H, D> Resident<H, D> {
-    fn new(host: &Arc<H>, device: Arc<D>, vram: VramReservation) -> Self {
-        Resident { host: Arc::downgrade(host), device, last_used: Instant::now(), vram }
-    }
-
-    /// Whether this is the copy of `host`.
-    fn copies(&self, host: *const H) -> bool {
-        std::ptr::eq(self.host.as_ptr(), host)
-    }
-}
-
-/// The device copy of `host` in `list`, if there is one (copies whose
-/// host object is gone are freed first).
-fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<D>> {
-    list.retain(|r| r.host.strong_count() > 0);
-    let r = list.iter_mut().find(|r| r.copies(Arc::as_ptr(host)))?;
-    r.last_used = Instant::now();
-    Some(r.device.clone())
-}
-
-/// Frees the least recently used copy in `list` that no call holds, other
-/// than `keep`'s; its bytes, or None where there is none.
-fn evict_idle<H, D>(list: &mut Vec<Resident<H, D>>, keep: *const H) -> Option<u64> {
-    let idle = list.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.device) == 1 && !r.copies(keep));
-    let i = idle.min_by_key(|(_, r)| r.last_used).map(|(i, _)| i)?;
-    Some(list.remove(i).vram.bytes())
-}
 
 struct GpuDevice {
     info: DeviceInfo,
@@ -207,150 +169,6 @@ impl GpuBackend {
     fn device(&self, ordinal: u32) -> Result<&GpuDevice, ProverError> {
         let no_device = || ProverError::Internal(format!("no CUDA device {ordinal} in this backend"));
         self.devices.iter().find(|d| d.info.ordinal == ordinal).ok_or_else(no_device)
-    }
-
-    /// Whether `params` has a copy on `dev` (taking `dev.resident`'s lock:
-    /// not to be called with it, nor with `dev.pces`', held).
-    fn is_resident(dev: &GpuDevice, params: &Parameters) -> bool {
-        dev.resident.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && r.copies(params))
-    }
-
-    /// The resident copy of `input.params` on `dev`, if there is one.
-    fn find_resident(dev: &GpuDevice, params: &Arc<Parameters>) -> Option<Arc<DeviceSrs>> {
-        // A host SRS that was evicted frees its device copy.
-        find_copy(&mut dev.resident.lock().unwrap(), params)
-    }
-
-    /// Makes `input.params` resident when it fits with room left for one
-    /// more working set (another worker's), evicting idle copies of other
-    /// SRSs least recently used first, then idle matrices: those no call
-    /// uses and no queued witness-only partition leases
-    /// ([`ProverBackend::abc_on_device`]), which would find them gone.
-    fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, ProverError> {
-        if let Some(srs) = Self::find_resident(dev, input.params) {
-            return Ok(Some(srs));
-        }
-        if !self.keep_srs_resident {
-            return Ok(None);
-        }
-        let bytes = DeviceSrs::bytes(input.params);
-        // Room for the SRS and one more working set, whose MSMs read their
-        // points from it once it is there.
-        let want = bytes + Self::working_set_of(dev, input, true);
-        let mut resident = dev.resident.lock().unwrap();
-        let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
-        while input.vram.free() < want {
-            if let Some(freed) = evict_idle(&mut resident, std::ptr::null()) {
-                log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
-            } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
-                log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
-            } else {
-                return Ok(None);
-            }
-        }
-        let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
-        let t = Instant::now();
-        let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, input.params)?);
-        log::info!(
-            "device SRS uploaded gpu={} bytes={} upload_ms={}",
-            dev.info.ordinal, bytes, t.elapsed().as_millis()
-        );
-        resident.push(Resident::new(input.params, srs.clone(), vram));
-        Ok(Some(srs))
-    }
-
-    /// The resident matrices of `pce` on `dev`, if there are.
-    fn find_pce(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<GpuPce>> {
-        // The engine dropped that PCE (with its SRS): its matrices go.
-        find_copy(&mut dev.pces.lock().unwrap(), pce)
-    }
-
-    /// `pce`'s matrices on `dev`, uploaded if they are not there and the
-    /// budget `vram` (of that device) has room for them now and, in total,
-    /// for them beside one working set of `params`'s circuits with z:
-    /// else a, b, c are better uploaded (the 16 GiB regime).
-    fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
-        let points_on_device = Self::is_resident(dev, params);
-        // Held through the upload: two synthesis workers asking at once
-        // upload one copy.
-        let mut pces = dev.pces.lock().unwrap();
-        if let Some(gpu) = find_copy(&mut pces, pce) {
-            return Some(gpu);
-        }
-        let bytes = GpuPce::device_bytes(pce).ok()?;
-        let working = Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes(), points_on_device);
-        if vram.usage().total_bytes < bytes.saturating_add(working) {
-            return None;
-        }
-        let reservation = vram.try_reserve(bytes)?;
-        let t = Instant::now();
-        let gpu = match GpuPce::upload(pce, dev.info.ordinal as i32) {
-            Ok(g) => Arc::new(g),
-            Err(e) => {
-                log::warn!("device pce not uploaded gpu={} circuit_id={} reason=\"{e}\"", dev.info.ordinal, pce.circuit_id);
-                return None;
-            }
-        };
-        log::info!(
-            "device pce uploaded gpu={} circuit_id={} bytes={bytes} upload_ms={}",
-            dev.info.ordinal,
-            pce.circuit_id,
-            t.elapsed().as_millis()
-        );
-        pces.push(Resident::new(pce, gpu.clone(), reservation));
-        Some(gpu)
-    }
-
-    /// `pce` ready to stream to `dev` (checked and its coefficient table
-    /// uploaded the first time), where the H term has room on it and the
-    /// budget `vram` holds the streamed SpMV's peak for one partition but
-    /// not the matrices beside a working set (else they are better made
-    /// resident: [`Self::ensure_pce`]).
-    fn ensure_streamed(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<StreamedPce>> {
-        let mut streamed = dev.streamed.lock().unwrap();
-        if let Some(s) = find_copy(&mut streamed, pce) {
-            return Some(s);
-        }
-        let n = pce.num_constraints();
-        let total = vram.usage().total_bytes;
-        let h = GpuProver::h_bytes(n).ok()?;
-        let msm = Self::min_msm_bytes(dev, params, Self::is_resident(dev, params)).ok()?;
-        if total < h.saturating_add(msm) {
-            return None;
-        }
-        // The coefficient table is all it keeps on the device (kilobytes,
-        // within the headroom the budget leaves): nothing is reserved, so
-        // a partition computing on the whole budget does not stop this.
-        let reservation = vram.reserve_up_to(0);
-        let t = Instant::now();
-        let s = match StreamedPce::new(pce, dev.info.ordinal as i32) {
-            Ok(s) => Arc::new(s),
-            Err(e) => {
-                log::warn!("pce not streamed gpu={} circuit_id={} reason=\"{e}\"", dev.info.ordinal, pce.circuit_id);
-                return None;
-            }
-        };
-        let peak = GpuProver::streamed_bytes(n, &s).ok()?;
-        if total < peak {
-            return None;
-        }
-        // Safety: the engine's PCEs are shared immutably.
-        if let Err(e) = unsafe { crate::pce::gpu::pin_matrices(pce) } {
-            log::warn!("pce matrices not page-locked circuit_id={} reason=\"{e}\": streamed through pinned buffers", pce.circuit_id);
-        }
-        log::info!(
-            "device pce streamed from host memory gpu={} circuit_id={} peak_bytes={peak} ready_ms={}",
-            dev.info.ordinal,
-            pce.circuit_id,
-            t.elapsed().as_millis()
-        );
-        streamed.push(Resident::new(pce, s.clone(), reservation));
-        Some(s)
-    }
-
-    /// `pce` ready to stream to `dev`, if it is.
-    fn find_streamed(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<StreamedPce>> {
-        find_copy(&mut dev.streamed.lock().unwrap(), pce)
     }
 
     /// Device bytes of one call's working set on `dev`: the H buffers, the
