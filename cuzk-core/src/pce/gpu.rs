@@ -55,17 +55,7 @@ impl GpuPce {
     /// Copies a witness of this circuit's shape into `z` (inputs, then aux)
     /// and waits for the copies.
     pub fn upload_witness(&self, stream: &Stream, inputs: &[Fr], aux: &[Fr], z: &mut DeviceBuffer<FrRepr>) -> cuzk_sys::Result<()> {
-        if inputs.len() != self.num_inputs || inputs.len() + aux.len() != self.num_vars() {
-            return Err(cuzk_sys::Error::invalid(format!(
-                "witness of {} inputs and {} aux for matrices over {} inputs and {} aux",
-                inputs.len(),
-                aux.len(),
-                self.num_inputs,
-                self.num_vars() - self.num_inputs
-            )));
-        }
-        z.copy_from_host(stream, 0, repr(inputs))?;
-        z.copy_from_host(stream, inputs.len(), repr(aux))
+        upload_witness((self.num_inputs, self.num_vars() - self.num_inputs), stream, inputs, aux, z)
     }
 
     /// Enqueues a, b, c for the witness in `z` into the first `len`
@@ -98,6 +88,25 @@ impl GpuPce {
         };
         Ok((to_host(&a)?, to_host(&b)?, to_host(&c)?))
     }
+}
+
+/// Copies a witness of `shape` (inputs, aux) into `z`, inputs first.
+fn upload_witness(
+    (num_inputs, num_aux): (usize, usize),
+    stream: &Stream,
+    inputs: &[Fr],
+    aux: &[Fr],
+    z: &mut DeviceBuffer<FrRepr>,
+) -> cuzk_sys::Result<()> {
+    if (inputs.len(), aux.len()) != (num_inputs, num_aux) {
+        return Err(cuzk_sys::Error::invalid(format!(
+            "witness of {} inputs and {} aux for matrices over {num_inputs} inputs and {num_aux} aux",
+            inputs.len(),
+            aux.len()
+        )));
+    }
+    z.copy_from_host(stream, 0, repr(inputs))?;
+    z.copy_from_host(stream, inputs.len(), repr(aux))
 }
 
 /// Which matrix of a PCE.
@@ -153,6 +162,11 @@ impl StreamedPce {
     /// Inputs and aux of the circuit's witness.
     pub fn shape(&self) -> (usize, usize) {
         self.shape
+    }
+
+    /// Copies a witness of this circuit's shape into `z` (inputs, then aux).
+    pub fn upload_witness(&self, stream: &Stream, inputs: &[Fr], aux: &[Fr], z: &mut DeviceBuffer<FrRepr>) -> cuzk_sys::Result<()> {
+        upload_witness(self.shape, stream, inputs, aux, z)
     }
 
     /// Elements of z: inputs ‖ aux.

@@ -193,32 +193,20 @@ impl GpuProver {
     /// ([`GpuProver::streamed_bytes`]). The H buffers come back with h
     /// computed and no z: the rest of the call runs as for uploaded a, b, c.
     pub fn stage_h_streamed(&self, pa: &ProvingAssignment, host: &Pce, pce: &StreamedPce) -> Result<StagedH, GpuProveError> {
-        let shape = &host.shape;
-        if (pa.input_assignment.len(), pa.aux_assignment.len()) != (shape.num_inputs, shape.num_aux) {
-            return Err(GpuProveError::Plan(format!(
-                "a witness of {} inputs and {} aux for matrices over {} and {}",
-                pa.input_assignment.len(),
-                pa.aux_assignment.len(),
-                shape.num_inputs,
-                shape.num_aux
-            )));
-        }
         let log_n = h_log_n(pa.num_constraints())?;
         let n = 1usize << log_n;
         let stream = Stream::new(self.device)?;
+        let mut z = DeviceBuffer::new(self.device, pce.num_vars().max(1))?;
+        pce.upload_witness(&stream, &pa.input_assignment, &pa.aux_assignment, &mut z)?;
         let (mut a, mut b) = (DeviceBuffer::new(self.device, n)?, DeviceBuffer::new(self.device, n)?);
-        {
-            let mut z = DeviceBuffer::new(self.device, shape.num_vars().max(1))?;
-            z.copy_from_host(&stream, 0, repr(&pa.input_assignment))?;
-            z.copy_from_host(&stream, pa.input_assignment.len(), repr(&pa.aux_assignment))?;
-            let mut staging = DeviceBuffer::<u8>::new(self.device, Self::streamed_staging_bytes(pce) as usize)?;
-            pce.evaluate(host, Matrix::A, &stream, &z, &mut a, n, &mut staging)?;
-            pce.evaluate(host, Matrix::B, &stream, &z, &mut b, n, &mut staging)?;
-            self.ntt.h_compute_ab(&stream, log_n, &mut a, &mut b)?;
-            pce.evaluate(host, Matrix::C, &stream, &z, &mut b, n, &mut staging)?;
-            self.ntt.h_compute_c(&stream, log_n, &mut a, &mut b)?;
-            stream.synchronize()?;
-        }
+        let mut staging = DeviceBuffer::<u8>::new(self.device, Self::streamed_staging_bytes(pce) as usize)?;
+        pce.evaluate(host, Matrix::A, &stream, &z, &mut a, n, &mut staging)?;
+        pce.evaluate(host, Matrix::B, &stream, &z, &mut b, n, &mut staging)?;
+        self.ntt.h_compute_ab(&stream, log_n, &mut a, &mut b)?;
+        pce.evaluate(host, Matrix::C, &stream, &z, &mut b, n, &mut staging)?;
+        self.ntt.h_compute_c(&stream, log_n, &mut a, &mut b)?;
+        stream.synchronize()?;
+        drop((z, staging)); // before the third buffer: the peak stays two buffers, z and the staging
         let c = DeviceBuffer::new(self.device, HTermBuffers::c_len(log_n))?;
         Ok(StagedH { bufs: HTermBuffers { log_n, a, b, c }, log_n, z: None, h_ready: true })
     }
