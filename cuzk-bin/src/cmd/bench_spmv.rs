@@ -54,9 +54,6 @@ mod gpu {
     use cuzk_core::Fr;
     use cuzk_sys::{DeviceBuffer, Event, FrRepr, Stream};
 
-    /// Device staging for the streamed matrices: the prover's.
-    const STAGING: usize = cuzk_core::groth16::gpu_prover::STREAMED_STAGING_BYTES as usize;
-
     fn repr(s: &[Fr]) -> &[FrRepr] {
         // blstrs::Scalar is #[repr(transparent)] over blst's four limbs.
         unsafe { std::slice::from_raw_parts(s.as_ptr() as *const FrRepr, s.len()) }
@@ -122,7 +119,7 @@ mod gpu {
             Ok(())
         })?);
         let streamed = StreamedPce::new(&shared, dev)?;
-        let mut staging = DeviceBuffer::<u8>::new(dev, STAGING.max(streamed.staging_min() as usize))?;
+        let mut staging = DeviceBuffer::<u8>::new(dev, GpuProver::streamed_staging_bytes(&streamed) as usize)?;
         let mut streamed_rows = |label: &str| {
             timed(label, [&mut a, &mut b, &mut c], &mut |[a, b, c]| {
                 for (m, out) in [(Matrix::A, a), (Matrix::B, b), (Matrix::C, c)] {

@@ -44,7 +44,7 @@ pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
 pub use plan::{BatchSize, Chunks, HInputs, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
 use beside::{Beside, InScratch};
 use inputs::Abc;
-pub use inputs::{Matrices, StagedH, STREAMED_STAGING_BYTES};
+pub use inputs::{Matrices, StagedH};
 use queries::{compact, Witness};
 
 use super::gpu_srs::{Points, SrsPoints};

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 /// Device staging for matrices streamed from host memory: two halves of
 /// 128 MiB (or two chunks of the longest row, where that is more; a whole
 /// matrix in each, where that is less).
-pub const STREAMED_STAGING_BYTES: u64 = 256 << 20;
+const STREAMED_STAGING_BYTES: u64 = 256 << 20;
 
 /// One circuit's a, b, c in the H term's buffers (the pre-staged part).
 pub struct StagedH {
@@ -211,7 +211,8 @@ impl GpuProver {
         Ok(StagedH { bufs: HTermBuffers { log_n, a, b, c }, log_n, z: None, h_ready: true })
     }
 
-    fn streamed_staging_bytes(pce: &StreamedPce) -> u64 {
+    /// Device staging the prover streams `pce`'s matrices through.
+    pub fn streamed_staging_bytes(pce: &StreamedPce) -> u64 {
         STREAMED_STAGING_BYTES.min(pce.staging_whole()).max(pce.staging_min())
     }
 
