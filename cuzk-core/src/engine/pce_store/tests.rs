@@ -1,0 +1,310 @@
+//! The PCE store's decisions: record, load, rebuild, wait, refuse, and
+//! their memory reservations, on the CPU backend.
+
+use super::*;
+use crate::engine::BuiltinJob;
+
+fn store(dir: &Path, budget: u64) -> PceStore {
+    PceStore::new(dir, MemoryBudget::new(budget))
+}
+
+#[test]
+fn recorded_then_used_then_loaded_each_equal_to_classic() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:3000:4".parse().unwrap(), 4, 9);
+    let s = store(dir.path(), 1 << 30);
+    let mut paths = Vec::new();
+    for p in 0..3 {
+        let (pa, path) = s.synthesize(&job, p, None, 1).unwrap();
+        assert!(pa == job.synthesize(p).unwrap(), "partition {p} ({path:?}) differs from classic synthesis");
+        paths.push(path);
+    }
+    assert_eq!(paths, [SynthPath::Recorded, SynthPath::Pce, SynthPath::Pce]);
+    assert!(s.memory.usage().pce_bytes > 0, "the PCE is counted in the memory budget");
+    let file = PceStore::path_of(dir.path(), &job.circuit_id());
+    assert!(file.exists());
+    // A new engine loads the file.
+    let s2 = store(dir.path(), 1 << 30);
+    let (pa, path) = s2.synthesize(&job, 3, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Loaded);
+    assert!(pa == job.synthesize(3).unwrap());
+}
+
+#[test]
+fn corrupt_or_foreign_file_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
+    let file = PceStore::path_of(dir.path(), &job.circuit_id());
+    std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
+    let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Recorded);
+    assert!(pa == job.synthesize(0).unwrap());
+    assert!(crate::pce::file::read(&file).is_ok(), "the rebuilt file is valid");
+    // Another circuit's R1CS under this id, same file name: refused,
+    // never a wrong proof; the next partition records it anew.
+    let other = crate::pce::record(&job.circuit_id(), crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
+    crate::pce::file::write(&other, &file).unwrap();
+    let s = store(dir.path(), 1 << 30);
+    let err = s.synthesize(&job, 0, None, 1).unwrap_err();
+    assert!(err.contains("does not match its PCE"), "{err}");
+    let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Recorded);
+    assert!(pa == job.synthesize(1).unwrap());
+}
+
+/// A refused file that cannot be removed (a read-only param cache) is
+/// not loaded again: the circuit's next partition records it, and the
+/// file written then is loaded as any other.
+#[test]
+fn a_refused_file_that_cannot_be_removed_is_not_loaded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    let id = job.circuit_id();
+    let file = PceStore::path_of(dir.path(), &id);
+    let other = crate::pce::record(&id, crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
+    crate::pce::file::write(&other, &file).unwrap();
+    let s = store(dir.path(), 1 << 30);
+    // A directory: no one removes it as a file, root included.
+    let undeletable = dir.path().join("undeletable.pce");
+    std::fs::create_dir(&undeletable).unwrap();
+    let err = s.refuse_file(&id, &undeletable, PceError::Checksum);
+    assert!(err.contains("could not be removed"), "{err}");
+    let (pa, path) = s.synthesize(&job, 0, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Recorded, "the refused file is not loaded");
+    assert!(pa == job.synthesize(0).unwrap());
+    assert!(crate::pce::file::read(&file).unwrap() == *s.ready(&id).unwrap(), "written anew");
+    assert_eq!(store(dir.path(), 1 << 30).synthesize(&job, 1, None, 1).unwrap().1, SynthPath::Loaded);
+    s.evict(&id);
+    assert_eq!(s.synthesize(&job, 2, None, 1).unwrap().1, SynthPath::Loaded, "loaded again once written anew");
+}
+
+#[test]
+fn no_room_in_the_budget_means_classic_synthesis() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    let s = store(dir.path(), 1000);
+    let (pa, _) = s.synthesize(&job, 0, None, 1).unwrap();
+    assert!(pa == job.synthesize(0).unwrap());
+    let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Classic);
+    assert!(pa == job.synthesize(1).unwrap());
+    assert_eq!(s.memory.usage().pce_bytes, 0);
+}
+
+#[test]
+fn a_pce_without_room_is_loaded_from_its_file_once_there_is_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 4, 1);
+    let s = store(dir.path(), 1 << 30);
+    // Classic partitions hold nearly all of the budget.
+    let held = s.memory.try_reserve((1 << 30) - 1000, Purpose::Partition).unwrap();
+    let (pa, path) = s.synthesize(&job, 0, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Recorded);
+    assert!(pa == job.synthesize(0).unwrap());
+    assert!(s.ready(&job.circuit_id()).is_none(), "not kept without room");
+    // No room to load the saved file either: classic, nothing loaded.
+    assert_eq!(s.synthesize(&job, 1, None, 1).unwrap().1, SynthPath::Classic);
+    assert_eq!(s.memory.usage().pce_bytes, 0);
+    drop(held);
+    let (pa, path) = s.synthesize(&job, 2, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Loaded);
+    assert!(pa == job.synthesize(2).unwrap());
+    let pce = s.ready(&job.circuit_id()).expect("kept once there is room");
+    assert_eq!(s.memory.usage().pce_bytes, pce.bytes(), "reserved at the file's size, then at the PCE's own");
+}
+
+/// `job`, except that partition `bad`'s witness fails (a request whose
+/// inputs do not satisfy the circuit), and recording on every core as
+/// far as the store can tell where `on_threads`.
+struct Variant {
+    job: BuiltinJob,
+    bad: Option<usize>,
+    on_threads: bool,
+}
+
+struct Unsatisfiable;
+
+impl bellpepper_core::Circuit<blstrs::Scalar> for Unsatisfiable {
+    fn synthesize<CS: bellpepper_core::ConstraintSystem<blstrs::Scalar>>(self, _: &mut CS) -> Result<(), bellpepper_core::SynthesisError> {
+        Err(bellpepper_core::SynthesisError::Unsatisfiable)
+    }
+}
+
+impl PartitionedCircuit for Variant {
+    fn circuit_id(&self) -> String {
+        self.job.circuit_id()
+    }
+    fn partitions(&self) -> usize {
+        self.job.partitions()
+    }
+    fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, String> {
+        if Some(partition) == self.bad {
+            return Ok(Box::new(Unsatisfiable));
+        }
+        self.job.circuit(partition)
+    }
+    fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, String> {
+        self.job.load_params(param_cache)
+    }
+    fn records_on_threads(&self) -> bool {
+        self.on_threads
+    }
+}
+
+#[test]
+fn a_bad_request_keeps_the_pce_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
+    let file = PceStore::path_of(dir.path(), &job.circuit_id());
+    assert!(file.exists());
+    // A new engine's first partition loads the file, and its witness fails.
+    let s = store(dir.path(), 1 << 30);
+    let bad = Variant { job, bad: Some(1), on_threads: false };
+    assert!(s.synthesize(&bad, 1, None, 1).is_err());
+    assert!(file.exists(), "a request's own failure is no reason to rebuild the PCE");
+    assert_eq!(s.synthesize(&bad, 2, None, 1).unwrap().1, SynthPath::Loaded);
+}
+
+/// While a circuit's PCE is in `building`, a partition of `circuit`
+/// (and a unit about to reserve memory for one) waits, then goes
+/// through the PCE once it is ready.
+fn waits_while(building: Entry, circuit: &dyn PartitionedCircuit) {
+    let dir = tempfile::tempdir().unwrap();
+    let id = circuit.circuit_id();
+    let s = store(dir.path(), 1 << 30);
+    s.synthesize(circuit, 0, None, 1).unwrap();
+    let pce = s.ready(&id).unwrap();
+    let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
+    s.set(&id, building);
+    std::thread::scope(|scope| {
+        let reserving = scope.spawn(|| drop(s.prepare(circuit, 0)));
+        let waiting = scope.spawn(|| s.synthesize(circuit, 1, None, 1));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!reserving.is_finished() && !waiting.is_finished(), "a partition waits while its PCE is built");
+        s.set(&id, Entry::Ready { pce: pce.clone(), memory });
+        reserving.join().unwrap();
+        let (pa, path) = waiting.join().unwrap().unwrap();
+        assert_eq!(path, SynthPath::Pce, "then goes through the PCE");
+        assert!(pa == circuit.synthesize(1).unwrap());
+    });
+}
+
+#[test]
+fn partitions_wait_for_a_pce_being_loaded() {
+    waits_while(Entry::Loading, &BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1));
+}
+
+#[test]
+fn partitions_wait_for_a_pce_recorded_on_every_core() {
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    waits_while(Entry::Recording, &Variant { job, bad: None, on_threads: true });
+}
+
+/// A recording about as long as a classic synthesis is not waited for.
+#[test]
+fn partitions_synthesize_classically_beside_a_recording_on_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    let s = store(dir.path(), 1 << 30);
+    s.set(&job.circuit_id(), Entry::Recording);
+    assert!(s.prepare(&job, 0).is_none());
+    let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Classic);
+    assert!(pa == job.synthesize(1).unwrap());
+}
+
+/// A unit reserves the memory for its circuit's PCE file before its
+/// partitions' own: the first partition synthesized loads it into that
+/// reservation, and the other units wait for it meanwhile; a hold no
+/// partition took ends with its unit.
+#[test]
+fn the_pce_file_is_reserved_before_the_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
+    let file_bytes = std::fs::metadata(PceStore::path_of(dir.path(), &job.circuit_id())).unwrap().len();
+    let s = store(dir.path(), 1 << 30);
+    assert!(s.prepare(&job, 1 << 30).is_none(), "no room for the unit's partitions beside it");
+    assert_eq!(s.memory.usage().pce_bytes, 0);
+    let held = s.prepare(&job, 1000).expect("reserved on first use");
+    assert_eq!(s.memory.usage().pce_bytes, file_bytes);
+    drop(held);
+    assert_eq!(s.memory.usage().pce_bytes, 0, "a hold no partition took ends with its unit");
+    let held = s.prepare(&job, 0).unwrap();
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| s.prepare(&job, 0).is_none());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!other.is_finished(), "another unit waits for the file");
+        let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+        assert_eq!(path, SynthPath::Loaded);
+        assert!(pa == job.synthesize(1).unwrap());
+        assert!(other.join().unwrap(), "then finds it held");
+    });
+    drop(held);
+    let pce = s.ready(&job.circuit_id()).expect("held once loaded");
+    assert_eq!(s.memory.usage().pce_bytes, pce.bytes());
+}
+
+/// With no file, a circuit that records on every core has its first
+/// use claimed by a unit before it reserves memory: the other units
+/// wait, and its first partition records; one that records on one
+/// thread is left to its partitions.
+#[test]
+fn a_recording_on_every_core_is_claimed_before_the_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    let s = store(dir.path(), 1 << 30);
+    assert!(s.prepare(&job, 0).is_none(), "a recording on one thread is not claimed");
+    let circuit = Variant { job, bad: None, on_threads: true };
+    let held = s.prepare(&circuit, 0).expect("claimed on first use");
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| s.prepare(&circuit, 0).is_none());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!other.is_finished(), "another unit waits for the recording");
+        let (pa, path) = s.synthesize(&circuit, 1, None, 1).unwrap();
+        assert_eq!(path, SynthPath::Recorded);
+        assert!(pa == circuit.synthesize(1).unwrap());
+        assert!(other.join().unwrap(), "then finds it held");
+    });
+    drop(held);
+    assert!(s.ready(&circuit.circuit_id()).is_some());
+}
+
+/// Witness-only synthesis against a held PCE: the witness and
+/// densities of classic synthesis, no a, b, c (the CPU SpMV skipped),
+/// a, b, c equal to classic once computed; the CPU backend never asks
+/// for it (it computes a, b, c itself), and completes such partitions
+/// where it is handed them.
+#[test]
+fn witness_only_partitions_carry_no_abc() {
+    use crate::engine::backend::{CpuBackend, ProveInput, ProverBackend};
+    use crate::engine::interlock::{DeviceLocks, VramBudget};
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:3000:4".parse().unwrap(), 3, 5);
+    let s = store(dir.path(), 1 << 30);
+    assert!(s.ready(&job.circuit_id()).is_none());
+    s.synthesize(&job, 0, None, 1).unwrap();
+    let pce = s.ready(&job.circuit_id()).expect("recorded by the first partition");
+    let params = crate::groth16::generate_random_parameters(job.spec.blank(), &mut rand::thread_rng()).unwrap();
+    let devices = [DeviceLocks::new(0, "cpu".into(), u64::MAX)];
+    assert!(ProverBackend::abc_on_device(&CpuBackend, &pce, &params, &devices).is_none());
+    let (pa, path) = s.synthesize(&job, 1, Some(&pce), 1).unwrap();
+    assert_eq!(path, SynthPath::Witness);
+    assert!(pa.abc_deferred() && pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());
+    let classic = job.synthesize(1).unwrap();
+    assert_eq!(pa.num_constraints(), classic.num_constraints());
+    assert!(pa.input_assignment == classic.input_assignment && pa.aux_assignment == classic.aux_assignment);
+    assert!(pa.a_aux_density == classic.a_aux_density && pa.b_aux_density == classic.b_aux_density);
+    let params = Arc::new(params);
+    let vram = VramBudget::new(u64::MAX);
+    let assignments = [pa];
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce), host_memory: None, h_copies_counted: true };
+    assert!(input.with_abc().unwrap()[0] == classic);
+    let proofs = CpuBackend.compute(0, (), &input).unwrap();
+    let pvk = crate::groth16::prepare_verifying_key(&params.vk);
+    assert!(crate::groth16::verify_proof(&pvk, &proofs[0], &job.public_inputs(1)).unwrap());
+    // Without its PCE, a clear error.
+    let input = ProveInput { pce: None, ..input };
+    assert!(CpuBackend.compute(0, (), &input).unwrap_err().to_string().contains("without their PCE"));
+}
