@@ -18,6 +18,11 @@
 #     SINGLE=0 STREAM=6 PARAMS=/tmp/p32 CUZK=/tmp/cuzk' 'rm=!rm -rf /tmp/p32'
 #     'snap=KIND=snap SIZE=32GiB BUDGET=116GiB STREAM=2 CUZK=/tmp/cuzk'
 #
+# Each stage runs under a time limit, CHAIN_STAGE_SECS (default 1500) or
+# its own where it is named NAME~SECS: one that hangs (a test binary whose
+# panic left a thread waiting) gets TERM, KILL 30 s later, and the next
+# stage starts, instead of spending the rest of the device session.
+#
 # `wait` prints the log since the last call, and with $OUT set copies each
 # finished stage's summary.txt and logs (no params, workloads or proofs)
 # there as NAME-summary.txt and NAME-logs.tgz.
@@ -27,13 +32,22 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 C=/tmp/chain
 
+# NAME of a stage NAME[~SECS]=..., and its time limit.
+stage_name() { local n="${1%%=*}"; echo "${n%%~*}"; }
+stage_secs() {
+    local n="${1%%=*}"
+    if [ "$n" != "${n#*~}" ]; then echo "${n#*~}"; else echo "${CHAIN_STAGE_SECS:-1500}"; fi
+}
+
 run_stage() {
-    local name="${1%%=*}" spec="${1#*=}"
+    local name secs spec="${1#*=}"
+    name="$(stage_name "$1")"
+    secs="$(stage_secs "$1")"
     if [ "${spec:0:1}" = "!" ]; then
-        (cd "$ROOT" && bash -c "${spec:1}")
+        (cd "$ROOT" && timeout -k 30 "$secs" bash -c "${spec:1}")
     else
         # shellcheck disable=SC2086
-        env $spec DIR="$C/$name" bash "$HERE/fil-e2e.sh"
+        timeout -k 30 "$secs" env $spec DIR="$C/$name" bash "$HERE/fil-e2e.sh"
     fi
 }
 
@@ -49,10 +63,13 @@ case "${1:-}" in
     run)
         shift
         for stage in "$@"; do
-            name="${stage%%=*}"
+            name="$(stage_name "$stage")"
             echo "=== STAGE $name start $(date -u +%T)"
             run_stage "$stage"
-            echo "=== STAGE $name rc=$? end $(date -u +%T)"
+            rc=$?
+            late=""
+            [ "$rc" = 124 ] || [ "$rc" = 137 ] && late=" (stopped at its limit, $(stage_secs "$stage") s)"
+            echo "=== STAGE $name rc=$rc$late end $(date -u +%T)"
             [ -f "$C/$name/summary.txt" ] && cat "$C/$name/summary.txt"
         done
         echo "CHAIN DONE $(date -u +%T)"
