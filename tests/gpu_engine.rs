@@ -24,6 +24,7 @@ use std::time::Duration;
 fn proofs_via(b: &GpuBackend, input: &ProveInput<'_>, fallback: Option<u64>) -> Vec<Proof> {
     let computed = match fallback {
         None => {
+            b.keep_resident(0, input).unwrap();
             let staged = b.prestage(0, input).unwrap();
             b.compute(0, staged, input).unwrap()
         }

@@ -1,7 +1,8 @@
 //! Prover backends, split into the phases of the GPU interlock:
 //!
 //! 1. `prestage` under `mem_mtx`: upload a batch's inputs into VRAM the
-//!    worker has reserved (stream-ordered work only);
+//!    worker has reserved (stream-ordered work only), after
+//!    `keep_resident` made what the device keeps for it (a resident SRS);
 //! 2. `compute` under `compute_mtx`: the kernels (NTTs, MSMs);
 //! 3. `epilogue` with no lock: fetch results and assemble the proofs.
 //!
@@ -114,6 +115,13 @@ pub trait ProverBackend: Send + Sync {
     type Computed: Send;
     fn name(&self) -> &str;
     fn devices(&self) -> Vec<DeviceInfo>;
+    /// Makes the device copies that this input's calls keep beyond
+    /// themselves (a GPU's resident SRS, where its plan puts it), under
+    /// `mem_mtx` before the worker sizes and reserves the call's working
+    /// set: that size depends on where the points are.
+    fn keep_resident(&self, _device: u32, _input: &ProveInput<'_>) -> Result<(), ProverError> {
+        Ok(())
+    }
     /// Device bytes that pre-staging and proving this input needs.
     fn vram_needed(&self, device: u32, input: &ProveInput<'_>) -> u64;
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError>;

@@ -1,9 +1,11 @@
 //! The CUDA backend (feature `cuda`): [`GpuProver`] behind the engine's
 //! interlock phases.
 //!
-//! - `prestage` (under `mem_mtx`): make the SRS resident in VRAM if it is
-//!   not and there is room (uploaded once, kept while the host SRS lives),
-//!   then stage circuit 0's a, b, c into the H buffers the worker reserved:
+//! - `keep_resident` (under `mem_mtx`, before the worker sizes its working
+//!   set): make the SRS resident in VRAM where the planner keeps it so
+//!   (`plan::srs_resident`; uploaded once, kept while the host SRS lives).
+//! - `prestage` (under `mem_mtx`): stage circuit 0's a, b, c into the H
+//!   buffers the worker reserved:
 //!   uploaded, or, for partitions synthesized witness-only, computed by
 //!   the SpMV from the circuit's matrices resident on the device (its
 //!   witness into a z the reservation counts).
@@ -244,10 +246,14 @@ impl GpuBackend {
     /// buffers, 4 GiB of MSM workspace). Below it, a plan puts the H term
     /// on the CPU.
     fn min_msm_bytes(dev: &GpuDevice, params: &Parameters, points_on_device: bool) -> Result<u64, ProverError> {
+        Self::chunked_msm_bytes(dev, params, points_on_device, 1 << 20)
+    }
+
+    /// The MSM workspace of `params`'s MSMs in chunks of `chunk` points.
+    fn chunked_msm_bytes(dev: &GpuDevice, params: &Parameters, points_on_device: bool, chunk: u64) -> Result<u64, ProverError> {
         let (n1, n2) = msm_sizes(params);
-        let min_chunk = 1u64 << 20;
-        let small = MsmOptions { max_chunk_points: min_chunk, max_sort_entries: min_chunk, ..Default::default() };
-        Self::msm_workspace_bytes(dev.info.ordinal as i32, (n1.min(min_chunk), n2.min(min_chunk)), points_on_device, small)
+        let opts = MsmOptions { max_chunk_points: chunk, max_sort_entries: chunk, ..Default::default() };
+        Self::msm_workspace_bytes(dev.info.ordinal as i32, (n1.min(chunk), n2.min(chunk)), points_on_device, opts)
     }
 
     /// The larger of the G1 MSM's workspace over `n1` points and the G2
@@ -372,9 +378,23 @@ impl ProverBackend for GpuBackend {
         self.device(device).map_or(0, |dev| Self::vram_needed_on(dev, input))
     }
 
+    /// The SRS resident where the planner keeps it so
+    /// ([`GpuBackend::make_resident`]); a device that runs out of memory
+    /// uploading it proves with the points from host memory.
+    fn keep_resident(&self, device: u32, input: &ProveInput<'_>) -> Result<(), ProverError> {
+        let dev = self.device(device)?;
+        match self.make_resident(dev, input) {
+            Err(ProverError::OutOfMemory(why)) => {
+                log::warn!("gpu={device} device SRS not uploaded ({why}): its points stream from host memory");
+                Ok(())
+            }
+            made => made.map(drop),
+        }
+    }
+
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
         let dev = self.device(device)?;
-        let srs = self.make_resident(dev, input)?;
+        let srs = Self::find_resident(dev, input.params);
         if srs.is_none() {
             pin_host_points(input.params); // once per SRS; MSMs stream its points
         }

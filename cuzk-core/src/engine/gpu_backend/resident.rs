@@ -1,6 +1,6 @@
 //! The device copies a GPU backend keeps: each device's resident SRSs
-//! (made so where one fits beside a working set with its points on the
-//! device), the matrices of the circuits whose partitions the engine
+//! (made so where the planner keeps them: `plan::srs_resident`), the
+//! matrices of the circuits whose partitions the engine
 //! synthesizes witness-only (uploaded once where the VRAM budget holds
 //! them beside a working set; else, where it holds the streamed SpMV's
 //! peak, the circuit kept ready to stream them from host memory), each
@@ -10,7 +10,7 @@
 use super::{GpuBackend, GpuDevice};
 use crate::engine::backend::{ProveInput, ProverError};
 use crate::engine::interlock::{VramBudget, VramReservation};
-use crate::groth16::gpu_prover::GpuProver;
+use crate::groth16::gpu_prover::{plan, GpuProver};
 use crate::groth16::gpu_srs::DeviceSrs;
 use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
@@ -47,11 +47,20 @@ fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<
     Some(r.device.clone())
 }
 
+/// Whether `r` is a copy no call holds, other than `keep`'s.
+fn idle<H, D>(r: &Resident<H, D>, keep: *const H) -> bool {
+    Arc::strong_count(&r.device) == 1 && !r.copies(keep)
+}
+
+/// The bytes of the copies in `list` that [`evict_idle`] may free.
+fn idle_bytes<H, D>(list: &[Resident<H, D>], keep: *const H) -> u64 {
+    list.iter().filter(|r| idle(r, keep)).map(|r| r.vram.bytes()).sum()
+}
+
 /// Frees the least recently used copy in `list` that no call holds, other
 /// than `keep`'s; its bytes, or None where there is none.
 fn evict_idle<H, D>(list: &mut Vec<Resident<H, D>>, keep: *const H) -> Option<u64> {
-    let idle = list.iter().enumerate().filter(|(_, r)| Arc::strong_count(&r.device) == 1 && !r.copies(keep));
-    let i = idle.min_by_key(|(_, r)| r.last_used).map(|(i, _)| i)?;
+    let i = list.iter().enumerate().filter(|(_, r)| idle(r, keep)).min_by_key(|(_, r)| r.last_used).map(|(i, _)| i)?;
     Some(list.remove(i).vram.bytes())
 }
 
@@ -68,11 +77,15 @@ impl GpuBackend {
         find_copy(&mut dev.resident.lock().unwrap(), params)
     }
 
-    /// Makes `input.params` resident when it fits with room left for one
-    /// more working set (another worker's), evicting idle copies of other
-    /// SRSs least recently used first, then idle matrices: those no call
-    /// uses and no queued witness-only partition leases
+    /// Makes `input.params` resident where the planner keeps it so
+    /// ([`plan::srs_resident`]: the budget holds it beside the circuit's
+    /// resident matrices and one working set with chunked MSMs) and the
+    /// budget has its bytes free now, evicting idle copies of other SRSs
+    /// least recently used first, then idle matrices: those no call uses
+    /// and no queued witness-only partition leases
     /// ([`ProverBackend::abc_on_device`]), which would find them gone.
+    /// Called before the worker reserves its working set, so the
+    /// reservation is sized with the points where they will be.
     pub(super) fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, ProverError> {
         if let Some(srs) = Self::find_resident(dev, input.params) {
             return Ok(Some(srs));
@@ -80,13 +93,27 @@ impl GpuBackend {
         if !self.keep_srs_resident {
             return Ok(None);
         }
+        let Some(first) = input.assignments.first() else { return Ok(None) };
         let bytes = DeviceSrs::bytes(input.params);
-        // Room for the SRS and one more working set, whose MSMs read their
-        // points from it once it is there.
-        let want = bytes + Self::working_set_of(dev, input, true);
+        // The circuit's resident matrices stay beside it, with z for the SpMV.
+        let (matrices, z) = match input.pce.and_then(|p| Some((p, Self::find_pce(dev, p)?))) {
+            Some((p, m)) => (m.bytes(), if input.witness_only() { p.z_bytes() } else { 0 }),
+            None => (0, 0),
+        };
+        let working = Self::min_resident_working_set(dev, input.params, first.num_constraints(), z)?;
+        if !plan::srs_resident(input.vram.usage().total_bytes, matrices, bytes, working) {
+            return Ok(None);
+        }
         let mut resident = dev.resident.lock().unwrap();
         let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
-        while input.vram.free() < want {
+        // Where evicting every idle copy would not make the room (other
+        // calls hold the rest for now), none is evicted: a later partition
+        // tries again.
+        let evictable = idle_bytes(&resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
+        if input.vram.free().saturating_add(evictable) < bytes {
+            return Ok(None);
+        }
+        while input.vram.free() < bytes {
             if let Some(freed) = evict_idle(&mut resident, std::ptr::null()) {
                 log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
             } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
@@ -106,6 +133,16 @@ impl GpuBackend {
         Ok(Some(srs))
     }
 
+    /// The smallest working set worth keeping `input.params` resident for
+    /// (see [`plan::srs_resident`]): the H buffers, z where the circuits
+    /// carry their witness only and their matrices are resident, and MSMs
+    /// in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`] with the points on
+    /// the device.
+    fn min_resident_working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64) -> Result<u64, ProverError> {
+        let msm = Self::chunked_msm_bytes(dev, params, true, plan::RESIDENT_MIN_CHUNK_POINTS)?;
+        Ok(GpuProver::h_bytes(constraints)? + z + msm)
+    }
+
     /// The resident matrices of `pce` on `dev`, if there are.
     pub(super) fn find_pce(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<GpuPce>> {
         // The engine dropped that PCE (with its SRS): its matrices go.
@@ -114,8 +151,9 @@ impl GpuBackend {
 
     /// `pce`'s matrices on `dev`, uploaded if they are not there and the
     /// budget `vram` (of that device) has room for them now and, in total,
-    /// for them beside one working set of `params`'s circuits with z:
-    /// else a, b, c are better uploaded (the 16 GiB regime).
+    /// for them beside one working set of `params`'s circuits with z and
+    /// `params`'s resident SRS, if it is: else a, b, c are better uploaded
+    /// or streamed (the 16 GiB regime).
     pub(super) fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
         let points_on_device = Self::is_resident(dev, params);
         // Held through the upload: two synthesis workers asking at once
@@ -125,8 +163,15 @@ impl GpuBackend {
             return Some(gpu);
         }
         let bytes = GpuPce::device_bytes(pce).ok()?;
-        let working = Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes(), points_on_device);
-        if vram.usage().total_bytes < bytes.saturating_add(working) {
+        let total = vram.usage().total_bytes;
+        let fits = if points_on_device {
+            // Beside the resident SRS by the rule that keeps it there.
+            let working = Self::min_resident_working_set(dev, params, pce.num_constraints(), pce.z_bytes()).ok()?;
+            plan::srs_resident(total, bytes, DeviceSrs::bytes(params), working)
+        } else {
+            total >= bytes.saturating_add(Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes(), false))
+        };
+        if !fits {
             return None;
         }
         let reservation = vram.try_reserve(bytes)?;

@@ -340,6 +340,35 @@ impl Request {
     }
 }
 
+/// The smallest MSM chunk for which keeping the SRS resident pays: a
+/// card that holds the SRS beside the H buffers, z and MSM workspaces of
+/// chunks this large keeps it there ([`srs_resident`]).
+pub const RESIDENT_MIN_CHUNK_POINTS: u64 = 1 << 22;
+
+/// Whether a circuit's SRS (`srs_bytes` on the device) is kept resident on
+/// a card whose VRAM budget is `budget`, `kept` bytes of it held by device
+/// copies that stay beside it (the circuit's resident matrices): where
+/// they leave room for `min_working`, one working set with the points on
+/// the device and its MSMs in chunks of [`RESIDENT_MIN_CHUNK_POINTS`] (the
+/// H buffers, z, such an MSM's workspace).
+///
+/// Decided before a worker sizes and reserves its working set, from the
+/// card's budget, not from what is free at the moment (another partition's
+/// reservation is transient). Resident points spare every MSM the upload
+/// of its points: at 2^27 ~47 GB per partition across PCIe, ~0.85 s at
+/// 55 GB/s, the floor of a partition whose points stream. Against that,
+/// the MSMs' chunks are smaller (one more pass over the buckets each:
+/// milliseconds at 2^22 points and up), and where the SRS leaves room for
+/// one working set only, the next partition stages inside the compute
+/// lock (its witness upload and SpMV: ~0.1-0.2 s, a fraction of what
+/// streaming the points costs). So on an 80 GB card a 2^27 circuit's SRS
+/// (44 GiB) is resident beside its matrices (7 GiB) and a working set
+/// with MSMs chunked within ~10 GiB; on a 141 GB card beside two whole
+/// ones.
+pub fn srs_resident(budget: u64, kept: u64, srs_bytes: u64, min_working: u64) -> bool {
+    srs_bytes.saturating_add(kept).saturating_add(min_working) <= budget
+}
+
 /// One line for the log, e.g. `circuits=2 points=device h=device
 /// inputs=spmv_on_device queries=beside_h next=second_h_buffers chunks=whole`.
 impl fmt::Display for Plan {
@@ -402,17 +431,22 @@ mod tests {
     /// The matrices of a 2^27 partition in VRAM (~45 B per constraint).
     const PCE_2_27: u64 = 6 * GIB;
     const SRS_2_27: u64 = 48 * GIB;
+    /// An MSM workspace of [`RESIDENT_MIN_CHUNK_POINTS`]-point chunks,
+    /// points resident.
+    const RESIDENT_MSM_2_27: u64 = GIB / 2;
 
     impl Card {
         /// A request the way the engine makes one: the matrices resident
-        /// (with `pce`), the SRS resident when it fits beside two working
-        /// sets, the working set (with z for witness-only partitions)
-        /// reserved and circuit 0 pre-staged when it fits (else all that is
-        /// left granted), the rest spare.
+        /// (with `pce`), the SRS resident where [`srs_resident`] says so,
+        /// the working set (with z for witness-only partitions) reserved
+        /// and circuit 0 pre-staged when it fits (else all that is left
+        /// granted), the rest spare.
         fn request(&self, circuits: usize, sizes: Sizes, srs_bytes: u64) -> Request {
-            let vram = self.vram - if self.pce { PCE_2_27 } else { 0 };
-            let working = sizes.h_bytes + sizes.msm_bytes + if self.pce { sizes.z_bytes } else { 0 };
-            let srs_resident = vram >= srs_bytes + 2 * working;
+            let kept = if self.pce { PCE_2_27 } else { 0 };
+            let vram = self.vram - kept;
+            let z = if self.pce { sizes.z_bytes } else { 0 };
+            let working = sizes.h_bytes + sizes.msm_bytes + z;
+            let srs_resident = srs_resident(self.vram, kept, srs_bytes, sizes.h_bytes + z + RESIDENT_MSM_2_27);
             let left = vram - if srs_resident { srs_bytes } else { 0 };
             let granted = left.min(working);
             let staged_by = if self.pce { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
@@ -615,6 +649,39 @@ mod tests {
         let req = pce_request(139 * GIB, 2);
         let p = Plan::choose(&req).without_borrowing(&req);
         assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=whole");
+    }
+
+    /// The SRS of a 2^27 circuit on cards (VRAM budgets) of 16 to 141 GB,
+    /// with the H100's sizes: resident from 80 GB up, beside the matrices
+    /// and a working set whose MSMs are chunked, not only where two whole
+    /// working sets fit beside it (141 GB).
+    #[test]
+    fn the_srs_is_resident_from_80_gb_up() {
+        let (srs, pce) = (44 * GIB, 7 * GIB);
+        let min_working = 12 * GIB + 4 * GIB + RESIDENT_MSM_2_27;
+        for (budget, resident) in [(15, false), (23, false), (31, false), (47, false), (77, true), (139, true)] {
+            // The matrices are resident where they fit beside a whole working set.
+            let kept = if budget * GIB >= pce + 48 * GIB { pce } else { 0 };
+            assert_eq!(srs_resident(budget * GIB, kept, srs, min_working), resident, "{budget} GiB");
+        }
+        // Too little room beside the SRS and matrices for the H buffers and z.
+        assert!(!srs_resident(60 * GIB, pce, srs, min_working));
+    }
+
+    /// An 80 GB card (77 GiB budget): the SRS and matrices resident leave
+    /// room for one working set, whole less ~7 GiB, which the partition's
+    /// call is granted under the compute lock: the SpMV into z in the
+    /// grant, the MSMs chunked within the ~10 GiB left, after H.
+    #[test]
+    fn an_80_gb_card_chunks_beside_the_resident_srs() {
+        let sizes = Sizes { msm_bytes: 17 * GIB, ..PARTITION_2_27 };
+        let room = 77 * GIB - 44 * GIB - 7 * GIB;
+        assert!(room < sizes.h_bytes + sizes.msm_bytes + sizes.z_bytes, "one whole working set does not fit");
+        let req = Request { sizes, ..granted(room, 0) };
+        let p = Plan::choose(&req);
+        assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(10GiB)");
+        assert!(p.z_in_grant);
+        assert_eq!(p.borrowed(&req), 0);
     }
 
     /// A 16 GiB card (the VRAM limit): the matrices not resident, z not in
