@@ -255,8 +255,7 @@ fn request_id_is_an_idempotency_key() {
     let b = c.submit_proof(&req).unwrap();
     assert_eq!(a.job_id, b.job_id, "same request id while the first is live");
     assert_eq!(a.job_id, "porep-1000-7", "the job id is the request id");
-    let log = d.log();
-    assert!(log.contains("rpc submit request_id=\"porep-1000-7\" proof_kind=PROOF_KIND_UNSPECIFIED input_bytes="), "{log}");
+    d.wait_log("rpc submit request_id=\"porep-1000-7\" proof_kind=PROOF_KIND_UNSPECIFIED input_bytes=");
     let r = c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id.clone(), timeout_ms: 0 }).unwrap();
     assert_eq!((status_of(&r), r.job_id.as_str()), (pb::await_proof_response::Status::Completed, "porep-1000-7"));
     assert_valid(&pvk, TINY, 24, 40, &r.proof);

@@ -156,24 +156,18 @@ fn listen_flag_overrides_config_and_stale_file_is_replaced() {
     drop(std::os::unix::net::UnixListener::bind(&sock).unwrap()); // stale
     let cfg = dir.path().join("cuzk.toml");
     std::fs::write(&cfg, config_text(dir.path(), "127.0.0.1:1", "")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk-daemon"))
-        .args(["-c", cfg.to_str().unwrap(), "-l", &format!("unix://{}", sock.display()), "--log-level", "debug"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-    assert_eq!(line.trim(), format!("cuzk-daemon listening on unix://{}", sock.display()));
     let addr = format!("unix://{}", sock.display());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cuzk-daemon"));
+    cmd.args(["-c", cfg.to_str().unwrap(), "-l", &addr, "--log-level", "debug"]);
+    let vk = dir.path().join("builtin-synthetic-1024-4.vk");
+    let mut d = DaemonProc::spawn(&mut cmd, dir, Some(sock.clone()));
+    assert_eq!(d.addr, addr);
 
     // The client subcommands against it.
     let cuzk = |args: &[&str]| {
         let o = Command::new(env!("CARGO_BIN_EXE_cuzk")).args(args).env("CUZK_ADDR", &addr).output().unwrap();
         (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
     };
-    let vk = dir.path().join("builtin-synthetic-1024-4.vk");
     let vk = vk.to_str().unwrap();
     let (ok, out) = cuzk(&["single", "-t", "builtin", "--circuit", TINY, "--partitions", "2", "--vk", vk]);
     assert!(ok && out.contains("COMPLETED") && out.contains("valid"), "{out}");
@@ -189,10 +183,18 @@ fn listen_flag_overrides_config_and_stale_file_is_replaced() {
     assert!(!ok && out.contains("--c1 FILE is required"), "{out}");
 
     // SIGINT stops it as well.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait().unwrap().success());
+    d.signal(libc::SIGINT);
+    assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
     assert!(!sock.exists());
-    drop(stdout);
+}
+
+/// Runs build/install.sh with `args` and the environment `env`; its output.
+fn install_sh(args: &[&str], env: &[(&str, &std::path::Path)]) -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/install.sh");
+    let o = Command::new(&script).args(args).env_remove("PREFIX").envs(env.iter().copied()).output().unwrap();
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(o.status.success(), "install.sh {args:?}: {out}");
+    out
 }
 
 #[test]

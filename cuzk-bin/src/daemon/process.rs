@@ -2,8 +2,9 @@
 //! signals and shutdown. `cuzk-daemon` and `cuzk` without a subcommand
 //! (the existing daemon's binary name and command line) both run this.
 //!
-//! Prints one line `cuzk-daemon listening on <address>` on stdout once the
-//! service accepts calls (with the real port when the config says :0).
+//! Logs to stdout (as the existing daemon does), and among the log lines
+//! prints one line `cuzk-daemon listening on <address>` once the service
+//! accepts calls (with the real port when the config says :0).
 
 use super::Daemon;
 use cuzk_core::config::{Config, Loaded};
