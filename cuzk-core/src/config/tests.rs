@@ -32,7 +32,12 @@ fn example_config_parses_and_sets_every_key() {
             assert!(t.contains_key(*key), "example config does not show {section}.{key}");
         }
     }
-    load(text).unwrap();
+    // Every value the default but the address: TCP port 9820 on loopback,
+    // where Curio's documented `Address = "127.0.0.1:9820"` points.
+    let mut c = load(text).unwrap();
+    assert_eq!(c.daemon.listen, "127.0.0.1:9820");
+    c.daemon.listen = Config::default().daemon.listen;
+    assert_eq!(toml::Value::try_from(&c).unwrap(), toml::Value::try_from(Config::default()).unwrap());
 }
 
 /// Every one of `wants` is in some warning.
