@@ -52,6 +52,10 @@ pub fn run(args: DaemonArgs) -> Result<(), String> {
     for w in &loaded.warnings {
         log::warn!("{w}");
     }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for w in cuzk_core::config::upstream_tuning_notes(&config, cpus) {
+        log::warn!("{w}");
+    }
     // Built-in circuits prove without it; Filecoin circuits name it when they need it.
     if let Some(problem) = cuzk_core::config::param_cache_problem(&config.srs.param_cache) {
         log::warn!("{problem}: circuits whose parameters are not built in cannot load until it is a folder");
