@@ -98,6 +98,18 @@ fn every_rpc_over_a_unix_socket() {
     let (code, body) = d.http_get("/metrics");
     assert_eq!(code, 200);
     assert!(body.contains("# TYPE cuzk_jobs_completed_total counter"));
+    // VRAM budgets of GPUs only, in bytes a card has: none on the CPU
+    // backend, whose one device has no VRAM (not u64::MAX, 1.8e19).
+    let budgets: Vec<f64> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("cuzk_vram_budget_bytes{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let cpu = j["daemon"]["backend"] == "cpu";
+    assert!(if cpu { budgets.is_empty() } else { !budgets.is_empty() && budgets.iter().all(|&b| b > 0.0 && b < 1e14) }, "{body}");
+    for g in j["gpus"].as_array().unwrap() {
+        assert!(g["vram_budget_bytes"].as_u64().is_some_and(|b| b < 1 << 47 && (b > 0) != cpu), "{g}");
+    }
     assert_eq!(d.http_get("/nope").0, 404);
 
     let e = c.evict_srs(&pb::EvictSrsRequest { circuit_id: id.into() }).unwrap();
