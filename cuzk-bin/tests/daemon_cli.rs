@@ -227,14 +227,9 @@ fn install_script_into_a_prefix_then_cuzk_config_serves() {
     // <target>/release/cuzk: install what this test run built.
     let target = exe.parent().and_then(|p| p.parent()).unwrap();
     let prefix = tempfile::tempdir().unwrap();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/install.sh");
-    let o = Command::new(&script)
-        .args(["--no-build", "--prefix"])
-        .arg(prefix.path())
-        .env("CARGO_TARGET_DIR", target)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    let out = install_sh(&["--no-build", "--prefix", prefix.path().to_str().unwrap()], &[("CARGO_TARGET_DIR", target)]);
+    // It never writes a config, and says what it found.
+    assert!(out.contains("kept as it is") || out.contains("cuzk.example.toml /data/zk/cuzk.toml"), "{out}");
     for f in ["bin/cuzk", "bin/cuzk-daemon", "bin/cuzk-bench", "share/cuzk/cuzk.example.toml", "share/cuzk/cuzk.service"] {
         assert!(prefix.path().join(f).is_file(), "{f} not installed");
     }
@@ -247,6 +242,26 @@ fn install_script_into_a_prefix_then_cuzk_config_serves() {
     let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 1, 3)) }).unwrap().result.unwrap();
     assert_eq!(r.status, completed(), "{}", r.error_message);
     assert_valid(&pvk, TINY, 1, 3, &r.proof);
+    d.stop();
+
+    // --help: the header comment, no line of the script.
+    let help = install_sh(&["--help"], &[]);
+    assert!(help.contains("--no-build") && !help.contains("set -e") && !help.contains('#'), "{help}");
+
+    // PREFIX from the environment; a target folder with cuzk alone (as
+    // build/demo.sh leaves it): cuzk-daemon is a link to cuzk, and serves.
+    let only = tempfile::tempdir().unwrap();
+    std::fs::create_dir(only.path().join("release")).unwrap();
+    std::fs::copy(exe, only.path().join("release/cuzk")).unwrap();
+    let prefix = tempfile::tempdir().unwrap();
+    let out = install_sh(&["--no-build"], &[("CARGO_TARGET_DIR", only.path()), ("PREFIX", prefix.path())]);
+    let linked = prefix.path().join("bin/cuzk-daemon");
+    assert_eq!(std::fs::read_link(&linked).ok(), Some("cuzk".into()), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    let pvk = write_params(dir.path(), TINY);
+    let d = DaemonProc::start_in_as(linked.to_str().unwrap(), dir, Listen::Unix, "");
+    let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 1, 6)) }).unwrap().result.unwrap();
+    assert_valid(&pvk, TINY, 1, 6, &r.proof);
     d.stop();
 }
 
