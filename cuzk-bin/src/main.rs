@@ -5,6 +5,7 @@
 //! runs it. Invoked as `cuzk-bench` (the link build/install.sh makes) it
 //! takes the existing bench tool's command lines (see `bench_tool`).
 
+mod bench_report;
 mod bench_tool;
 mod cmd;
 mod files;

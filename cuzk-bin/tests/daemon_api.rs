@@ -98,6 +98,18 @@ fn every_rpc_over_a_unix_socket() {
     let (code, body) = d.http_get("/metrics");
     assert_eq!(code, 200);
     assert!(body.contains("# TYPE cuzk_jobs_completed_total counter"));
+    // VRAM budgets of GPUs only, in bytes a card has: none on the CPU
+    // backend, whose one device has no VRAM (not u64::MAX, 1.8e19).
+    let budgets: Vec<f64> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("cuzk_vram_budget_bytes{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let cpu = j["daemon"]["backend"] == "cpu";
+    assert!(if cpu { budgets.is_empty() } else { !budgets.is_empty() && budgets.iter().all(|&b| b > 0.0 && b < 1e14) }, "{body}");
+    for g in j["gpus"].as_array().unwrap() {
+        assert!(g["vram_budget_bytes"].as_u64().is_some_and(|b| b < 1 << 47 && (b > 0) != cpu), "{g}");
+    }
     assert_eq!(d.http_get("/nope").0, 404);
 
     let e = c.evict_srs(&pb::EvictSrsRequest { circuit_id: id.into() }).unwrap();
@@ -255,8 +267,7 @@ fn request_id_is_an_idempotency_key() {
     let b = c.submit_proof(&req).unwrap();
     assert_eq!(a.job_id, b.job_id, "same request id while the first is live");
     assert_eq!(a.job_id, "porep-1000-7", "the job id is the request id");
-    let log = d.log();
-    assert!(log.contains("rpc submit request_id=\"porep-1000-7\" proof_kind=PROOF_KIND_UNSPECIFIED input_bytes="), "{log}");
+    d.wait_log("rpc submit request_id=\"porep-1000-7\" proof_kind=PROOF_KIND_UNSPECIFIED input_bytes=");
     let r = c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id.clone(), timeout_ms: 0 }).unwrap();
     assert_eq!((status_of(&r), r.job_id.as_str()), (pb::await_proof_response::Status::Completed, "porep-1000-7"));
     assert_valid(&pvk, TINY, 24, 40, &r.proof);

@@ -247,8 +247,8 @@ fn undecodable_requests_are_answered_logged_and_counted() {
         let line = format!("cuzk_rpc_requests_total{{method=\"{m}\",code=\"INVALID_ARGUMENT\"}} 1");
         assert!(metrics.contains(&line), "{line} not in {metrics}");
     }
-    let log = d.log();
-    assert!(log.contains("rpc SubmitProof error") && log.contains("does not decode as a cuzk.v1.SubmitProofRequest"), "{log}");
+    let log = d.wait_log("does not decode as a cuzk.v1.SubmitProofRequest");
+    assert!(log.contains("rpc SubmitProof error"), "{log}");
     // The daemon still serves.
     assert!(c.get_status(&Default::default()).is_ok());
     d.stop();

@@ -171,6 +171,11 @@ fn param_cache(given: Option<PathBuf>, daemon_config: Option<&Path>) -> Result<P
         return Ok(dir);
     }
     let (loaded, _) = cuzk_bin::daemon::process::load_config(daemon_config).map_err(anyhow::Error::msg)?;
+    // A config named but missing falls back to the defaults: say so, since
+    // the file then lands in the default param cache.
+    for w in &loaded.warnings {
+        log::warn!("{w}");
+    }
     Ok(loaded.config.srs.param_cache)
 }
 

@@ -2,8 +2,9 @@
 //! signals and shutdown. `cuzk-daemon` and `cuzk` without a subcommand
 //! (the existing daemon's binary name and command line) both run this.
 //!
-//! Prints one line `cuzk-daemon listening on <address>` on stdout once the
-//! service accepts calls (with the real port when the config says :0).
+//! Logs to stdout (as the existing daemon does), and among the log lines
+//! prints one line `cuzk-daemon listening on <address>` once the service
+//! accepts calls (with the real port when the config says :0).
 
 use super::Daemon;
 use cuzk_core::config::{Config, Loaded};
@@ -20,8 +21,9 @@ pub const DEFAULT_CONFIG: &str = "/data/zk/cuzk.toml";
 /// The daemon's command line (the existing daemon's flags).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct DaemonArgs {
-    /// Config file (TOML) [default: /data/zk/cuzk.toml; when that file is
-    /// missing, built-in defaults]. A named file that is missing is an error.
+    /// Config file (TOML) [default: /data/zk/cuzk.toml]. When the file is
+    /// missing the daemon runs on the built-in defaults (with a warning
+    /// naming it, when it was named), as the existing daemon does.
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
     /// Listen address, overriding [daemon] listen: host:port or unix:///path.
@@ -48,6 +50,10 @@ pub fn run(args: DaemonArgs) -> Result<(), String> {
     logging::init(&config.logging)?;
     log::info!("cuzk-daemon starting (version {}, {note})", env!("CARGO_PKG_VERSION"));
     for w in &loaded.warnings {
+        log::warn!("{w}");
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for w in cuzk_core::config::upstream_tuning_notes(&config, cpus) {
         log::warn!("{w}");
     }
     // Built-in circuits prove without it; Filecoin circuits name it when they need it.
@@ -106,19 +112,29 @@ pub fn run(args: DaemonArgs) -> Result<(), String> {
 }
 
 /// The config with its warnings, and a note saying where it came from:
-/// `path`, else [`DEFAULT_CONFIG`] where it exists, else the built-in
+/// `path` (else [`DEFAULT_CONFIG`]) where it exists, else the built-in
 /// defaults (as the daemon reads it; subcommands that write where the
 /// daemon reads take it from here too).
+///
+/// A missing file, even one named with `--config`, means the defaults, as
+/// the existing daemon does: under systemd's `Restart=on-failure` a daemon
+/// that exits for it would only restart in a loop. A named file that is
+/// missing is a warning naming it (likely a typo); a file that exists but
+/// cannot be read or parsed stays an error.
 pub fn load_config(path: Option<&Path>) -> Result<(Loaded, String), String> {
-    let path = match path {
-        Some(p) => p,
-        None if !Path::new(DEFAULT_CONFIG).exists() => {
-            let loaded = Loaded { config: Config::default(), warnings: Vec::new() };
-            return Ok((loaded, format!("no config file at {DEFAULT_CONFIG}: built-in defaults")));
-        }
-        None => Path::new(DEFAULT_CONFIG),
+    let (file, named) = match path {
+        Some(p) => (p, true),
+        None => (Path::new(DEFAULT_CONFIG), false),
     };
-    Config::read(path).map(|l| (l, format!("config {}", path.display()))).map_err(|e| e.to_string())
+    if !file.exists() {
+        let mut warnings = Vec::new();
+        if named {
+            warnings.push(format!("config file {} does not exist: running on the built-in defaults", file.display()));
+        }
+        let loaded = Loaded { config: Config::default(), warnings };
+        return Ok((loaded, format!("no config file at {}: built-in defaults", file.display())));
+    }
+    Config::read(file).map(|l| (l, format!("config {}", file.display()))).map_err(|e| e.to_string())
 }
 
 fn log_cancelled(why: &str, jobs: &[cuzk_core::engine::JobId]) {

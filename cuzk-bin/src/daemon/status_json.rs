@@ -89,7 +89,8 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
         "gpus": s.devices.iter().map(|d| json!({
             "ordinal": d.ordinal,
             "name": d.name,
-            "vram_budget_bytes": d.vram.total_bytes,
+            // 0 for the CPU backend's one "device", which has no VRAM.
+            "vram_budget_bytes": d.vram.budget().unwrap_or(0),
             "vram_used_bytes": d.vram.used_bytes,
             "vram_peak_bytes": d.vram.peak_bytes,
             "in_service": d.in_service,

@@ -170,8 +170,6 @@ pub fn engine_error(e: &EngineError) -> RpcStatus {
 }
 
 pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
-    // The CPU backend's one "device" has no VRAM (its budget is unlimited).
-    let vram = |v: u64| if v == u64::MAX { 0 } else { v };
     let gpus = s
         .devices
         .iter()
@@ -180,8 +178,9 @@ pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
             pb::GpuStatus {
                 ordinal: d.ordinal,
                 name: d.name.clone(),
-                vram_total_bytes: vram(d.vram.total_bytes),
-                vram_free_bytes: vram(d.vram.total_bytes).saturating_sub(d.vram.used_bytes),
+                // 0 for the CPU backend's one "device", which has no VRAM.
+                vram_total_bytes: d.vram.budget().unwrap_or(0),
+                vram_free_bytes: d.vram.budget().unwrap_or(0).saturating_sub(d.vram.used_bytes),
                 current_job_id: busy.and_then(|w| w.job).map(|j| super::status_json::client_job_id(s, j)).unwrap_or_default(),
                 current_proof_kind: busy.and_then(|w| w.kind).map(|k| k.compat_name()).unwrap_or_default().to_string(),
             }

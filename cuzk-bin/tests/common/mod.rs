@@ -12,7 +12,8 @@ use cuzk_core::groth16::{generate_parameters, prepare_verifying_key, verify_proo
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The small circuit most tests prove (a few ms per proof).
@@ -30,7 +31,56 @@ pub struct DaemonProc {
     pub status_addr: Option<String>,
     pub dir: tempfile::TempDir,
     pub socket: Option<PathBuf>,
-    stderr_log: PathBuf,
+    /// The daemon's stdout: its log (as the existing daemon's, on stdout)
+    /// and the lines saying where it listens.
+    stdout: Arc<Stdout>,
+    /// Reads the daemon's stdout into `stdout` until the daemon exits.
+    reader: Option<JoinHandle<()>>,
+    /// The daemon's stderr (a start-up error, a panic's message).
+    stderr_file: PathBuf,
+}
+
+/// What the daemon wrote to stdout so far, and whether it closed it;
+/// waiters wake at each line.
+#[derive(Default)]
+struct Stdout {
+    state: Mutex<(String, bool)>,
+    grew: Condvar,
+}
+
+impl Stdout {
+    fn push(&self, line: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.0.push_str(line);
+        s.0.push('\n');
+        self.grew.notify_all();
+    }
+
+    fn close(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.grew.notify_all();
+    }
+
+    fn text(&self) -> String {
+        self.state.lock().unwrap().0.clone()
+    }
+
+    /// Waits until `found(text so far)` gives a value; None when stdout
+    /// closes or `timeout` passes first.
+    fn wait_for<T>(&self, timeout: Duration, mut found: impl FnMut(&str) -> Option<T>) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        let mut s = self.state.lock().unwrap();
+        loop {
+            if let Some(v) = found(&s.0) {
+                return Some(v);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if s.1 || left.is_zero() {
+                return None;
+            }
+            s = self.grew.wait_timeout(s, left).unwrap().0;
+        }
+    }
 }
 
 /// Writes params and .vk of `circuit` into `dir` under the daemon's name.
@@ -91,44 +141,46 @@ impl DaemonProc {
     /// Starts `exe -l 127.0.0.1:0` without `--config`: the config is
     /// `/data/zk/cuzk.toml` where it exists, else the built-in defaults.
     pub fn start_without_config(exe: &str, dir: tempfile::TempDir) -> Self {
-        Self::spawn(Command::new(exe).args(["-l", "127.0.0.1:0"]), dir, None)
+        Self::start_with_args(exe, &[], dir)
+    }
+
+    /// Starts `exe -l 127.0.0.1:0 args…` (the address overridden so the
+    /// test owns its port).
+    pub fn start_with_args(exe: &str, args: &[&str], dir: tempfile::TempDir) -> Self {
+        Self::spawn(Command::new(exe).args(["-l", "127.0.0.1:0"]).args(args), dir, None)
     }
 
     /// Runs `cmd` (the daemon, with its arguments) until it says where it
-    /// listens.
-    fn spawn(cmd: &mut Command, dir: tempfile::TempDir, socket: Option<PathBuf>) -> Self {
+    /// listens; `socket`: the unix socket it should remove when it stops.
+    pub fn spawn(cmd: &mut Command, dir: tempfile::TempDir, socket: Option<PathBuf>) -> Self {
         let exe = cmd.get_program().to_string_lossy().into_owned();
-        let stderr_log = dir.path().join("daemon.log");
+        let stderr_file = dir.path().join("daemon.stderr");
         let mut child = cmd
             .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr_log).unwrap())
+            .stderr(std::fs::File::create(&stderr_file).unwrap())
             .spawn()
             .unwrap_or_else(|e| panic!("start {exe}: {e}"));
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
+        let pipe = child.stdout.take().unwrap();
+        let stdout = Arc::new(Stdout::default());
+        let out = stdout.clone();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                out.push(&line);
             }
+            out.close();
         });
-        let (mut addr, mut status_addr, mut status_off) = (None, None, false);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while addr.is_none() || (status_addr.is_none() && !status_off) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(line) => {
-                    if let Some(a) = line.strip_prefix("cuzk-daemon listening on ") {
-                        addr = Some(a.to_string());
-                    } else if let Some(a) = line.strip_prefix("cuzk-daemon status on http://") {
-                        status_addr = Some(a.to_string());
-                    } else if line == "cuzk-daemon status off" {
-                        status_off = true;
-                    }
-                }
-                Err(_) => panic!("daemon did not start: {}", std::fs::read_to_string(&stderr_log).unwrap_or_default()),
-            }
-        }
-        DaemonProc { child, addr: addr.unwrap(), status_addr, dir, socket, stderr_log }
+        let line = |text: &str, prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix).map(str::to_string));
+        let started = stdout.wait_for(Duration::from_secs(60), |text| {
+            let addr = line(text, "cuzk-daemon listening on ")?;
+            let status = line(text, "cuzk-daemon status on http://");
+            (status.is_some() || text.lines().any(|l| l == "cuzk-daemon status off")).then_some((addr, status))
+        });
+        let Some((addr, status_addr)) = started else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("daemon did not start:\n{}{}", stdout.text(), std::fs::read_to_string(&stderr_file).unwrap_or_default());
+        };
+        DaemonProc { child, addr, status_addr, dir, socket, stdout, reader: Some(reader), stderr_file }
     }
 
     pub fn client(&self) -> pb::ProvingEngineClient {
@@ -143,8 +195,24 @@ impl DaemonProc {
         pb::ProvingEngineClient::new(ch)
     }
 
+    /// The daemon's log so far (stdout), then its stderr.
     pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
+        self.stdout.text() + &std::fs::read_to_string(&self.stderr_file).unwrap_or_default()
+    }
+
+    /// What the daemon wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_file).unwrap_or_default()
+    }
+
+    /// Waits for `text` in the daemon's log (written by a thread of the
+    /// daemon, it may come after the reply to the call that caused it);
+    /// panics with the log when it does not come within 60 s.
+    pub fn wait_log(&self, text: &str) -> String {
+        match self.stdout.wait_for(Duration::from_secs(60), |log| log.contains(text).then(|| log.to_string())) {
+            Some(log) => log,
+            None => panic!("the daemon's log lacks {text:?}:\n{}", self.log()),
+        }
     }
 
     pub fn signal(&self, sig: i32) {
@@ -157,6 +225,10 @@ impl DaemonProc {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
+                // Its stdout is closed: the log is complete once read.
+                if let Some(r) = self.reader.take() {
+                    r.join().unwrap();
+                }
                 return s;
             }
             if Instant::now() > deadline {

@@ -116,6 +116,52 @@ fn lenient_values(table: &mut Table, strict: bool, notes: &mut Vec<String>) {
     }
 }
 
+/// The existing daemon's cap on partitions synthesized at once when
+/// `pipeline.max_parallel_synthesis` is 0 or not set.
+pub const UPSTREAM_MAX_PARALLEL_SYNTHESIS: usize = 18;
+
+/// Where the same config makes this host synthesize a different number of
+/// partitions at once than the existing daemon would, one warning each
+/// (logged at start, so an operator moving a config over sees it).
+///
+/// The existing daemon ignored `synthesis.partition_workers` (deprecated
+/// there) and ran `max_parallel_synthesis` syntheses (18 when 0), at
+/// least 2, as many as fit its memory budget. Here `partition_workers`
+/// is honoured (the existing operator guide tunes it), and without it
+/// `max_parallel_synthesis`, else one worker per synthesis thread (all
+/// CPUs by default): each worker is one thread, and the memory budget
+/// still bounds the partitions held, so idle cores are not left idle.
+/// Only a difference in the caps is reported: where both run as many as
+/// memory allows, the same config does the same. A host with fewer CPUs
+/// than the existing cap runs one per CPU here without a warning (the
+/// existing daemon's extra syntheses would share those CPUs).
+pub fn upstream_tuning_notes(config: &Config, cpus: usize) -> Vec<String> {
+    let (workers, parallel) = (config.synthesis.partition_workers, config.pipeline.max_parallel_synthesis);
+    let ours = config.partition_workers_on(cpus);
+    let upstream = match parallel {
+        0 => UPSTREAM_MAX_PARALLEL_SYNTHESIS,
+        n => n.max(2),
+    };
+    let mut notes = Vec::new();
+    if workers > 0 && workers != upstream {
+        notes.push(format!(
+            "config synthesis.partition_workers = {workers}: {workers} partitions synthesized at once; \
+             the existing daemon ignored this key and synthesized up to {upstream} \
+             (pipeline.max_parallel_synthesis, {UPSTREAM_MAX_PARALLEL_SYNTHESIS} when 0 or not set)"
+        ));
+    } else if workers == 0 && parallel > 0 && ours != upstream {
+        notes.push(format!(
+            "config pipeline.max_parallel_synthesis = {parallel}: {ours} partition synthesized at once; the existing daemon ran at least {upstream}"
+        ));
+    } else if workers == 0 && parallel == 0 && ours > upstream {
+        notes.push(format!(
+            "config pipeline.max_parallel_synthesis not set: {ours} partitions synthesized at once (one per synthesis thread); \
+             the existing daemon synthesized up to {upstream}: set pipeline.max_parallel_synthesis = {upstream} for its cap"
+        ));
+    }
+    notes
+}
+
 /// "400G" → "400GiB": the existing daemon read sizes it could not parse
 /// as 50 GiB; the operator meant the binary unit.
 fn one_letter_size(s: &str) -> Option<String> {

@@ -10,6 +10,7 @@
 mod compat;
 mod units;
 
+pub use compat::{upstream_tuning_notes, UPSTREAM_MAX_PARALLEL_SYNTHESIS};
 pub use units::{format_size, parse_duration, parse_size, ByteSize, FileMode, HumanDuration};
 
 use serde::{Deserialize, Serialize};
@@ -407,7 +408,16 @@ impl Config {
 
     /// Partition synthesis threads after resolving the 0 = auto settings.
     pub fn partition_workers(&self) -> usize {
-        [self.synthesis.partition_workers, self.pipeline.max_parallel_synthesis, self.synthesis_threads()].into_iter().find(|&n| n > 0).unwrap_or(1)
+        self.partition_workers_on(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// [`Self::partition_workers`] on a host of `cpus` CPUs.
+    pub fn partition_workers_on(&self, cpus: usize) -> usize {
+        let threads = match self.synthesis.threads {
+            0 => cpus,
+            n => n,
+        };
+        [self.synthesis.partition_workers, self.pipeline.max_parallel_synthesis, threads].into_iter().find(|&n| n > 0).unwrap_or(1)
     }
 
     /// Capacity of the queue of synthesized partitions waiting for a prover.

@@ -32,7 +32,12 @@ fn example_config_parses_and_sets_every_key() {
             assert!(t.contains_key(*key), "example config does not show {section}.{key}");
         }
     }
-    load(text).unwrap();
+    // Every value the default but the address: TCP port 9820 on loopback,
+    // where Curio's documented `Address = "127.0.0.1:9820"` points.
+    let mut c = load(text).unwrap();
+    assert_eq!(c.daemon.listen, "127.0.0.1:9820");
+    c.daemon.listen = Config::default().daemon.listen;
+    assert_eq!(toml::Value::try_from(&c).unwrap(), toml::Value::try_from(Config::default()).unwrap());
 }
 
 /// Every one of `wants` is in some warning.
@@ -101,6 +106,32 @@ fn upstream_config_keeps_its_meaning() {
     // Without partition_workers, max_parallel_synthesis caps the workers.
     let c = load("[pipeline]\nmax_parallel_synthesis = 3\nslot_size = 2\n").unwrap();
     assert_eq!((c.partition_workers(), c.gpu_queue_capacity()), (3, 2));
+}
+
+/// Where the same config synthesizes a different number of partitions at
+/// once than the existing daemon on the same host, a warning says so.
+#[test]
+fn tuning_that_differs_from_the_existing_daemon_is_named() {
+    let notes = |text: &str, cpus: usize| upstream_tuning_notes(&load(text).unwrap(), cpus).join("\n");
+    // partition_workers: honoured here, ignored there (which used 18).
+    let n = notes("[synthesis]\npartition_workers = 4\n", 64);
+    assert!(n.contains("synthesis.partition_workers = 4: 4 partitions") && n.contains("up to 18"), "{n}");
+    let n = notes("[synthesis]\npartition_workers = 4\n[pipeline]\nmax_parallel_synthesis = 6\n", 64);
+    assert!(n.contains("4 partitions") && n.contains("up to 6"), "{n}");
+    assert_eq!(notes("[synthesis]\npartition_workers = 18\n", 64), "");
+    // Defaults: one worker per CPU here, at most 18 there.
+    let n = notes("", 64);
+    assert!(n.contains("max_parallel_synthesis not set: 64 partitions") && n.contains("max_parallel_synthesis = 18"), "{n}");
+    let n = notes("[synthesis]\nthreads = 24\n", 64);
+    assert!(n.contains("24 partitions"), "{n}");
+    for (text, cpus) in [("", 16), ("", 18), ("[synthesis]\nthreads = 8\n", 64), ("[pipeline]\nmax_parallel_synthesis = 10\n", 64)] {
+        assert_eq!(notes(text, cpus), "", "{text:?} on {cpus} CPUs");
+    }
+    // 1: the existing daemon ran at least 2.
+    let n = notes("[pipeline]\nmax_parallel_synthesis = 1\n", 64);
+    assert!(n.contains("max_parallel_synthesis = 1: 1 partition") && n.contains("at least 2"), "{n}");
+    // The example config is the defaults: the same note as no file.
+    assert_eq!(notes(include_str!("../../../configs/cuzk.example.toml"), 64), notes("", 64));
 }
 
 #[test]

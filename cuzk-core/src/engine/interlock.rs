@@ -33,6 +33,15 @@ pub struct VramUsage {
     pub peak_bytes: u64,
 }
 
+impl VramUsage {
+    /// The budget tracked, or None for a device without memory of its own:
+    /// the CPU backend's one device, whose budget is unlimited (u64::MAX)
+    /// so that nothing waits for it.
+    pub fn budget(&self) -> Option<u64> {
+        (self.total_bytes != u64::MAX).then_some(self.total_bytes)
+    }
+}
+
 /// VRAM held until dropped.
 #[derive(Debug)]
 pub struct VramReservation {

@@ -1,12 +1,17 @@
 //! Process logging for binaries: env_logger with `key=value` messages in
 //! "human" format, or one JSON object per line in "json" format.
 //! `RUST_LOG`, when set, overrides the configured level.
+//!
+//! Logs go to stdout, as the existing cuzk daemon's do (tracing's default
+//! writer): setups that capture the daemon's stdout (a redirect, a
+//! supervisor keeping only stdout) keep its log when they switch to ours.
 
 use crate::config::LoggingConfig;
 use std::io::Write;
 
 pub fn init(cfg: &LoggingConfig) -> Result<(), String> {
     let mut b = env_logger::Builder::new();
+    b.target(env_logger::Target::Stdout);
     b.parse_filters(&cfg.level);
     if let Ok(filters) = std::env::var("RUST_LOG") {
         b.parse_filters(&filters);

@@ -167,8 +167,10 @@ impl EngineStatus {
         metric("cuzk_memory_used_bytes", "gauge", "Host memory reserved (SRS and partitions).", one(self.memory.used_bytes as f64));
         metric("cuzk_memory_peak_bytes", "gauge", "Most host memory ever reserved at once.", one(self.memory.peak_bytes as f64));
         metric("cuzk_memory_srs_bytes", "gauge", "Host memory held by resident SRS entries.", one(self.memory.srs_bytes as f64));
+        // GPUs only: the CPU backend's device has no memory to report.
         let vram = |f: fn(&VramUsage) -> u64| {
-            self.devices.iter().map(|d| (format!("{{gpu=\"{}\"}}", d.ordinal), f(&d.vram) as f64)).collect()
+            let gpus = self.devices.iter().filter(|d| d.vram.budget().is_some());
+            gpus.map(|d| (format!("{{gpu=\"{}\"}}", d.ordinal), f(&d.vram) as f64)).collect()
         };
         metric("cuzk_vram_budget_bytes", "gauge", "Device memory budget tracked per device.", vram(|v| v.total_bytes));
         metric("cuzk_vram_used_bytes", "gauge", "Device memory reserved per device.", vram(|v| v.used_bytes));
