@@ -473,6 +473,8 @@ fn drain_past_shutdown_timeout_cancels() {
     d.signal(libc::SIGTERM);
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
+    // Its timings are those up to the cancel (1.3 s at least), not zeros.
+    assert!(r.total_ms >= 1300 && r.total_ms >= r.queue_wait_ms + r.srs_load_ms, "timings of the cancelled job: {r:?}");
     assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
     assert!(start.elapsed() < Duration::from_secs(30), "exit took {:?}", start.elapsed());
     let log = d.log();

@@ -138,9 +138,10 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
             resp.error_message = message.clone();
             set_timings(&mut resp, timings);
         }
-        JobOutcome::Cancelled => {
+        JobOutcome::Cancelled { timings } => {
             resp.set_status(Status::Cancelled);
             resp.error_message = "the job was cancelled".into();
+            set_timings(&mut resp, timings);
         }
         JobOutcome::Timeout => {
             resp.set_status(Status::Timeout);

@@ -41,12 +41,13 @@ pub mod work_queue;
 
 pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError};
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
+pub use job::Phase;
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
 pub use request::{JobId, Priority, ProofKind, ProofRequest, ProofWork};
 pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionView, PceStatus, QueueStatus, WorkerRole, WorkerStatus};
 
 use crate::circuit_source::BuildContext;
-use job::{Job, JobSpec, Phase};
+use job::{Job, JobSpec};
 use shared::Shared;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
