@@ -293,3 +293,37 @@ fn waiting_calls_are_bounded() {
     assert_valid(&pvk, TINY, 1, 71, &r.proof);
     d.stop();
 }
+
+/// Errors and log lines show a client's long strings clipped with their
+/// length: a 10 KB circuit id echoed whole (three times) made the status
+/// message too large for gRPC's metadata, and the client got "metadata
+/// size exceeds hard limit" instead of the error.
+#[test]
+fn long_client_strings_are_clipped_in_errors_and_logs() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let circuit_id = "c".repeat(10 << 10);
+    let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id }));
+    assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION, "{msg}");
+    assert!(msg.contains("unknown circuit id") && msg.contains("… (10240 bytes)") && msg.len() < 2048, "{msg}");
+    let spec = format!("synthetic:{}", "9".repeat(10 << 10));
+    let (code, msg) = rpc_error(c.submit_proof(&builtin(&spec, 1, 1)));
+    assert_eq!(code, RpcStatusCode::INVALID_ARGUMENT, "{msg}");
+    assert!(msg.contains("bad circuit spec") && msg.contains(&format!("… ({} bytes)", spec.len())) && msg.len() < 2048, "{msg}");
+    // Within the id limit (256 bytes), still more than is shown.
+    let job_id = "j".repeat(200);
+    let (code, msg) = rpc_error(c.await_proof(&pb::AwaitProofRequest { job_id, timeout_ms: 0 }));
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("… (200 bytes)") && msg.len() < 512, "{msg}");
+    let mut req = builtin(TINY, 1, 11);
+    req.request_id = "r".repeat(200);
+    assert_eq!(c.submit_proof(&req).unwrap().job_id, req.request_id, "an id is clipped where shown, never changed");
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: req.request_id.clone(), timeout_ms: 0 }).unwrap();
+    assert_valid(&pvk, TINY, 1, 11, &r.proof);
+    let log = d.stop();
+    for long in ["c", "9", "j", "r"] {
+        assert!(!log.contains(&long.repeat(200)), "a long {long:?} string reached the log whole");
+    }
+    assert!(log.contains(&format!("request_id=\"{}\"… (200 bytes)", "r".repeat(128))), "{log}");
+}

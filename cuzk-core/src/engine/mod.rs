@@ -47,6 +47,7 @@ pub use request::{JobId, Priority, ProofKind, ProofRequest, ProofWork};
 pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionView, PceStatus, QueueStatus, WorkerRole, WorkerStatus};
 
 use crate::circuit_source::BuildContext;
+use crate::client_text::clipped;
 use job::{Job, JobSpec};
 use shared::Shared;
 use std::sync::atomic::Ordering;
@@ -133,7 +134,7 @@ impl Engine {
         }
         log::info!(
             "job submitted job={} kind={} priority={:?} partitions={} circuit_id={} request_id={:?}",
-            job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id
+            job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id.as_deref().map(clipped)
         );
         sh.timeline.record(timeline::Event::new("job_submitted", job.id));
         if !sh.scheduler.push(job.clone()) {

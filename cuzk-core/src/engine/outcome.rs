@@ -67,7 +67,7 @@ pub enum EngineError {
     ShuttingDown,
     #[error("bad request: {0}")]
     BadRequest(String),
-    #[error("SRS {circuit_id}: {message}")]
+    #[error("SRS {}: {message}", crate::client_text::clipped(.circuit_id))]
     Srs { circuit_id: String, message: String },
     #[error("cannot start the engine: {0}")]
     Start(String),

@@ -103,6 +103,6 @@ impl std::str::FromStr for JobId {
         s.strip_prefix("job-")
             .and_then(|n| n.parse().ok())
             .map(JobId)
-            .ok_or_else(|| format!("{s:?} is not a job id (expected job-<number>)"))
+            .ok_or_else(|| format!("{:?} is not a job id (expected job-<number>)", crate::client_text::clipped(s)))
     }
 }
