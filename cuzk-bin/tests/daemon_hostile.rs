@@ -327,3 +327,43 @@ fn long_client_strings_are_clipped_in_errors_and_logs() {
     }
     assert!(log.contains(&format!("request_id=\"{}\"… (200 bytes)", "r".repeat(128))), "{log}");
 }
+
+/// A request_id names one request: reused for a live job with another
+/// request, it is refused (ALREADY_EXISTS, naming the id and the job)
+/// rather than answered with the other request's proof. The same request
+/// again still gets its job.
+#[test]
+fn a_request_id_reused_for_another_request_is_refused() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    // Live for a while: 64 partitions, and its SRS is generated first.
+    let mut first = builtin("synthetic:2^14:4", 64, 80);
+    first.request_id = "reused-1".into();
+    assert_eq!(c.submit_proof(&first).unwrap().job_id, "reused-1");
+    let mut other = builtin(TINY, 1, 81);
+    other.request_id = "reused-1".into();
+    let (code, msg) = rpc_error(c.submit_proof(&other));
+    assert_eq!(code, RpcStatusCode::ALREADY_EXISTS, "{msg}");
+    assert!(msg.contains("request_id \"reused-1\"") && msg.contains("another request"), "{msg}");
+    let (code, msg) = rpc_error(c.prove(&pb::ProveRequest { submit: Some(other.clone()) }));
+    assert_eq!(code, RpcStatusCode::ALREADY_EXISTS, "{msg}");
+    // Differing in one field of the payload is another request too.
+    let mut seed = first.clone();
+    seed.builtin.as_mut().unwrap().seed += 1;
+    assert_eq!(rpc_error(c.submit_proof(&seed)).0, RpcStatusCode::ALREADY_EXISTS);
+    // The same request (at another priority) is the same job.
+    let mut again = first.clone();
+    again.priority = pb::Priority::High as i32;
+    assert_eq!(c.submit_proof(&again).unwrap().job_id, "reused-1");
+    c.cancel_proof(&pb::CancelProofRequest { job_id: "reused-1".into() }).unwrap();
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: "reused-1".into(), timeout_ms: 0 }).unwrap();
+    assert_eq!(r.status, pb::await_proof_response::Status::Cancelled as i32, "{}", r.error_message);
+    // Once its job has ended, the id may name a new request.
+    let r = c.prove(&pb::ProveRequest { submit: Some(other) }).unwrap().result.unwrap();
+    assert_eq!((r.status, r.job_id.as_str()), (completed(), "reused-1"), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 1, 81, &r.proof);
+    let log = d.stop();
+    assert!(log.contains("job request_id conflict") && log.contains("request_id=\"reused-1\""), "{log}");
+}

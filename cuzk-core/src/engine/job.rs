@@ -7,7 +7,7 @@
 
 use crate::partitioned::PartitionedCircuit;
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
-use super::request::{JobId, Priority, ProofKind};
+use super::request::{JobId, PayloadDigest, Priority, ProofKind};
 use super::status::{JobView, PartitionPhase, PartitionView};
 use crossbeam::channel::Sender;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -73,6 +73,7 @@ pub struct JobSpec {
     pub circuit_id: String,
     pub partitions: usize,
     pub request_id: Option<String>,
+    pub payload_digest: Option<PayloadDigest>,
     pub circuit: Arc<dyn PartitionedCircuit>,
 }
 
@@ -85,6 +86,8 @@ pub struct Job {
     pub circuit_id: String,
     pub partitions: usize,
     pub request_id: Option<String>,
+    /// What its request asked for ([`super::ProofRequest::payload_digest`]).
+    pub payload_digest: Option<PayloadDigest>,
     pub circuit: Arc<dyn PartitionedCircuit>,
     pub submitted: Instant,
     finished: AtomicBool,
@@ -105,6 +108,7 @@ impl Job {
             circuit_id: spec.circuit_id,
             partitions,
             request_id: spec.request_id,
+            payload_digest: spec.payload_digest,
             circuit: spec.circuit,
             submitted: Instant::now(),
             finished: AtomicBool::new(false),
@@ -122,6 +126,12 @@ impl Job {
             counters,
             on_finish,
         }
+    }
+
+    /// Whether a request with `digest` asks for something else than this
+    /// job's (only where both are known).
+    pub fn conflicts_with(&self, digest: Option<PayloadDigest>) -> bool {
+        matches!((self.payload_digest, digest), (Some(a), Some(b)) if a != b)
     }
 
     /// Cheap check for the pipeline stages: skip work of finished jobs.

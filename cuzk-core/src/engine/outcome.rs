@@ -69,6 +69,11 @@ pub enum EngineError {
     BadRequest(String),
     #[error("SRS {}: {message}", crate::client_text::clipped(.circuit_id))]
     Srs { circuit_id: String, message: String },
+    #[error(
+        "request_id {:?} names {job}, a live job of another request (ids name one request: give this one a new request_id, or resubmit the same request to get {job})",
+        crate::client_text::clipped(.request_id)
+    )]
+    RequestIdConflict { request_id: String, job: JobId },
     #[error("cannot start the engine: {0}")]
     Start(String),
 }
