@@ -367,3 +367,51 @@ fn a_request_id_reused_for_another_request_is_refused() {
     let log = d.stop();
     assert!(log.contains("job request_id conflict") && log.contains("request_id=\"reused-1\""), "{log}");
 }
+
+/// A client that keeps a thousand idle or slow connections open to the
+/// status port, opening new ones as fast as they are closed, must not
+/// shut out a real /status request (issue 55: 1 request in 40 got its
+/// page, the others resets).
+#[test]
+fn a_flood_of_idle_connections_does_not_shut_out_status() {
+    let (d, _) = DaemonProc::start(Listen::Unix, "");
+    let status = d.status_addr.clone().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (flood_stop, flood_addr) = (stop.clone(), status.clone());
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel();
+    let flood = std::thread::spawn(move || {
+        let mut open = std::collections::VecDeque::new();
+        let mut n = 0usize;
+        while !flood_stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let Ok(mut s) = TcpStream::connect(&flood_addr) else { continue };
+            if n % 5 == 0 {
+                let _ = s.write_all(b"GET /sta"); // slow: half a request line
+            }
+            open.push_back(s);
+            if open.len() > 1000 {
+                open.pop_front();
+            }
+            n += 1;
+            if n == 1000 {
+                let _ = opened_tx.send(());
+            }
+        }
+        n
+    });
+    opened_rx.recv_timeout(Duration::from_secs(60)).expect("the flood opened 1000 connections");
+    let t = Instant::now();
+    for i in 0..40 {
+        let mut s = TcpStream::connect(&status).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"GET /status HTTP/1.0\r\n\r\n").unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap_or_else(|e| panic!("request {i} beside the flood: {e}"));
+        assert!(text.starts_with("HTTP/1.1 200") && text.contains("\"uptime_secs\""), "request {i}: {text}");
+    }
+    let took = t.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let opened = flood.join().unwrap();
+    eprintln!("40 /status requests in {took:?} beside a flood of {opened} connections");
+    assert!(took < Duration::from_secs(10), "40 /status requests took {took:?} beside the flood");
+    d.stop();
+}
