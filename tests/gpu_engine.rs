@@ -58,7 +58,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let resident = GpuBackend::new().unwrap().with_fixed_randomness(r, s);
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
         for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
-            let input = ProveInput { params: &params, assignments, vram: &vram, pce, host_memory: None, h_copies_counted: true };
+            let input = ProveInput { params: &params, assignments, vram: &vram, pce, host_memory: None, h_copies_counted: true, stop: cuzk_core::groth16::StopCheck::NEVER };
             let need = streamed.vram_needed(0, &input);
             let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
                 ("prestaged, SRS resident", &resident, None),
@@ -123,7 +123,7 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     // A grant too small for the H buffers: H on the CPU, a, b, c on the host.
     let small = 1 << 20;
     let tight = MemoryBudget::new(abc_bytes + h_copies - 1);
-    let input = ProveInput { params: &params, assignments: &witness_only, vram: &vram, pce: Some(&pce), host_memory: Some(&tight), h_copies_counted: false };
+    let input = ProveInput { params: &params, assignments: &witness_only, vram: &vram, pce: Some(&pce), host_memory: Some(&tight), h_copies_counted: false, stop: cuzk_core::groth16::StopCheck::NEVER };
     match backend.compute_fallback(0, small, &input) {
         Err(e @ ProverError::OutOfHostMemory(_)) => assert!(e.to_string().contains("beyond the engine's budget"), "{e}"),
         Err(e) => panic!("expected out of host memory, got {e}"),
@@ -170,7 +170,7 @@ fn h_term_on_device_follows_the_vram_budget() {
     // No host memory to spare: an H term on the host, which the engine
     // did not count, is refused.
     let none = MemoryBudget::new(0);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: Some(&none), h_copies_counted: false };
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: Some(&none), h_copies_counted: false, stop: cuzk_core::groth16::StopCheck::NEVER };
     let h = cuzk_core::groth16::gpu_prover::GpuProver::h_bytes(assignments[0].num_constraints()).unwrap();
     assert!(hi > h && hi < h + (256 << 20), "threshold {hi} B against H buffers of {h} B");
     backend.epilogue(0, backend.compute_fallback(0, hi, &input).unwrap()).unwrap();
@@ -271,7 +271,7 @@ fn engine_vram_limit_forces_the_fallback() {
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: None, h_copies_counted: true };
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: None, h_copies_counted: true, stop: cuzk_core::groth16::StopCheck::NEVER };
     let limit = GpuBackend::new().unwrap().vram_needed(0, &input) - 1;
     let (paths, _) = run_engine(2, limit, true);
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");
@@ -304,7 +304,7 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     assert!(lease.is_some(), "no lease: the matrices neither resident nor streamed in {hi} B");
     assert!(backend.streams_matrices(0, &pce), "the matrices fit resident in {hi} B: no streaming to test");
     let none = MemoryBudget::new(0);
-    let input = ProveInput { params: &params, assignments: &witness_only, vram: &device[0].vram, pce: Some(&pce), host_memory: Some(&none), h_copies_counted: true };
+    let input = ProveInput { params: &params, assignments: &witness_only, vram: &device[0].vram, pce: Some(&pce), host_memory: Some(&none), h_copies_counted: true, stop: cuzk_core::groth16::StopCheck::NEVER };
     let got = backend.epilogue(0, backend.compute_fallback(0, hi, &input).unwrap()).unwrap();
     assert_eq!(got[0].to_bytes(), cpu[0].to_bytes(), "streamed within {hi} B");
     drop(lease);

@@ -8,7 +8,7 @@ use common::*;
 use cuzk_bin::proto as pb;
 use grpcio::RpcStatusCode;
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn status_of(r: &pb::AwaitProofResponse) -> pb::await_proof_response::Status {
     pb::await_proof_response::Status::from_i32(r.status).unwrap()
@@ -484,11 +484,48 @@ fn drain_past_shutdown_timeout_cancels() {
     d.signal(libc::SIGTERM);
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
+    // Its timings are those up to the cancel (1.3 s at least), not zeros.
+    assert!(r.total_ms >= 1300 && r.total_ms >= r.queue_wait_ms + r.srs_load_ms, "timings of the cancelled job: {r:?}");
     assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
     assert!(start.elapsed() < Duration::from_secs(30), "exit took {:?}", start.elapsed());
     let log = d.log();
     assert!(log.contains("after daemon.shutdown_timeout 1s: cancelled 1 unfinished job(s)") && log.contains(&id), "{log}");
     assert!(log.contains("cuzk-daemon stopped"), "{log}");
+}
+
+/// A prove still running when its jobs are cancelled stops at its next
+/// circuit or MSM boundary: past daemon.shutdown_timeout the daemon exits
+/// within seconds, not when the prove would have ended (issue 55: 92 to
+/// 110 s after SIGTERM with a 60 s timeout, on the CPU backend). Here one
+/// prover call holds a batch of 32 circuits (seconds of MSMs).
+#[test]
+fn shutdown_timeout_stops_a_running_prove() {
+    const JOBS: u64 = 32;
+    const CIRCUIT: &str = "synthetic:2^15:4";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let extra = format!("shutdown = \"drain\"\nshutdown_timeout = \"1s\"\n[scheduler]\nmax_batch_size = {JOBS}\nmax_batch_wait_ms = 10000");
+    let mut d = DaemonProc::start_on_cpu(dir, Listen::Unix, |listen| config_text(&path, listen, &extra));
+    let c = d.client();
+    for seed in 0..JOBS {
+        c.submit_proof(&builtin(CIRCUIT, 1, seed)).unwrap();
+    }
+    // The batch's prover call has begun (its SRS generated, its circuits
+    // synthesized).
+    let t = Instant::now();
+    while c.get_status(&pb::GetStatusRequest {}).unwrap().gpus.iter().all(|g| g.current_job_id.is_empty()) {
+        assert!(t.elapsed() < Duration::from_secs(300), "the batch never reached the prover:\n{}", d.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let start = Instant::now();
+    d.signal(libc::SIGTERM);
+    assert!(d.wait(Duration::from_secs(120)).success(), "{}", d.log());
+    let took = start.elapsed();
+    let log = d.log();
+    assert!(log.contains("after daemon.shutdown_timeout 1s: cancelled 32 unfinished job(s)"), "{log}");
+    assert!(took < Duration::from_secs(6), "exit took {took:?} with daemon.shutdown_timeout 1s:\n{log}");
+    assert!(log.contains("prove stopped early"), "the prover call was not stopped:\n{log}");
+    assert!(!log.contains("job completed"), "{log}");
 }
 
 /// The existing daemon's short circuit ids name the production circuits

@@ -172,6 +172,20 @@ fn live_socket_is_refused() {
     d.stop();
 }
 
+/// gRPC's default SO_REUSEPORT let a second daemon share the port (and
+/// half the connections); it must fail at start, as on a unix socket.
+#[test]
+fn tcp_port_in_use_is_refused() {
+    let (d, _) = DaemonProc::start(Listen::Tcp, "");
+    let cfg = d.dir.path().join("cuzk.toml");
+    let o = daemon(&["-c", cfg.to_str().unwrap(), "-l", &d.addr]);
+    assert!(!o.status.success(), "a second daemon started on {}: {}", d.addr, stderr(&o));
+    let want = format!("cannot listen on {}: address in use", d.addr);
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    d.client().get_status(&cuzk_bin::proto::GetStatusRequest {}).expect("first daemon still serves");
+    d.stop();
+}
+
 #[test]
 fn listen_flag_overrides_config_and_stale_file_is_replaced() {
     let dir = tempfile::tempdir().unwrap();

@@ -293,3 +293,125 @@ fn waiting_calls_are_bounded() {
     assert_valid(&pvk, TINY, 1, 71, &r.proof);
     d.stop();
 }
+
+/// Errors and log lines show a client's long strings clipped with their
+/// length: a 10 KB circuit id echoed whole (three times) made the status
+/// message too large for gRPC's metadata, and the client got "metadata
+/// size exceeds hard limit" instead of the error.
+#[test]
+fn long_client_strings_are_clipped_in_errors_and_logs() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let circuit_id = "c".repeat(10 << 10);
+    let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id }));
+    assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION, "{msg}");
+    assert!(msg.contains("unknown circuit id") && msg.contains("… (10240 bytes)") && msg.len() < 2048, "{msg}");
+    let spec = format!("synthetic:{}", "9".repeat(10 << 10));
+    let (code, msg) = rpc_error(c.submit_proof(&builtin(&spec, 1, 1)));
+    assert_eq!(code, RpcStatusCode::INVALID_ARGUMENT, "{msg}");
+    assert!(msg.contains("bad circuit spec") && msg.contains(&format!("… ({} bytes)", spec.len())) && msg.len() < 2048, "{msg}");
+    // Within the id limit (256 bytes), still more than is shown.
+    let job_id = "j".repeat(200);
+    let (code, msg) = rpc_error(c.await_proof(&pb::AwaitProofRequest { job_id, timeout_ms: 0 }));
+    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("… (200 bytes)") && msg.len() < 512, "{msg}");
+    let mut req = builtin(TINY, 1, 11);
+    req.request_id = "r".repeat(200);
+    assert_eq!(c.submit_proof(&req).unwrap().job_id, req.request_id, "an id is clipped where shown, never changed");
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: req.request_id.clone(), timeout_ms: 0 }).unwrap();
+    assert_valid(&pvk, TINY, 1, 11, &r.proof);
+    let log = d.stop();
+    for long in ["c", "9", "j", "r"] {
+        assert!(!log.contains(&long.repeat(200)), "a long {long:?} string reached the log whole");
+    }
+    assert!(log.contains(&format!("request_id=\"{}\"… (200 bytes)", "r".repeat(128))), "{log}");
+}
+
+/// A request_id names one request: reused for a live job with another
+/// request, it is refused (ALREADY_EXISTS, naming the id and the job)
+/// rather than answered with the other request's proof. The same request
+/// again still gets its job.
+#[test]
+fn a_request_id_reused_for_another_request_is_refused() {
+    use cuzk_bin::proto as pb;
+    use grpcio::RpcStatusCode;
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    // Live for a while: 64 partitions, and its SRS is generated first.
+    let mut first = builtin("synthetic:2^14:4", 64, 80);
+    first.request_id = "reused-1".into();
+    assert_eq!(c.submit_proof(&first).unwrap().job_id, "reused-1");
+    let mut other = builtin(TINY, 1, 81);
+    other.request_id = "reused-1".into();
+    let (code, msg) = rpc_error(c.submit_proof(&other));
+    assert_eq!(code, RpcStatusCode::ALREADY_EXISTS, "{msg}");
+    assert!(msg.contains("request_id \"reused-1\"") && msg.contains("another request"), "{msg}");
+    let (code, msg) = rpc_error(c.prove(&pb::ProveRequest { submit: Some(other.clone()) }));
+    assert_eq!(code, RpcStatusCode::ALREADY_EXISTS, "{msg}");
+    // Differing in one field of the payload is another request too.
+    let mut seed = first.clone();
+    seed.builtin.as_mut().unwrap().seed += 1;
+    assert_eq!(rpc_error(c.submit_proof(&seed)).0, RpcStatusCode::ALREADY_EXISTS);
+    // The same request (at another priority) is the same job.
+    let mut again = first.clone();
+    again.priority = pb::Priority::High as i32;
+    assert_eq!(c.submit_proof(&again).unwrap().job_id, "reused-1");
+    c.cancel_proof(&pb::CancelProofRequest { job_id: "reused-1".into() }).unwrap();
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: "reused-1".into(), timeout_ms: 0 }).unwrap();
+    assert_eq!(r.status, pb::await_proof_response::Status::Cancelled as i32, "{}", r.error_message);
+    // Once its job has ended, the id may name a new request.
+    let r = c.prove(&pb::ProveRequest { submit: Some(other) }).unwrap().result.unwrap();
+    assert_eq!((r.status, r.job_id.as_str()), (completed(), "reused-1"), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 1, 81, &r.proof);
+    let log = d.stop();
+    assert!(log.contains("job request_id conflict") && log.contains("request_id=\"reused-1\""), "{log}");
+}
+
+/// A client that keeps a thousand idle or slow connections open to the
+/// status port, opening new ones as fast as they are closed, must not
+/// shut out a real /status request (issue 55: 1 request in 40 got its
+/// page, the others resets).
+#[test]
+fn a_flood_of_idle_connections_does_not_shut_out_status() {
+    let (d, _) = DaemonProc::start(Listen::Unix, "");
+    let status = d.status_addr.clone().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (flood_stop, flood_addr) = (stop.clone(), status.clone());
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel();
+    let flood = std::thread::spawn(move || {
+        let mut open = std::collections::VecDeque::new();
+        let mut n = 0usize;
+        while !flood_stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let Ok(mut s) = TcpStream::connect(&flood_addr) else { continue };
+            if n % 5 == 0 {
+                let _ = s.write_all(b"GET /sta"); // slow: half a request line
+            }
+            open.push_back(s);
+            if open.len() > 1000 {
+                open.pop_front();
+            }
+            n += 1;
+            if n == 1000 {
+                let _ = opened_tx.send(());
+            }
+        }
+        n
+    });
+    opened_rx.recv_timeout(Duration::from_secs(60)).expect("the flood opened 1000 connections");
+    let t = Instant::now();
+    for i in 0..40 {
+        let mut s = TcpStream::connect(&status).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"GET /status HTTP/1.0\r\n\r\n").unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap_or_else(|e| panic!("request {i} beside the flood: {e}"));
+        assert!(text.starts_with("HTTP/1.1 200") && text.contains("\"uptime_secs\""), "request {i}: {text}");
+    }
+    let took = t.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let opened = flood.join().unwrap();
+    eprintln!("40 /status requests in {took:?} beside a flood of {opened} connections");
+    assert!(took < Duration::from_secs(10), "40 /status requests took {took:?} beside the flood");
+    d.stop();
+}

@@ -17,6 +17,7 @@
 //! - [`filecoin`]: Filecoin's proofs as such a family;
 //! - [`witness_gadgets`]: gadgets' witnesses computed without their
 //!   constraints, for witness-only synthesis;
+//! - [`client_text`]: a client's strings as errors and logs show them;
 //! - [`disk_room`]: room on disk checked before the large files are written;
 //! - [`host_alloc`]: the global allocator the cuzk binaries use (large
 //!   blocks freed without stalling other threads' mappings).
@@ -24,6 +25,7 @@
 pub mod arith;
 pub mod circuit_source;
 pub mod circuits;
+pub mod client_text;
 pub mod config;
 pub mod cs;
 pub mod disk_room;

@@ -16,7 +16,7 @@ fn cancel_queued_job() {
     let b = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 3, 2))).unwrap();
     let r = engine.cancel(b).unwrap();
     assert!(r.cancelled && !r.was_running);
-    assert_eq!(engine.await_job(b, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled);
+    assert!(matches!(engine.await_job(b, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled { .. }));
     assert!(!engine.cancel(b).unwrap().cancelled, "a finished job cannot be cancelled again");
     engine.resume_dispatch();
     verify(&engine, &keep, &expect_completed(engine.await_job(a, WAIT).unwrap()));
@@ -36,7 +36,7 @@ fn cancel_running_job_stops_at_partition_boundary() {
     let t = Instant::now();
     let r = engine.cancel(big).unwrap();
     assert!(r.cancelled && r.was_running);
-    assert_eq!(engine.await_job(big, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled);
+    assert!(matches!(engine.await_job(big, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled { .. }));
     assert!(t.elapsed() < Duration::from_secs(1), "cancel reports at once");
     backend.open();
     verify(&engine, &after, &expect_completed(engine.await_job(next, WAIT).unwrap()));
@@ -48,6 +48,46 @@ fn cancel_running_job_stops_at_partition_boundary() {
     let st = engine.status();
     assert_eq!((st.jobs_cancelled, st.jobs_completed), (1, 1));
     assert_eq!(st.memory.partition_bytes, 0);
+}
+
+fn cancelled_timings(engine: &Engine, id: cuzk_core::engine::JobId) -> cuzk_core::engine::JobTimings {
+    match engine.await_job(id, Some(Duration::ZERO)).unwrap() {
+        JobOutcome::Cancelled { timings } => timings,
+        other => panic!("expected {id} cancelled, got {other:?}"),
+    }
+}
+
+/// A cancelled job reports the time it spent up to the cancel, in the
+/// stage it was in: on the prover, and loading its SRS (generated here:
+/// the test's param cache has none).
+#[test]
+fn cancelled_jobs_report_the_time_they_spent() {
+    const HELD: Duration = Duration::from_millis(300);
+    let backend = TestBackend::new(false);
+    let engine = Engine::start_with_backend(config(1, 1), backend.clone()).unwrap();
+    let proving = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 1))).unwrap();
+    backend.wait_entered(1);
+    std::thread::sleep(HELD);
+    assert!(engine.cancel(proving).unwrap().cancelled);
+    let t = cancelled_timings(&engine, proving);
+    assert!(t.gpu_compute_ms >= HELD.as_millis() as u64, "{t:?}");
+    assert!(t.total_ms >= t.queue_wait_ms + t.srs_load_ms + t.gpu_compute_ms, "{t:?}");
+    backend.open();
+
+    // A circuit whose SRS takes seconds to generate.
+    let loading = engine.submit(ProofRequest::builtin(builtin("synthetic:2^15:2", 1, 2))).unwrap();
+    let dispatched = Instant::now();
+    let running = |e: &Engine| e.status().jobs.iter().any(|j| j.id == loading && j.phase == cuzk_core::engine::Phase::Running);
+    while !running(&engine) {
+        assert!(dispatched.elapsed() < Duration::from_secs(60), "the job was never dispatched");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(HELD);
+    assert!(engine.cancel(loading).unwrap().cancelled);
+    let t = cancelled_timings(&engine, loading);
+    assert!(t.srs_load_ms >= HELD.as_millis() as u64, "{t:?}");
+    assert!(t.total_ms >= t.queue_wait_ms + t.srs_load_ms, "{t:?}");
+    engine.shutdown(ShutdownMode::Cancel);
 }
 
 #[test]
@@ -65,7 +105,7 @@ fn shutdown_cancel_ends_every_job_and_joins() {
     engine.shutdown(ShutdownMode::Cancel);
     opener.join().unwrap();
     for id in ids {
-        assert_eq!(engine.await_job(id, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled);
+        assert!(matches!(engine.await_job(id, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled { .. }));
     }
     assert!(engine.status().workers.iter().all(|w| !w.busy));
 }

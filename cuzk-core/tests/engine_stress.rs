@@ -97,7 +97,7 @@ fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
                 verify(&engine, job, &out);
                 completed.insert(*id);
             }
-            JobOutcome::Cancelled => assert!(cancelled.contains(id), "{id} cancelled without a cancel"),
+            JobOutcome::Cancelled { .. } => assert!(cancelled.contains(id), "{id} cancelled without a cancel"),
             other => panic!("{id}: {other:?} (seed {seed})"),
         }
     }

@@ -64,6 +64,20 @@ impl ListenAddr {
         std::fs::remove_file(path).map_err(|e| format!("cannot remove stale socket {}: {e}", path.display()))
     }
 
+    /// Why gRPC could not bind the address (`grpc_error` says only that it
+    /// failed): for TCP, the system's answer to a bind of the same address,
+    /// so a port another process holds reads "address in use".
+    pub fn bind_failure(&self, grpc_error: &dyn std::fmt::Display) -> String {
+        let ListenAddr::Tcp(hp) = self else { return format!("cannot listen on {self}: {grpc_error}") };
+        match std::net::TcpListener::bind(hp.as_str()) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                format!("cannot listen on {hp}: address in use (another process listens on it; another cuzk-daemon?)")
+            }
+            Err(e) => format!("cannot listen on {hp}: {e}"),
+            Ok(_) => format!("cannot listen on {hp}: {grpc_error}"),
+        }
+    }
+
     /// Gives the bound socket its permission bits (`daemon.socket_mode`).
     pub fn set_mode(&self, mode: u32) -> Result<(), String> {
         let ListenAddr::Unix(path) = self else { return Ok(()) };

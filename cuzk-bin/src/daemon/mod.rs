@@ -54,9 +54,13 @@ impl Daemon {
         let service = ProvingService::new(engine.clone(), metrics.clone(), builtin_max_constraints, max_waiting_calls);
 
         let env = Arc::new(EnvBuilder::new().name_prefix("cuzk-grpc").build());
+        // gRPC sets SO_REUSEPORT on its listening sockets by default: a
+        // second daemon on the same TCP port would then start and take half
+        // the connections. Without it, its bind fails as it should.
         let args = ChannelBuilder::new(env.clone())
             .max_receive_message_len(methods::RECEIVE_CEILING_BYTES as i32)
             .max_send_message_len(MAX_MESSAGE_BYTES as i32)
+            .raw_cfg_int(std::ffi::CString::new("grpc.so_reuseport").expect("no NUL in the key"), 0)
             .build_args();
         let mut server = ServerBuilder::new(env)
             .channel_args(args)
@@ -64,7 +68,7 @@ impl Daemon {
             .build()
             .map_err(|e| format!("cannot build the gRPC server: {e}"))?;
         let port = with_private_umask(|| server.add_listening_port(listen.grpc_target(), ServerCredentials::insecure()))
-            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+            .map_err(|e| listen.bind_failure(&e))?;
         listen.set_mode(socket_mode)?;
         server.start();
         let address = match &listen {

@@ -13,6 +13,7 @@ use super::rpc_metrics::RpcMetrics;
 use super::wire::{self, invalid};
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
+use cuzk_core::client_text::clipped;
 use cuzk_core::engine::{BuiltinJob, Engine, JobId, ProofWork};
 use grpcio::{RpcContext, RpcStatus, RpcStatusCode, UnarySink};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -77,8 +78,8 @@ impl ProvingService {
         // The line operators grep for a request; a long id is cut in the log.
         let kind = pb::ProofKind::from_i32(req.proof_kind).map_or("unknown", |k| k.as_str_name());
         log::info!(
-            "rpc submit request_id=\"{:.128}\" proof_kind={kind} input_bytes={}",
-            req.request_id,
+            "rpc submit request_id={:?} proof_kind={kind} input_bytes={}",
+            clipped(&req.request_id),
             prost::Message::encoded_len(req)
         );
         let size = prost::Message::encoded_len(req);

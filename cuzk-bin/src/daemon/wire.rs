@@ -5,8 +5,8 @@
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::engine::{
-    BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, Priority, ProofKind, ProofRequest, ProofWork,
-    WorkerRole,
+    BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, PayloadDigest, Priority, ProofKind, ProofRequest,
+    ProofWork, WorkerRole,
 };
 use cuzk_core::filecoin::{prover_id_from_miner, ProofRequest as FilecoinRequest};
 use grpcio::{RpcStatus, RpcStatusCode};
@@ -48,7 +48,18 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<ProofRequest, RpcStatus>
     };
     check_id_len("request_id", &r.request_id)?;
     let request_id = Some(r.request_id.clone()).filter(|s| !s.is_empty());
-    Ok(ProofRequest { request_id, priority, work })
+    // Only a request_id can name an earlier request to compare with.
+    let payload_digest = request_id.as_ref().map(|_| payload_digest(r));
+    Ok(ProofRequest { request_id, payload_digest, priority, work })
+}
+
+/// What makes a request this proof: every field but request_id (the key
+/// it is compared under) and priority (a resubmission may come with
+/// another; the job keeps its own), hashed (BLAKE2b-256) as encoded.
+pub fn payload_digest(r: &pb::SubmitProofRequest) -> PayloadDigest {
+    let payload = pb::SubmitProofRequest { request_id: String::new(), priority: 0, ..r.clone() };
+    let hash = blake2b_simd::Params::new().hash_length(32).hash(&prost::Message::encode_to_vec(&payload));
+    hash.as_bytes().try_into().expect("a 32-byte BLAKE2b hash")
 }
 
 /// A proof_kind as the engine's kind; None = PROOF_KIND_UNSPECIFIED (a
@@ -138,9 +149,10 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
             resp.error_message = message.clone();
             set_timings(&mut resp, timings);
         }
-        JobOutcome::Cancelled => {
+        JobOutcome::Cancelled { timings } => {
             resp.set_status(Status::Cancelled);
             resp.error_message = "the job was cancelled".into();
+            set_timings(&mut resp, timings);
         }
         JobOutcome::Timeout => {
             resp.set_status(Status::Timeout);
@@ -164,6 +176,7 @@ pub fn engine_error(e: &EngineError) -> RpcStatus {
         EngineError::ShuttingDown => RpcStatusCode::UNAVAILABLE,
         EngineError::BadRequest(_) => RpcStatusCode::INVALID_ARGUMENT,
         EngineError::Srs { .. } => RpcStatusCode::FAILED_PRECONDITION,
+        EngineError::RequestIdConflict { .. } => RpcStatusCode::ALREADY_EXISTS,
         EngineError::Start(_) => RpcStatusCode::INTERNAL,
     };
     RpcStatus::with_message(code, e.to_string())

@@ -123,9 +123,20 @@ impl DaemonProc {
         Self::start_as(env!("CARGO_BIN_EXE_cuzk-daemon"), dir, listen, config)
     }
 
+    /// [`Self::start_with`] on the CPU backend (`CUZK_BACKEND=cpu`), whatever
+    /// devices the machine has.
+    pub fn start_on_cpu(dir: tempfile::TempDir, listen: Listen, config: impl FnOnce(&str) -> String) -> Self {
+        Self::start_as_with_env(env!("CARGO_BIN_EXE_cuzk-daemon"), dir, listen, &[("CUZK_BACKEND", "cpu")], config)
+    }
+
     /// Starts `exe --config <file>` (`cuzk-daemon`, or `cuzk` without a
     /// subcommand as the existing daemon's unit runs it).
     pub fn start_as(exe: &str, dir: tempfile::TempDir, listen: Listen, config: impl FnOnce(&str) -> String) -> Self {
+        Self::start_as_with_env(exe, dir, listen, &[], config)
+    }
+
+    /// [`Self::start_as`] with `env` added to the daemon's environment.
+    pub fn start_as_with_env(exe: &str, dir: tempfile::TempDir, listen: Listen, env: &[(&str, &str)], config: impl FnOnce(&str) -> String) -> Self {
         let (listen, socket) = match listen {
             Listen::Unix => {
                 let s = dir.path().join("d.sock");
@@ -135,7 +146,7 @@ impl DaemonProc {
         };
         let cfg = dir.path().join("cuzk.toml");
         std::fs::write(&cfg, config(&listen)).unwrap();
-        Self::spawn(Command::new(exe).arg("--config").arg(&cfg), dir, socket)
+        Self::spawn(Command::new(exe).arg("--config").arg(&cfg).envs(env.iter().copied()), dir, socket)
     }
 
     /// Starts `exe -l 127.0.0.1:0` without `--config`: the config is

@@ -95,7 +95,7 @@ impl Circuit<Fr> for BuiltinCircuit {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("bad circuit spec {spec:?}: {reason} (expected sha256:<blocks>, mimc:<hashes> or synthetic:<constraints>[:<inputs>], numbers like 1000 or 2^20)")]
+#[error("bad circuit spec {:?}: {reason} (expected sha256:<blocks>, mimc:<hashes> or synthetic:<constraints>[:<inputs>], numbers like 1000 or 2^20)", crate::client_text::clipped(.spec))]
 pub struct SpecError {
     spec: String,
     reason: String,
@@ -103,13 +103,13 @@ pub struct SpecError {
 
 fn parse_count(s: &str) -> Result<usize, String> {
     let v = if let Some(exp) = s.strip_prefix("2^") {
-        let e: u32 = exp.parse().map_err(|_| format!("{s:?} is not a number"))?;
+        let e: u32 = exp.parse().map_err(|_| format!("{:?} is not a number", crate::client_text::clipped(s)))?;
         if e > 40 {
             return Err(format!("2^{e} is too large"));
         }
         1usize << e
     } else {
-        s.replace('_', "").parse().map_err(|_| format!("{s:?} is not a number"))?
+        s.replace('_', "").parse().map_err(|_| format!("{:?} is not a number", crate::client_text::clipped(s)))?
     };
     Ok(v)
 }

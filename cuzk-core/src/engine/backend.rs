@@ -22,7 +22,7 @@
 //! [`default_backend`] picks the GPU where there is one.
 
 use crate::cs::ProvingAssignment;
-use crate::groth16::{prove_synthesized, Proof};
+use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
 use super::interlock::{DeviceLocks, VramBudget};
 use super::memory::{MemoryBudget, Purpose, Reservation};
 pub use super::prover_error::ProverError;
@@ -63,6 +63,9 @@ pub struct ProveInput<'a> {
     /// a backend that computes an H term on the host for them reserves
     /// the copies first ([`ProveInput::reserve_host_h_term`]).
     pub h_copies_counted: bool,
+    /// Asks the backend to stop at its next boundary (each circuit, phase
+    /// or MSM) once every job these assignments serve has ended.
+    pub stop: StopCheck<'a>,
 }
 
 impl ProveInput<'_> {
@@ -268,7 +271,8 @@ impl ProverBackend for CpuBackend {
         // Every circuit's H term at once (a GPU's work that came to the
         // CPU may not have counted them).
         let _h_copies = input.reserve_host_h_term(input.assignments.len())?;
-        Ok(prove_synthesized(input.params, &input.with_abc()?)?)
+        let assignments = input.with_abc()?;
+        Ok(prove_synthesized_until(input.params, &assignments, input.stop)?)
     }
 
     fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {

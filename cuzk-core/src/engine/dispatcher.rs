@@ -191,6 +191,7 @@ impl Dispatcher {
         let parked = self.parked.clone();
         let circuit_id = jobs[0].circuit_id.clone();
         log::info!("batch parked while its srs loads circuit_id={circuit_id} lane={:?}", self.lane);
+        jobs.iter().for_each(|j| j.srs_wait_starts(t));
         let loading = parked.loading(&circuit_id);
         let load_jobs = jobs.clone();
         let spawned = std::thread::Builder::new().name("cuzk-srs-load".into()).spawn(move || {

@@ -354,7 +354,7 @@ impl GpuBackend {
         };
         let points = Self::points(input.params, &srs);
         let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref(), streamed: streamed.as_deref() });
-        let results = dev.prover.run(input.params, points, input.assignments, matrices, first, &plan)?;
+        let results = dev.prover.run_until(input.params, points, input.assignments, matrices, first, &plan, input.stop)?;
         drop(borrowed);
         Ok(GpuComputed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
     }

@@ -7,7 +7,7 @@
 
 use crate::partitioned::PartitionedCircuit;
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
-use super::request::{JobId, Priority, ProofKind};
+use super::request::{JobId, PayloadDigest, Priority, ProofKind};
 use super::status::{JobView, PartitionPhase, PartitionView};
 use crossbeam::channel::Sender;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -51,6 +51,9 @@ struct State {
     timings: JobTimings,
     parts: Vec<PartState>,
     finished_at: Option<Instant>,
+    /// When its wait for the SRS began, while it waits (a job cancelled or
+    /// failed meanwhile reports that wait up to then).
+    srs_since: Option<Instant>,
 }
 
 /// Where one partition is, for status.
@@ -70,6 +73,7 @@ pub struct JobSpec {
     pub circuit_id: String,
     pub partitions: usize,
     pub request_id: Option<String>,
+    pub payload_digest: Option<PayloadDigest>,
     pub circuit: Arc<dyn PartitionedCircuit>,
 }
 
@@ -82,6 +86,8 @@ pub struct Job {
     pub circuit_id: String,
     pub partitions: usize,
     pub request_id: Option<String>,
+    /// What its request asked for ([`super::ProofRequest::payload_digest`]).
+    pub payload_digest: Option<PayloadDigest>,
     pub circuit: Arc<dyn PartitionedCircuit>,
     pub submitted: Instant,
     finished: AtomicBool,
@@ -102,6 +108,7 @@ impl Job {
             circuit_id: spec.circuit_id,
             partitions,
             request_id: spec.request_id,
+            payload_digest: spec.payload_digest,
             circuit: spec.circuit,
             submitted: Instant::now(),
             finished: AtomicBool::new(false),
@@ -113,11 +120,18 @@ impl Job {
                 timings: JobTimings::default(),
                 parts: vec![PartState::default(); partitions],
                 finished_at: None,
+                srs_since: None,
             }),
             done: Condvar::new(),
             counters,
             on_finish,
         }
+    }
+
+    /// Whether a request with `digest` asks for something else than this
+    /// job's (only where both are known).
+    pub fn conflicts_with(&self, digest: Option<PayloadDigest>) -> bool {
+        matches!((self.payload_digest, digest), (Some(a), Some(b)) if a != b)
     }
 
     /// Cheap check for the pipeline stages: skip work of finished jobs.
@@ -138,8 +152,15 @@ impl Job {
         }
     }
 
+    /// Its batch waits for the SRS from `t` (until [`Self::add_srs_wait`]).
+    pub fn srs_wait_starts(&self, t: Instant) {
+        self.state.lock().unwrap().srs_since = Some(t);
+    }
+
     pub fn add_srs_wait(&self, d: Duration) {
-        self.state.lock().unwrap().timings.srs_load_ms += ms(d);
+        let mut st = self.state.lock().unwrap();
+        st.timings.srs_load_ms += ms(d);
+        st.srs_since = None;
     }
 
     /// A stage starts on `partition` (status only).
@@ -263,15 +284,35 @@ impl Job {
         self.fail_locked(&mut st, message.into());
     }
 
-    /// Fails a live job: its timings are those spent until now (a job that
-    /// never left the queue waited all of it there).
-    fn fail_locked(&self, st: &mut State, message: String) {
-        let total = ms(self.submitted.elapsed());
-        st.timings.total_ms = total;
+    /// The timings of a job that ends now, not completed: the time spent
+    /// until now, stages still running counted up to now (a job that never
+    /// left the queue waited all of it there).
+    fn timings_until_now(&self, st: &State) -> JobTimings {
+        let now = Instant::now();
+        let mut t = st.timings;
+        t.total_ms = ms(now.saturating_duration_since(self.submitted));
         if st.phase == Phase::Queued {
-            st.timings.queue_wait_ms = total;
+            t.queue_wait_ms = t.total_ms;
         }
-        let t = st.timings;
+        if let Some(since) = st.srs_since {
+            t.srs_load_ms += ms(now.saturating_duration_since(since));
+        }
+        for p in &st.parts {
+            let Some(since) = p.since else { continue };
+            let d = ms(now.saturating_duration_since(since));
+            match p.phase {
+                PartitionPhase::Synthesizing => t.synthesis_ms += d,
+                PartitionPhase::Proving => t.gpu_compute_ms += d,
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// Fails a live job with the timings spent until now.
+    fn fail_locked(&self, st: &mut State, message: String) {
+        let t = self.timings_until_now(st);
+        st.timings = t;
         log::warn!(
             "job failed job={} kind={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={} error={message:?}",
             self.id, self.kind, t.queue_wait_ms, t.srs_load_ms, t.synthesis_ms, t.gpu_compute_ms, t.total_ms
@@ -287,8 +328,13 @@ impl Job {
         if was == Phase::Finished {
             return None;
         }
-        log::info!("job cancelled job={} kind={} was_running={}", self.id, self.kind, was == Phase::Running);
-        self.finish(&mut st, JobOutcome::Cancelled);
+        let t = self.timings_until_now(&st);
+        st.timings = t;
+        log::info!(
+            "job cancelled job={} kind={} was_running={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={}",
+            self.id, self.kind, was == Phase::Running, t.queue_wait_ms, t.srs_load_ms, t.synthesis_ms, t.gpu_compute_ms, t.total_ms
+        );
+        self.finish(&mut st, JobOutcome::Cancelled { timings: t });
         Some(was)
     }
 
@@ -299,7 +345,8 @@ impl Job {
     pub(super) fn refuse(&self) {
         let mut st = self.state.lock().unwrap();
         if st.phase != Phase::Finished {
-            self.end(&mut st, JobOutcome::Cancelled);
+            let timings = self.timings_until_now(&st);
+            self.end(&mut st, JobOutcome::Cancelled { timings });
         }
     }
 

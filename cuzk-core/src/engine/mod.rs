@@ -41,12 +41,14 @@ pub mod work_queue;
 
 pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError};
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
+pub use job::Phase;
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
-pub use request::{JobId, Priority, ProofKind, ProofRequest, ProofWork};
+pub use request::{JobId, PayloadDigest, Priority, ProofKind, ProofRequest, ProofWork};
 pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionView, PceStatus, QueueStatus, WorkerRole, WorkerStatus};
 
 use crate::circuit_source::BuildContext;
-use job::{Job, JobSpec, Phase};
+use crate::client_text::clipped;
+use job::{Job, JobSpec};
 use shared::Shared;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -117,9 +119,8 @@ impl Engine {
         }
         // A resubmission of a live job is answered before its request is
         // decoded again (for a 32 GiB PoRep, seconds of JSON and hashing).
-        if let Some(id) = req.request_id.as_deref().filter(|r| !r.is_empty()).and_then(|r| sh.jobs.live_by_request(r)) {
-            log::info!("job resubmitted job={id} request_id={:?}", req.request_id);
-            return Ok(id);
+        if let Some(job) = req.request_id.as_deref().filter(|r| !r.is_empty()).and_then(|r| sh.jobs.live_by_request(r)).and_then(|id| sh.jobs.get(id)) {
+            return resubmitted(&job, &req);
         }
         let spec = job_spec(sh, &req)?;
         let request_id = spec.request_id.clone();
@@ -127,12 +128,11 @@ impl Engine {
             Arc::new(Job::new(id, seq, spec, sh.counters.clone(), sh.jobs.finish_sender()))
         });
         if !new {
-            log::info!("job resubmitted job={} request_id={request_id:?}", job.id);
-            return Ok(job.id);
+            return resubmitted(&job, &req);
         }
         log::info!(
             "job submitted job={} kind={} priority={:?} partitions={} circuit_id={} request_id={:?}",
-            job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id
+            job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id.as_deref().map(clipped)
         );
         sh.timeline.record(timeline::Event::new("job_submitted", job.id));
         if !sh.scheduler.push(job.clone()) {
@@ -273,6 +273,18 @@ impl Drop for Engine {
 /// Checks a request and describes its job. A [`ProofWork::Request`] is
 /// decoded and its circuits built here (bad input fails the submission,
 /// naming what is wrong).
+/// A request whose request_id names the live `job`: that job where the
+/// request is the same, else a conflict naming it.
+fn resubmitted(job: &Job, req: &ProofRequest) -> Result<JobId, EngineError> {
+    let request_id = req.request_id.clone().unwrap_or_default();
+    if job.conflicts_with(req.payload_digest) {
+        log::warn!("job request_id conflict job={} request_id={:?}: another request under a live job's id, refused", job.id, clipped(&request_id));
+        return Err(EngineError::RequestIdConflict { request_id, job: job.id });
+    }
+    log::info!("job resubmitted job={} request_id={:?}", job.id, clipped(&request_id));
+    Ok(job.id)
+}
+
 fn job_spec(sh: &Shared, req: &ProofRequest) -> Result<JobSpec, EngineError> {
     let bad = |m: String| Err(EngineError::BadRequest(m));
     let circuit: Arc<dyn PartitionedCircuit> = match &req.work {
@@ -289,5 +301,5 @@ fn job_spec(sh: &Shared, req: &ProofRequest) -> Result<JobSpec, EngineError> {
     }
     // An empty id (the protobuf default) means no idempotency key.
     let request_id = req.request_id.clone().filter(|r| !r.is_empty());
-    Ok(JobSpec { kind: req.kind(), priority: req.priority(), circuit_id, partitions, request_id, circuit })
+    Ok(JobSpec { kind: req.kind(), priority: req.priority(), circuit_id, partitions, request_id, payload_digest: req.payload_digest, circuit })
 }

@@ -6,8 +6,10 @@ use serde::Serialize;
 
 /// Where a job's time went, in milliseconds. Synthesis and prover times
 /// are summed over its partitions (with several workers they overlap, so
-/// they can exceed `total_ms`). A failed job reports the time it spent up
-/// to the failure, its failed partition included.
+/// they can exceed `total_ms`). A failed or cancelled job reports the time
+/// it spent up to the failure or the cancel, stages still running then
+/// (an SRS load, a partition in synthesis or on the prover) counted up to
+/// that moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct JobTimings {
     /// Submission until its first partition was dispatched.
@@ -16,7 +18,8 @@ pub struct JobTimings {
     pub srs_load_ms: u64,
     pub synthesis_ms: u64,
     pub gpu_compute_ms: u64,
-    /// Submission until the last partition was proved (or the job failed).
+    /// Submission until the last partition was proved (or the job failed
+    /// or was cancelled).
     pub total_ms: u64,
 }
 
@@ -34,7 +37,8 @@ pub enum JobOutcome {
     Completed(ProofOutput),
     /// Why it failed, and where its time went until then.
     Failed { message: String, timings: JobTimings },
-    Cancelled,
+    /// Where its time went until the cancel.
+    Cancelled { timings: JobTimings },
     /// The wait ran out; the job goes on.
     Timeout,
 }
@@ -49,7 +53,7 @@ impl JobOutcome {
         match self {
             JobOutcome::Completed(p) => Ok(p),
             JobOutcome::Failed { message, .. } => Err(format!("job failed: {message}")),
-            JobOutcome::Cancelled => Err("job was cancelled".into()),
+            JobOutcome::Cancelled { .. } => Err("job was cancelled".into()),
             JobOutcome::Timeout => Err("timed out waiting for the job".into()),
         }
     }
@@ -63,8 +67,13 @@ pub enum EngineError {
     ShuttingDown,
     #[error("bad request: {0}")]
     BadRequest(String),
-    #[error("SRS {circuit_id}: {message}")]
+    #[error("SRS {}: {message}", crate::client_text::clipped(.circuit_id))]
     Srs { circuit_id: String, message: String },
+    #[error(
+        "request_id {:?} names {job}, a live job of another request (ids name one request: give this one a new request_id, or resubmit the same request to get {job})",
+        crate::client_text::clipped(.request_id)
+    )]
+    RequestIdConflict { request_id: String, job: JobId },
     #[error("cannot start the engine: {0}")]
     Start(String),
 }

@@ -27,6 +27,10 @@ pub enum ProverError {
     /// some (the prover worker's patience), then its job fails.
     #[error("out of host memory: {0}")]
     OutOfHostMemory(String),
+    /// Every job the call served has ended (cancelled, failed): it stopped
+    /// at its next boundary ([`crate::groth16::StopCheck`]).
+    #[error("stopped: the jobs it served have ended")]
+    Stopped,
     /// A bug or a state the backend did not expect.
     #[error("internal error: {0}")]
     Internal(String),
@@ -34,6 +38,9 @@ pub enum ProverError {
 
 impl From<crate::groth16::ProveError> for ProverError {
     fn from(e: crate::groth16::ProveError) -> Self {
-        ProverError::BadInput(e.to_string())
+        match e {
+            crate::groth16::ProveError::Stopped => ProverError::Stopped,
+            e => ProverError::BadInput(e.to_string()),
+        }
     }
 }

@@ -29,7 +29,7 @@ use super::shared::{panic_message, Shared};
 use super::status::PartitionPhase;
 use super::timeline::Event;
 use crate::config::format_size;
-use crate::groth16::Proof;
+use crate::groth16::{Proof, StopCheck};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,6 +104,10 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     }
     let event = |ev| Event::new(ev, first_job.id).partition(partition).worker(w.worker_id).gpu(w.device.ordinal);
     sh.timeline.record(event("gpu_picked"));
+    // Nobody wants the proofs once every job of the unit has ended: the
+    // backend stops at its next boundary (a cancel or a shutdown then
+    // waits for one MSM, not for the whole prove).
+    let unwanted = || members.iter().all(|m| m.job.is_finished());
     let input = ProveInput {
         params: &prove_ticket.batch.srs.params,
         assignments: &assignments,
@@ -111,6 +115,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         pce: pce.as_ref(),
         host_memory: Some(&sh.memory),
         h_copies_counted,
+        stop: StopCheck::new(&unwanted),
     };
     let gpu_event = |ev: &'static str, path: Option<&'static str>| {
         let e = event(ev);
@@ -176,6 +181,12 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
                 m.job.add_gpu(m.partition, gpu_time);
                 m.job.record_partition(m.partition, proof.to_bytes().to_vec());
             }
+        }
+        Ok(Err(ProverError::Stopped)) => {
+            log::info!(
+                "prove stopped early job={} partition={partition} worker_id={} gpu={} after_ms={}: its jobs have ended",
+                first_job.id, w.worker_id, w.device.ordinal, wall.as_millis()
+            );
         }
         failed => {
             let msg = match failed {

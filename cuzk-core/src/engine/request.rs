@@ -34,12 +34,22 @@ impl fmt::Debug for ProofWork {
     }
 }
 
+/// A request's [`ProofRequest::payload_digest`].
+pub type PayloadDigest = [u8; 32];
+
 /// One proof request.
 #[derive(Clone, Debug)]
 pub struct ProofRequest {
     /// Idempotency key: submitting the same id while its job is queued or
-    /// running returns that job instead of starting another.
+    /// running returns that job instead of starting another, if the
+    /// request is the same ([`Self::payload_digest`]).
     pub request_id: Option<String>,
+    /// A digest of what the request asks for (its caller's choice of
+    /// hash, over everything that makes it this proof). A request_id
+    /// reused for a live job with another digest is refused
+    /// ([`super::EngineError::RequestIdConflict`]) rather than answered
+    /// with the old job's proof. None: not compared.
+    pub payload_digest: Option<PayloadDigest>,
     /// `None` = the request's default ([`CircuitRequest::default_priority`];
     /// Normal for built-in and custom circuits).
     pub priority: Option<Priority>,
@@ -48,17 +58,17 @@ pub struct ProofRequest {
 
 impl ProofRequest {
     pub fn builtin(job: BuiltinJob) -> Self {
-        Self { request_id: None, priority: None, work: ProofWork::Builtin(job) }
+        Self { request_id: None, payload_digest: None, priority: None, work: ProofWork::Builtin(job) }
     }
 
     /// A request whose circuits are built at submission, e.g.
     /// `ProofRequest::new(filecoin::ProofRequest { .. })`.
     pub fn new(request: impl CircuitRequest + 'static) -> Self {
-        Self { request_id: None, priority: None, work: ProofWork::Request(Arc::new(request)) }
+        Self { request_id: None, payload_digest: None, priority: None, work: ProofWork::Request(Arc::new(request)) }
     }
 
     pub fn custom(circuit: Arc<dyn PartitionedCircuit>) -> Self {
-        Self { request_id: None, priority: None, work: ProofWork::Custom(circuit) }
+        Self { request_id: None, payload_digest: None, priority: None, work: ProofWork::Custom(circuit) }
     }
 
     pub fn with_priority(mut self, p: Priority) -> Self {
@@ -68,6 +78,11 @@ impl ProofRequest {
 
     pub fn with_request_id(mut self, id: impl Into<String>) -> Self {
         self.request_id = Some(id.into());
+        self
+    }
+
+    pub fn with_payload_digest(mut self, digest: PayloadDigest) -> Self {
+        self.payload_digest = Some(digest);
         self
     }
 
@@ -103,6 +118,6 @@ impl std::str::FromStr for JobId {
         s.strip_prefix("job-")
             .and_then(|n| n.parse().ok())
             .map(JobId)
-            .ok_or_else(|| format!("{s:?} is not a job id (expected job-<number>)"))
+            .ok_or_else(|| format!("{:?} is not a job id (expected job-<number>)", crate::client_text::clipped(s)))
     }
 }

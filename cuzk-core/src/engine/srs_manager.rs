@@ -3,6 +3,7 @@
 //! no lease that has been idle for `eviction_min_idle` may be evicted,
 //! least recently used first, when memory runs short.
 
+use crate::client_text::clipped;
 use super::memory::{MemoryBudget, Purpose, Reservation, ReserveError};
 use crate::srs::Parameters;
 use serde::Serialize;
@@ -114,14 +115,14 @@ impl SrsManager {
     fn load(self: &Arc<Self>, circuit_id: &str, loader: SrsLoader<'_>, abandon: &dyn Fn() -> bool) -> Result<SrsLease, String> {
         let reserve = |bytes: u64| {
             self.memory.reserve(bytes, 0, Purpose::Srs, false, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
-                ReserveError::TooLarge { .. } => format!("cannot load SRS {circuit_id}: it {e}"),
+                ReserveError::TooLarge { .. } => format!("cannot load SRS {}: it {e}", clipped(circuit_id)),
                 ReserveError::Abandoned => "no job needs it any more".to_string(),
             })
         };
         let t = Instant::now();
         let early = loader.size_hint.map(reserve).transpose()?;
         let _reserved = early.as_ref().map(|r| ReservedForLoad::new(self, circuit_id, r.bytes()));
-        let params = (loader.load)().map_err(|e| format!("cannot load SRS {circuit_id}: {e}"))?;
+        let params = (loader.load)().map_err(|e| format!("cannot load SRS {}: {e}", clipped(circuit_id)))?;
         let bytes = params.size_bytes() as u64;
         let memory = match early {
             Some(r) if r.bytes() >= bytes => r,
@@ -177,7 +178,7 @@ impl SrsManager {
         let mut entries = self.entries.lock().unwrap();
         match entries.get(circuit_id) {
             None => Ok(None),
-            Some(e) if e.refs > 0 => Err(format!("SRS {circuit_id} is in use by {} batch(es); evict it when idle", e.refs)),
+            Some(e) if e.refs > 0 => Err(format!("SRS {} is in use by {} batch(es); evict it when idle", clipped(circuit_id), e.refs)),
             Some(_) => {
                 let e = entries.remove(circuit_id).unwrap();
                 log::info!("srs evicted circuit_id={circuit_id} size_bytes={} reason=request", e.bytes);

@@ -1,6 +1,7 @@
 //! Engine start-up (resolving the config into budgets, devices and
 //! threads) and the read-side helpers behind status and SRS requests.
 
+use crate::client_text::clipped;
 use super::backend::Backend;
 use super::batch::BatchRules;
 use super::builtin::BuiltinSource;
@@ -215,7 +216,7 @@ pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineEr
         }
         None => {
             let forms: Vec<&str> = sh.sources.iter().map(|s| s.id_forms()).collect();
-            let message = format!("unknown circuit id {id:?}: not resident, and not {}", forms.join(" or "));
+            let message = format!("unknown circuit id {:?}: not resident, and not {}", clipped(&id), forms.join(" or "));
             SrsLoader { size_hint: None, load: Box::new(move || Err(message)) }
         }
     };

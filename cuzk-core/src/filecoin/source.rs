@@ -151,7 +151,7 @@ mod imp {
     }
 
     pub fn load_params(circuit_id: &str, _srs: &SrsConfig) -> Result<Parameters, String> {
-        Err(format!("{circuit_id} is a Filecoin SRS, and {MISSING}"))
+        Err(format!("{} is a Filecoin SRS, and {MISSING}", crate::client_text::clipped(circuit_id)))
     }
 }
 

@@ -49,7 +49,7 @@ use queries::{compact, Witness};
 
 use super::gpu_srs::{Points, SrsPoints};
 use super::prover::{assemble, check_params, check_same_shape, MsmResults, ProveError};
-use super::Proof;
+use super::{Proof, StopCheck};
 use crate::arith::blst_layout::{from_repr, repr};
 use crate::cs::ProvingAssignment;
 use crate::pce::gpu::GpuPce;
@@ -199,6 +199,22 @@ impl GpuProver {
         first: Option<StagedH>,
         plan: &Plan,
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
+        self.run_until(params, points, assignments, pce, first, plan, StopCheck::NEVER)
+    }
+
+    /// [`GpuProver::run`] that gives up with [`ProveError::Stopped`] at the
+    /// next circuit (or, for batch MSMs, query) once `stop` asks it to.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_until(
+        &self,
+        params: &Parameters,
+        points: SrsPoints<'_>,
+        assignments: &[ProvingAssignment],
+        pce: Option<Matrices<'_>>,
+        first: Option<StagedH>,
+        plan: &Plan,
+        stop: StopCheck<'_>,
+    ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
         let Some(shape) = assignments.first() else { return Ok(Vec::new()) };
         for (index, other) in assignments.iter().enumerate().skip(1) {
             check_same_shape(shape, other, index)?;
@@ -221,7 +237,7 @@ impl GpuProver {
                 "batch MSMs gpu={} circuits={} g1_sets={} g1_chunk_points={} g2_sets={} g2_chunk_points={}",
                 self.device, assignments.len(), batch.g1_sets, batch.g1.max_chunk_points, batch.g2_sets, batch.g2.max_chunk_points
             );
-            return self.msms_batched(params, points, assignments, first, plan.h, abc, chunks, batch);
+            return self.msms_batched(params, points, assignments, first, plan.h, abc, chunks, batch, stop);
         }
         // `current` holds circuit i's a, b, c when `ready`; `spare` is the
         // second set that circuit i + 1 is staged into (NextInputs::SecondHBuffers),
@@ -246,6 +262,9 @@ impl GpuProver {
             });
         let mut out = Vec::with_capacity(assignments.len());
         for (i, pa) in assignments.iter().enumerate() {
+            if stop.requested() {
+                return Err(ProveError::Stopped.into());
+            }
             let t = Instant::now();
             let mut times = GpuTimings::default();
             let results = match plan.h {

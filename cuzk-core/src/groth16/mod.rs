@@ -12,13 +12,15 @@ pub mod proof;
 pub mod prover;
 pub mod qap;
 pub mod setup;
+pub mod stop;
 pub mod verifier;
 
 pub use proof::{Proof, ProofError};
 pub use prover::{
     prove, prove_batch, prove_batch_deterministic, prove_deterministic, prove_synthesized,
-    prove_synthesized_deterministic, assemble, MsmResults, ProveError,
+    prove_synthesized_deterministic, prove_synthesized_until, assemble, MsmResults, ProveError,
 };
+pub use stop::StopCheck;
 pub use setup::{
     generate_parameters, generate_parameters_from_pce, generate_random_parameters, params_layout, write_parameters, SetupError,
     ToxicWaste,

@@ -9,7 +9,7 @@
 //!   C = Σh + Σl + s·Σa + r·Σb1 + s·α + r·β + r·s·δ.
 
 use super::h_term::h_coefficients;
-use super::Proof;
+use super::{Proof, StopCheck};
 use crate::arith::msm::{msm, msm_with_density};
 use crate::cs::{synthesize, ProvingAssignment};
 use crate::ntt::NttError;
@@ -37,6 +37,9 @@ pub enum ProveError {
     IdentityDelta,
     #[error("circuit {index} carries its witness only (a, b, c not computed): it needs its PCE to be proved")]
     AbcDeferred { index: usize },
+    /// Its [`StopCheck`] asked it to stop (every job it served has ended).
+    #[error("the prove was stopped: the jobs it served have ended")]
+    Stopped,
 }
 
 /// Proves one circuit with fresh r, s from the OS CSPRNG.
@@ -69,10 +72,16 @@ pub fn prove_batch_deterministic<C: Circuit<Fr> + Send>(
 
 /// Proves already-synthesized circuits with fresh randomness.
 pub fn prove_synthesized(params: &Parameters, assignments: &[ProvingAssignment]) -> Result<Vec<Proof>, ProveError> {
+    prove_synthesized_until(params, assignments, StopCheck::NEVER)
+}
+
+/// [`prove_synthesized`] that gives up with [`ProveError::Stopped`] at the
+/// next circuit, H term or MSM boundary once `stop` asks it to.
+pub fn prove_synthesized_until(params: &Parameters, assignments: &[ProvingAssignment], stop: StopCheck<'_>) -> Result<Vec<Proof>, ProveError> {
     let mut rng = rand_core::OsRng;
     let randomness: Vec<(Fr, Fr)> =
         assignments.iter().map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
-    prove_synthesized_deterministic(params, assignments, &randomness)
+    prove_checked(params, assignments, &randomness, stop)
 }
 
 /// Proves already-synthesized circuits with explicit (r, s) per circuit.
@@ -80,6 +89,16 @@ pub fn prove_synthesized_deterministic(
     params: &Parameters,
     assignments: &[ProvingAssignment],
     randomness: &[(Fr, Fr)],
+) -> Result<Vec<Proof>, ProveError> {
+    prove_checked(params, assignments, randomness, StopCheck::NEVER)
+}
+
+/// The provers above, stopping as `stop` says.
+fn prove_checked(
+    params: &Parameters,
+    assignments: &[ProvingAssignment],
+    randomness: &[(Fr, Fr)],
+    stop: StopCheck<'_>,
 ) -> Result<Vec<Proof>, ProveError> {
     if randomness.len() != assignments.len() {
         return Err(ProveError::RandomnessCount { randomness: randomness.len(), circuits: assignments.len() });
@@ -93,7 +112,7 @@ pub fn prove_synthesized_deterministic(
     if let Some(index) = assignments.iter().position(ProvingAssignment::abc_deferred) {
         return Err(ProveError::AbcDeferred { index });
     }
-    assignments.iter().zip(randomness).map(|(pa, &(r, s))| prove_one(params, pa, r, s)).collect()
+    assignments.iter().zip(randomness).map(|(pa, &(r, s))| prove_one(params, pa, r, s, stop)).collect()
 }
 
 /// Synthesizes the circuits of a batch, one thread per circuit up to the
@@ -160,10 +179,13 @@ pub(crate) fn check_params(params: &Parameters, pa: &ProvingAssignment) -> Resul
     Ok(())
 }
 
-fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr) -> Result<Proof, ProveError> {
+fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr, stop: StopCheck<'_>) -> Result<Proof, ProveError> {
+    let go_on = || if stop.requested() { Err(ProveError::Stopped) } else { Ok(()) };
+    go_on()?;
     let t = Instant::now();
     let h = h_coefficients(&pa.a, &pa.b, &pa.c)?;
     let t_h = t.elapsed();
+    go_on()?;
 
     let t = Instant::now();
     let inputs = &pa.input_assignment;
@@ -173,11 +195,15 @@ fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr) -> Resul
 
     let h_acc = msm(&params.h, &h);
     drop(h);
+    go_on()?;
     let l_acc = msm(&params.l, aux);
+    go_on()?;
     let a_acc = msm(&params.a[..n_in], inputs)
         + msm_with_density(&params.a[n_in..], Some(&pa.a_aux_density), aux);
+    go_on()?;
     let b1_acc = msm_with_density(&params.b_g1[..b_in], Some(&pa.b_input_density), inputs)
         + msm_with_density(&params.b_g1[b_in..], Some(&pa.b_aux_density), aux);
+    go_on()?;
     let b2_acc = msm_with_density(&params.b_g2[..b_in], Some(&pa.b_input_density), inputs)
         + msm_with_density(&params.b_g2[b_in..], Some(&pa.b_aux_density), aux);
     let t_msm = t.elapsed();

@@ -299,7 +299,7 @@ fn witness_only_partitions_carry_no_abc() {
     let params = Arc::new(params);
     let vram = VramBudget::new(u64::MAX);
     let assignments = [pa];
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce), host_memory: None, h_copies_counted: true };
+    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce), host_memory: None, h_copies_counted: true, stop: crate::groth16::StopCheck::NEVER };
     assert!(input.with_abc().unwrap()[0] == classic);
     let proofs = CpuBackend.compute(0, (), &input).unwrap();
     let pvk = crate::groth16::prepare_verifying_key(&params.vk);

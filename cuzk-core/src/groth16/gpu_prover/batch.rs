@@ -19,7 +19,8 @@ use super::{compact, g1, g2, join, Abc, GpuProveError, GpuProver, GpuTimings, HT
 use crate::arith::blst_layout::repr;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
-use crate::groth16::prover::MsmResults;
+use crate::groth16::prover::{MsmResults, ProveError};
+use crate::groth16::StopCheck;
 use crate::srs::Parameters;
 use blstrs::{G1Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
@@ -120,7 +121,9 @@ impl GpuProver {
         abc: Abc<'_>,
         chunks: MsmChunks,
         plan: BatchedMsms,
+        stop: StopCheck<'_>,
     ) -> Result<Vec<(MsmResults, GpuTimings)>, GpuProveError> {
+        let go_on = || if stop.requested() { Err(GpuProveError::Prove(ProveError::Stopped)) } else { Ok(()) };
         let k = assignments.len();
         let mut times = vec![GpuTimings::default(); k];
         let (h_and_l, compact_wait, scalars) = std::thread::scope(|s| {
@@ -129,8 +132,11 @@ impl GpuProver {
             // hide it; it is ~0.4 s per 2^27 circuit).
             let compaction = s.spawn(|| CompactedScalars::of(assignments));
             let h_and_l = self
-                .h_msms(params, points, assignments, first, h, abc, chunks, &mut times)
-                .and_then(|hs| Ok((hs, self.l_msms(params, points, assignments, plan)?)));
+                .h_msms(params, points, assignments, first, h, abc, chunks, &mut times, stop)
+                .and_then(|hs| {
+                    go_on()?;
+                    Ok((hs, self.l_msms(params, points, assignments, plan)?))
+                });
             let t = Instant::now();
             let scalars = join(compaction);
             (h_and_l, t.elapsed(), scalars)
@@ -144,13 +150,16 @@ impl GpuProver {
         let mut t = Instant::now();
         let mut lap = || std::mem::replace(&mut t, Instant::now()).elapsed();
 
+        go_on()?;
         let inputs: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.input_assignment[..]).collect();
         let a_in = g1_batch(points.g1(Points::A, 0..n_in), &inputs)?;
         let a_aux = g1_batch(points.g1(Points::A, n_in..params.a.len()), &refs(&scalars.a_aux))?;
         let a_time = lap();
+        go_on()?;
         let b_g1_in = g1_batch(points.g1(Points::BG1, 0..b_in), &refs(&scalars.b_inputs))?;
         let b_g1_aux = g1_batch(points.g1(Points::BG1, b_in..params.b_g1.len()), &refs(&scalars.b_aux))?;
         let b_g1_time = lap();
+        go_on()?;
         let b_g2_in = g2_batch(points.g2(0..b_in), &refs(&scalars.b_inputs))?;
         let b_g2_aux = g2_batch(points.g2(b_in..params.b_g2.len()), &refs(&scalars.b_aux))?;
         let b_g2_time = lap();
@@ -199,6 +208,7 @@ impl GpuProver {
         abc: Abc<'_>,
         chunks: MsmChunks,
         times: &mut [GpuTimings],
+        stop: StopCheck<'_>,
     ) -> Result<Vec<G1Projective>, GpuProveError> {
         // Circuit 0 is staged already only where it came staged: buffers
         // allocated here hold whatever the device memory held before.
@@ -211,6 +221,9 @@ impl GpuProver {
         // circuit i - 1's H MSM).
         let mut ahead = None;
         for (i, pa) in assignments.iter().enumerate() {
+            if stop.requested() {
+                return Err(ProveError::Stopped.into());
+            }
             let h = if h_term == HTerm::Cpu {
                 self.h_msm_via_cpu(params, points, pa, abc, chunks, &mut ws, &mut times[i])?
             } else {
