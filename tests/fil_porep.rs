@@ -109,6 +109,7 @@ fn porep_2kib_through_the_engine() {
     let mut cfg = cuzk_core::config::Config::default();
     cfg.srs.param_cache = cache.dir.clone();
     let engine = Engine::start(cfg).unwrap();
+    cuzk_tests::require_gpu_backend("the engine's PoRep", &engine.status().backend);
     let t = Instant::now();
     let (_, outcome) = engine.prove(engine::ProofRequest::custom(job), Some(std::time::Duration::from_secs(1800))).unwrap();
     let JobOutcome::Completed(out) = outcome else { panic!("engine: {outcome:?}") };

@@ -37,16 +37,19 @@ const SEAL: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 const UPDATE: RegisteredUpdateProof = RegisteredUpdateProof::StackedDrg2KiBV1;
 
 /// A daemon proving from `param_cache`; `srs_extra` adds `[srs]` keys.
+/// On the GPU (`CUZK_REQUIRE_GPU=1`) its engine must run the CUDA backend.
 fn start_daemon(param_cache: &Path, srs_extra: &str) -> DaemonProc {
     let dir = tempfile::tempdir().unwrap();
     let cache = param_cache.display().to_string();
-    DaemonProc::start_with(dir, Listen::Unix, |listen| {
+    let d = DaemonProc::start_with(dir, Listen::Unix, |listen| {
         format!(
             "[daemon]\nlisten = \"{listen}\"\nstatus_listen = \"127.0.0.1:0\"\n\
              [srs]\nparam_cache = \"{cache}\"\n{srs_extra}\n\
              [memory]\ntotal_budget = \"8GiB\"\n[synthesis]\nthreads = 2\n[logging]\nlevel = \"info\"\n"
         )
-    })
+    });
+    cuzk_tests::require_gpu_backend_in_log("the daemon", &d.log());
+    d
 }
 
 fn porep_request(sector: u64, vanilla_proof: Vec<u8>) -> pb::SubmitProofRequest {
