@@ -14,10 +14,12 @@ mod common;
 
 use common::*;
 use cuzk_bin::proto as pb;
-use cuzk_core::filecoin::filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use cuzk_core::filecoin::filecoin_proofs_api::post::{
+    get_num_partition_for_fallback_post, merge_window_post_partition_proofs, verify_window_post, verify_winning_post,
+};
 use cuzk_core::filecoin::filecoin_proofs_api::seal::verify_seal;
 use cuzk_core::filecoin::filecoin_proofs_api::update::verify_empty_sector_update_proof;
-use cuzk_core::filecoin::filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+use cuzk_core::filecoin::filecoin_proofs_api::{PartitionSnarkProof, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use cuzk_core::filecoin::{encode_envelope, prover_id_from_miner, setup, ParamCache, ProofType};
 use cuzk_tests::fil::{
     data_dir, ensure_params, param_cache, post_randomness, post_replicas, post_vanilla, sector_data, seal_2kib, snap_2kib, Sealed,
@@ -182,6 +184,40 @@ fn every_filecoin_kind_through_the_daemon() {
     let proof = proof_of(prove(&c, "WindowPoSt (witness-only)", post_request(pb::ProofKind::WindowPostPartition, 10, rand, vanilla)));
     assert!(verify_window_post(&rand, &[(WINDOW, &proof)], &reps, prover).unwrap(), "verify_window_post rejects the daemon's second proof");
 
+    // A WindowPoSt of two partitions: three sectors at two per partition,
+    // the last partition one sector (padded by the prover and the verifier
+    // alike). The daemon proves one partition per request, as Curio sends
+    // them (partition_index, each with its own sectors' vanilla proofs, in
+    // sector order); filecoin-proofs merges the partition proofs as Curio
+    // does (`merge_window_post_partition_proofs`) and verifies the whole
+    // against all three sectors.
+    let third = seal_2kib(prover, 10, &sector_data(3));
+    let all = [&sealed, &other, &third];
+    assert_eq!(WINDOW.sector_count(), 2);
+    assert_eq!(get_num_partition_for_fallback_post(WINDOW, all.len()).unwrap(), 2);
+    let rand = post_randomness(9);
+    let partitions: Vec<Vec<u8>> = all
+        .chunks(WINDOW.sector_count())
+        .enumerate()
+        .map(|(k, sectors)| {
+            let mut req = post_request(pb::ProofKind::WindowPostPartition, 10, rand, post_vanilla(WINDOW, prover, &rand, sectors));
+            req.partition_index = k as u32;
+            proof_of(prove(&c, &format!("WindowPoSt partition {k} of 2"), req))
+        })
+        .collect();
+    let merge = |parts: &[&Vec<u8>]| {
+        merge_window_post_partition_proofs(WINDOW, parts.iter().map(|p| PartitionSnarkProof(p.to_vec())).collect()).unwrap()
+    };
+    let merged = merge(&[&partitions[0], &partitions[1]]);
+    assert_eq!(merged.len(), 2 * 192);
+    let reps = post_replicas(WINDOW, &all);
+    assert!(verify_window_post(&rand, &[(WINDOW, &merged)], &reps, prover).unwrap(), "verify_window_post rejects the two partitions");
+    // Each partition proves its own sectors only: in the other order, or
+    // with one partition left out, the whole is rejected.
+    let swapped = merge(&[&partitions[1], &partitions[0]]);
+    assert!(!verify_window_post(&rand, &[(WINDOW, &swapped)], &reps, prover).unwrap_or(false), "verify_window_post accepts swapped partitions");
+    assert!(!verify_window_post(&rand, &[(WINDOW, &partitions[0])], &reps, prover).unwrap_or(false), "verify_window_post accepts one partition of two");
+
     // SnapDeals: new data into a CC sector.
     let snap = snap_2kib(prover, 9, 3);
     let req = pb::SubmitProofRequest {
@@ -201,7 +237,7 @@ fn every_filecoin_kind_through_the_daemon() {
     assert!(ok, "verify_empty_sector_update_proof rejects the daemon's proof");
 
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
-    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (6, 0));
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (8, 0));
     stop_and_report(d, t);
 }
 
