@@ -104,6 +104,17 @@ fn verify_porep(sealed: &Sealed, seed: [u8; 32], proof: &[u8]) -> bool {
     verify_seal(SEAL, sealed.comm_r, sealed.comm_d, sealed.prover_id, sealed.sector_id, TICKET, seed, proof).unwrap_or(false)
 }
 
+/// `verify_seal` of a well-formed proof against other public inputs must
+/// be a verdict, false, not an error: a flipped bit only shows that a point
+/// no longer decodes, this shows that the proof is bound to its inputs.
+fn assert_rejected(what: &str, verdict: anyhow::Result<bool>) {
+    match verdict {
+        Ok(false) => {}
+        Ok(true) => panic!("verify_seal accepts the proof {what}"),
+        Err(e) => panic!("verify_seal errs on the proof {what} instead of rejecting it: {e:#}"),
+    }
+}
+
 /// Checks the daemon's log for panics, prints which backend proved and how
 /// (the GPU machine's record), and stops the daemon.
 fn stop_and_report(d: DaemonProc, t: Instant) {
@@ -145,6 +156,12 @@ fn every_filecoin_kind_through_the_daemon() {
     let mut bad = proof.clone();
     bad[10] ^= 1;
     assert!(!verify_porep(&sealed, seed, &bad), "verify_seal accepts a tampered proof");
+    let (s, p) = (&sealed, &proof);
+    let other_seed = verify_seal(SEAL, s.comm_r, s.comm_d, s.prover_id, s.sector_id, TICKET, [10u8; 32], p);
+    assert_rejected("with another seed", other_seed);
+    let other_sector = verify_seal(SEAL, s.comm_r, s.comm_d, s.prover_id, 8.into(), TICKET, seed, p);
+    assert_rejected("of another sector number (replica id)", other_sector);
+    let sealed_proof = proof;
 
     // PoRep C2 of a generated workload (`cuzk filecoin-workload`), as
     // Curio would send it.
@@ -162,6 +179,11 @@ fn every_filecoin_kind_through_the_daemon() {
     };
     let ok = verify_seal(SEAL, h("comm_r"), h("comm_d"), prover, 12.into(), h("ticket"), h("seed_randomness"), &proof).unwrap();
     assert!(ok, "verify_seal rejects the daemon's proof of the generated workload");
+    // Each valid proof against the other's public inputs.
+    let crossed = verify_seal(SEAL, h("comm_r"), h("comm_d"), prover, 12.into(), h("ticket"), h("seed_randomness"), &sealed_proof);
+    assert_rejected("of sector 7 for the generated workload's inputs", crossed);
+    let crossed = verify_seal(SEAL, sealed.comm_r, sealed.comm_d, prover, sealed.sector_id, TICKET, seed, &proof);
+    assert_rejected("of the generated workload for sector 7's inputs", crossed);
 
     // WinningPoSt over the same sector.
     let rand = post_randomness(5);
@@ -297,9 +319,22 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     expect(porep_request(42, envelope), RpcStatusCode::INVALID_ARGUMENT, &["replica_id", "prover id"]);
     // A good C1 output whose parameters are not in the cache.
     let sealed = seal_2kib(prover, 7, &sector_data(4));
-    let good = encode_envelope(7, SECTOR_2KIB, &sealed.commit_phase1([9u8; 32]));
+    let c1 = sealed.commit_phase1([9u8; 32]);
+    let good = encode_envelope(7, SECTOR_2KIB, &c1);
     let porep_params = cache.files_for(ProofType::Seal(SEAL)).unwrap().params;
     expect(porep_request(7, good), RpcStatusCode::FAILED_PRECONDITION, &["missing parameter file", &porep_params.display().to_string()]);
+    // The same C1 output with one byte of a comm_r_last path changed (valid
+    // JSON, a C1 output in shape): refused by the vanilla check at submit,
+    // before the parameters are looked for, naming where.
+    let mut c1: serde_json::Value = serde_json::from_slice(&c1).unwrap();
+    let byte = c1.pointer_mut("/vanilla_proofs/StackedDrg2KiBV1/0/1/comm_r_last_proof/data/Single/path/path/1/hashes/0/9").unwrap();
+    *byte = serde_json::json!(byte.as_u64().unwrap() ^ 1);
+    let corrupted = encode_envelope(7, SECTOR_2KIB, c1.to_string().as_bytes());
+    expect(
+        porep_request(7, corrupted),
+        RpcStatusCode::INVALID_ARGUMENT,
+        &["partition 0, challenge 1", "comm_r_last (tree_r_last) path does not hash"],
+    );
 
     // PoSt: a window registered proof for a winning request, a 32 GiB one
     // for 2 KiB vanilla proofs, and vanilla proofs for other randomness.
