@@ -34,8 +34,7 @@ fn from_raw<P: Copy, R: Copy>(r: R) -> P {
 }
 
 fn rng() -> ChaCha20Rng {
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_msm");
     ChaCha20Rng::seed_from_u64(seed)
 }
 

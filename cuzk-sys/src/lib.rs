@@ -72,6 +72,22 @@ pub fn test_skip(why: &str) {
     let _ = std::io::stderr().write_all(format!("SKIPPED: {why}\n").as_bytes());
 }
 
+/// A random test's seed: `CUZK_TEST_SEED` where set (to replay a failure),
+/// else a fresh one, printed as `{tag}: CUZK_TEST_SEED=<seed>` (captured:
+/// shown with a failing test's output). Feature `testing`.
+#[cfg(feature = "testing")]
+pub fn test_seed(tag: &str) -> u64 {
+    let seed = std::env::var("CUZK_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // A fresh random u64 without a rand dependency in the library.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+        h.finish()
+    });
+    println!("{tag}: CUZK_TEST_SEED={seed}");
+    seed
+}
+
 /// A visible `SKIPPED:` line (as [`test_skip`]) for a case this device is
 /// too small for: not a failure even under [`gpu_required`] (a 2^28 MSM
 /// cannot run on a 40 GB card). Feature `testing`.
