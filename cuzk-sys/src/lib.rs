@@ -58,8 +58,8 @@ pub fn gpu_required() -> bool {
 }
 
 /// A GPU test's skip: panics under [`gpu_required`], else prints
-/// `SKIPPED: {why}`. Written with `writeln!` to the stderr stream itself,
-/// not `eprintln!`: the test harness captures `print!`/`eprint!` (and shows
+/// `SKIPPED: {why}`. Written to the stderr stream itself, not with
+/// `eprintln!`: the test harness captures `print!`/`eprint!` (and shows
 /// them only for a failing test), not writes to the stream, so the line is
 /// visible in a passing `cargo test` run. Feature `testing`.
 #[cfg(feature = "testing")]
