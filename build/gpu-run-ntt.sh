@@ -4,6 +4,8 @@
 # tests, the NTT/H bench (gpu_ntt), then the ntt test.
 set -uo pipefail
 H="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The GPU machine: a GPU skip is a failure here (as in gpu-run.sh).
+export CUZK_REQUIRE_GPU="${CUZK_REQUIRE_GPU:-1}"
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
 echo "bundle commit: $(cat "$H/COMMIT")"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,clocks.max.sm --format=csv,noheader

@@ -14,6 +14,11 @@
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# This is the GPU machine: a test that cannot use the GPU (no device, a
+# driver error, a build without nvcc, an engine fallen back to the CPU)
+# fails here instead of printing SKIPPED and passing
+# (cuzk_sys::test_skip). CUZK_REQUIRE_GPU=0 runs them as anywhere else.
+export CUZK_REQUIRE_GPU="${CUZK_REQUIRE_GPU:-1}"
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 QUICK=""; TESTS=1; BENCH=1

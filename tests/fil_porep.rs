@@ -61,6 +61,19 @@ fn porep_2kib_verifies_and_matches_bellperson() {
     let mut bad = bytes.clone();
     bad[100] ^= 1;
     assert!(!verify_shared(&synthesized.meta, &meta, &req, &bad), "verify_seal accepts a tampered proof");
+    // The flipped bit only shows that a point no longer decodes; the
+    // well-formed proof against other public inputs (another seed: other
+    // challenges; another sector number: another replica id) must be a
+    // verdict, false, not an error.
+    let (st, comm_r, comm_d, ticket, seed) =
+        (prepared_type(&synthesized.meta), arr(&meta["comm_r"]), arr(&meta["comm_d"]), arr(&meta["ticket"]), arr(&meta["seed"]));
+    let mut other_seed = seed;
+    other_seed[0] ^= 1;
+    let sector = SectorId::from(req.sector_number);
+    let v = verify_seal(st, comm_r, comm_d, req.prover_id, sector, ticket, other_seed, &bytes);
+    assert!(matches!(v, Ok(false)), "another seed: {v:?}");
+    let v = verify_seal(st, comm_r, comm_d, req.prover_id, SectorId::from(req.sector_number + 1), ticket, seed, &bytes);
+    assert!(matches!(v, Ok(false)), "another sector number: {v:?}");
 
     // The self-check rejects a proof of other public inputs.
     let mut wrong = synthesized.meta.clone();
@@ -109,6 +122,7 @@ fn porep_2kib_through_the_engine() {
     let mut cfg = cuzk_core::config::Config::default();
     cfg.srs.param_cache = cache.dir.clone();
     let engine = Engine::start(cfg).unwrap();
+    cuzk_tests::require_gpu_backend("the engine's PoRep", &engine.status().backend);
     let t = Instant::now();
     let (_, outcome) = engine.prove(engine::ProofRequest::custom(job), Some(std::time::Duration::from_secs(1800))).unwrap();
     let JobOutcome::Completed(out) = outcome else { panic!("engine: {outcome:?}") };

@@ -102,6 +102,7 @@ fn window_post_2kib_through_the_engine() {
     let mut cfg = cuzk_core::config::Config::default();
     cfg.srs.param_cache = cache.dir.clone();
     let engine = Engine::start(cfg).unwrap();
+    cuzk_tests::require_gpu_backend("the engine's WindowPoSt", &engine.status().backend);
     let t = Instant::now();
     let (_, outcome) = engine.prove(engine::ProofRequest::custom(job), Some(std::time::Duration::from_secs(1200))).unwrap();
     let JobOutcome::Completed(out) = outcome else { panic!("engine: {outcome:?}") };

@@ -139,6 +139,10 @@ fn porep_2kib_workload_proves_to_a_proof_verify_seal_accepts() {
     let mut tampered = bytes.clone();
     tampered[10] ^= 1;
     assert!(!verify(&tampered), "verify_seal accepts a tampered proof");
+    // The valid proof of seed 1 against seed 2's public inputs (comm_r,
+    // comm_d, ticket, seed): a verdict, false, not a decode error.
+    let v = verify_seal(other.registered_proof, other.comm_r, other.comm_d, w.prover_id, SectorId::from(w.sector_num), other.ticket, other.seed, &bytes);
+    assert!(matches!(v, Ok(false)), "verify_seal of seed 1's proof with seed 2's inputs: {v:?}");
 }
 
 #[test]

@@ -39,8 +39,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
         assert!(GpuBackend::new().is_err(), "no device, yet the GPU backend started");
         return;
     }
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_engine");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
     for (spec, batch) in [("synthetic:5001:3", 3), ("mimc:300", 2), ("sha256:1", 1), ("synthetic:70000:5", 2)] {
@@ -89,8 +88,7 @@ struct WitnessOnlyCase {
 }
 
 fn witness_only_case() -> WitnessOnlyCase {
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_engine");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
     let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
@@ -152,7 +150,7 @@ fn h_term_on_device_follows_the_vram_budget() {
         return;
     }
     use cuzk_core::engine::interlock::DeviceLocks;
-    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(rand::random());
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(cuzk_sys::test_seed("h_term_on_device_follows_the_vram_budget"));
     let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
     let backend = GpuBackend::new().unwrap().without_resident_srs();
@@ -213,10 +211,11 @@ fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, V
     let backend = Arc::new(GpuBackend::new().unwrap());
     let engine = Engine::start_with_backend(engine_config(gpu_workers, vram_limit, pce, &timeline), backend).unwrap();
     assert_eq!(engine.status().backend, "cuda");
+    let seed = cuzk_sys::test_seed("run_engine");
     let jobs: Vec<BuiltinJob> = ["synthetic:20000:3", "mimc:200", "synthetic:4097:2", "synthetic:20000:3"]
         .iter()
         .enumerate()
-        .map(|(i, s)| BuiltinJob::new(s.parse().unwrap(), 1 + i % 3, rand::random()))
+        .map(|(i, s)| BuiltinJob::new(s.parse().unwrap(), 1 + i % 3, seed.wrapping_add(i as u64)))
         .collect();
     let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(j.clone())).unwrap()).collect();
     for (job, id) in jobs.iter().zip(ids) {

@@ -100,8 +100,7 @@ fn cuda_faults_stay_in_their_job_and_leak_nothing() {
     if cuzk_sys::test_device("cuda_faults_stay_in_their_job_and_leak_nothing").is_none() {
         return;
     }
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_faults");
     let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(seed);
     let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
     let backend = Arc::new(GpuBackend::new().unwrap().with_fixed_randomness(r, s));

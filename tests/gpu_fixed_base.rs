@@ -23,8 +23,7 @@ fn scalars(rng: &mut ChaCha20Rng, n: usize) -> Vec<Fr> {
 #[test]
 fn gpu_equals_cpu_on_random_and_edge_scalars() {
     let Some(d) = cuzk_sys::test_device("gpu_fixed_base") else { return };
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_fixed_base");
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let ks = scalars(&mut rng, 20_000);
     for n in [1, 300, 1 << 14, 1 << 20] {

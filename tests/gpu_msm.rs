@@ -34,8 +34,7 @@ fn from_raw<P: Copy, R: Copy>(r: R) -> P {
 }
 
 fn rng() -> ChaCha20Rng {
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_msm");
     ChaCha20Rng::seed_from_u64(seed)
 }
 
@@ -569,7 +568,7 @@ fn largest<A: Case>(dev: i32, log_n: u32) {
     let need = (n * (std::mem::size_of::<A>() + 32)) as u64 + ws + (1 << 30);
     let free = cuzk_sys::free_memory(dev).unwrap();
     if free < need {
-        println!("SKIPPED: MSM {name} 2^{log_n} needs {} GiB of device memory, {} GiB free", need >> 30, free >> 30);
+        cuzk_sys::test_skip_on_this_device(&format!("MSM {name} 2^{log_n} needs {} GiB of device memory, {} GiB free", need >> 30, free >> 30));
         return;
     }
     let mut rng = rng();

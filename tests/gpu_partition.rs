@@ -259,7 +259,7 @@ fn gpu_partition_matches_discrete_logs() {
     let Some(dev) = cuzk_sys::test_device("gpu_partition_matches_discrete_logs") else { return };
     let log_n: u32 = std::env::var("CUZK_PARTITION_LOG_N").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
     assert!((10..=27).contains(&log_n), "CUZK_PARTITION_LOG_N must be 10..=27");
-    let seed: u64 = rand::random();
+    let seed = cuzk_sys::test_seed("gpu_partition");
     println!("seed {seed}, 2^{log_n} domain");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     // An odd constraint count just under the power of two.

@@ -41,8 +41,7 @@ impl Case {
 /// replay a failure); None, with the skip message, without a device.
 fn gpu_and_rng(test: &str) -> Option<(i32, u64, rand_chacha::ChaCha20Rng)> {
     let dev = cuzk_sys::test_device(test)?;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_prover");
     Some((dev, seed, rand_chacha::ChaCha20Rng::seed_from_u64(seed)))
 }
 

@@ -70,8 +70,7 @@ fn assert_gpu_equals_cpu(dev: i32, pce: &Pce, inputs: &[Fr], aux: &[Fr], what: &
 
 fn device_and_rng(test: &str) -> Option<(i32, ChaCha20Rng)> {
     let dev = cuzk_sys::test_device(test)?;
-    let seed: u64 = rand::random();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_spmv");
     Some((dev, ChaCha20Rng::seed_from_u64(seed)))
 }
 

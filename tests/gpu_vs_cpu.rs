@@ -49,8 +49,7 @@ fn check(ctx: &NttContext, spec: &str, seed: u64) {
 fn gpu_h_term_matches_cpu_prover_on_real_circuits() {
     let Some(dev) = cuzk_sys::test_device("gpu_h_term_matches_cpu_prover_on_real_circuits") else { return };
     let ctx = NttContext::new(dev).unwrap();
-    let seed = rand::random::<u64>();
-    println!("seed {seed}");
+    let seed = cuzk_sys::test_seed("gpu_h_term_matches_cpu_prover_on_real_circuits");
     for spec in ["sha256:1", "sha256:3", "mimc:300", "mimc:5000", "synthetic:1000", "synthetic:70000:5", "synthetic:2^20"] {
         check(&ctx, spec, seed);
     }
@@ -61,7 +60,7 @@ fn gpu_h_term_matches_cpu_prover_at_2_pow_22() {
     let Some(dev) = cuzk_sys::test_device("gpu_h_term_matches_cpu_prover_at_2_pow_22") else { return };
     let ctx = NttContext::new(dev).unwrap();
     // 2 KiB PoRep partition size: 2,687,961 constraints, domain 2^22.
-    check(&ctx, "synthetic:2687961:40", rand::random::<u64>());
+    check(&ctx, "synthetic:2687961:40", cuzk_sys::test_seed("gpu_h_term_matches_cpu_prover_at_2_pow_22"));
 }
 
 #[test]
@@ -69,7 +68,7 @@ fn gpu_ntt_matches_cpu_domain() {
     let Some(dev) = cuzk_sys::test_device("gpu_ntt_matches_cpu_domain") else { return };
     let ctx = NttContext::new(dev).unwrap();
     let stream = Stream::new(dev).unwrap();
-    let mut rng = rand::thread_rng();
+    let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(cuzk_sys::test_seed("gpu_ntt_matches_cpu_domain"));
     for log_n in (1..=16).chain([17, 19, 21, 22]) {
         let domain = Domain::new(log_n);
         for kind in [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse] {

@@ -285,9 +285,18 @@ fn request_id_is_an_idempotency_key() {
     assert_valid(&pvk, TINY, 24, 40, &r.proof);
     let other = c.submit_proof(&builtin(TINY, 1, 41)).unwrap();
     assert_ne!(other.job_id, a.job_id);
+    // Counted once every job has ended (a count read before `other` ended
+    // depended on whether it had): `a` once, the second submission joined
+    // it while it lived (logged as resubmitted, not run again); the Prove
+    // after it completed ran it again (a request id is a key while its job
+    // lives); and `other`. The cancelled one none.
+    let r = c.await_proof(&pb::AwaitProofRequest { job_id: other.job_id, timeout_ms: 0 }).unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Completed, "{}", r.error_message);
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
-    c.await_proof(&pb::AwaitProofRequest { job_id: other.job_id, timeout_ms: 0 }).unwrap();
-    assert!(s.total_proofs_completed <= 2);
+    let log = d.log();
+    let resubmitted = log.lines().filter(|l| l.contains("job resubmitted") && l.contains("request_id=Some(\"porep-1000-7\")")).count();
+    assert_eq!(resubmitted, 1, "{log}");
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (3, 0));
     d.stop();
 }
 
@@ -391,7 +400,8 @@ fn sigterm_during_load_drains() {
                 })
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(700));
+        // Some proofs made, then the signal (their calls drain: done > 0).
+        d.wait_log("job completed job=");
         d.signal(libc::SIGTERM);
         hs.into_iter().flat_map(|h| h.join().unwrap()).collect::<Vec<_>>()
     });
@@ -438,15 +448,35 @@ fn sigterm_during_load_drains() {
     assert!(!log.contains("job failed") && !log.contains("job cancelled"), "{log}");
 }
 
+/// A daemon with TINY's params whose log has a line as each AwaitProof call
+/// starts waiting (`rpc AwaitProof job=<id> waiting`, debug): the shutdown
+/// tests signal it once their call is in, not after a guessed sleep.
+fn start_logging_awaits(listen: Listen, daemon_extra: &str) -> DaemonProc {
+    let dir = tempfile::tempdir().unwrap();
+    write_params(dir.path(), TINY);
+    let path = dir.path().to_path_buf();
+    DaemonProc::start_with(dir, listen, |l| {
+        config_text(&path, l, daemon_extra).replace("level = \"info\"", "level = \"info,cuzk_bin::daemon::service=debug\"")
+    })
+}
+
+/// A call awaiting `job_id` on a thread, returned once the daemon has it.
+fn await_in_flight(d: &DaemonProc, job_id: String) -> std::thread::JoinHandle<grpcio::Result<pb::AwaitProofResponse>> {
+    let c = d.client();
+    let needle = format!("rpc AwaitProof job={job_id} waiting");
+    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id, timeout_ms: 0 }));
+    d.wait_log(&needle);
+    waiter
+}
+
 /// With shutdown = "cancel", in-flight calls answer CANCELLED (or were done).
 #[test]
 fn sigterm_with_cancel_mode() {
-    let (mut d, _) = DaemonProc::start(Listen::Tcp, "shutdown = \"cancel\"");
+    let mut d = start_logging_awaits(Listen::Tcp, "shutdown = \"cancel\"");
     let c = d.client();
     let big = "synthetic:2^14:4";
     let a = c.submit_proof(&builtin(big, 64, 1)).unwrap();
-    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id, timeout_ms: 0 }));
-    std::thread::sleep(Duration::from_millis(300));
+    let waiter = await_in_flight(&d, a.job_id);
     d.signal(libc::SIGTERM);
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
@@ -456,13 +486,13 @@ fn sigterm_with_cancel_mode() {
 /// A second signal during a drain cancels what is left; the daemon exits.
 #[test]
 fn second_signal_cancels_a_drain() {
-    let (mut d, _) = DaemonProc::start(Listen::Unix, "shutdown = \"drain\"");
+    let mut d = start_logging_awaits(Listen::Unix, "shutdown = \"drain\"");
     let c = d.client();
     let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 3)).unwrap();
-    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id, timeout_ms: 0 }));
-    std::thread::sleep(Duration::from_millis(300));
+    let waiter = await_in_flight(&d, a.job_id);
     d.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    // The drain has begun (the second signal is the one that cancels).
+    d.wait_log("signal SIGTERM received: shutting down");
     d.signal(libc::SIGINT);
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
@@ -474,12 +504,11 @@ fn second_signal_cancels_a_drain() {
 /// cancelled and named in the log, and the daemon exits cleanly.
 #[test]
 fn drain_past_shutdown_timeout_cancels() {
-    let (mut d, _) = DaemonProc::start(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"");
+    let mut d = start_logging_awaits(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"");
     let c = d.client();
     let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 4)).unwrap();
     let id = a.job_id.clone();
-    let waiter = std::thread::spawn(move || c.await_proof(&pb::AwaitProofRequest { job_id: a.job_id, timeout_ms: 0 }));
-    std::thread::sleep(Duration::from_millis(300));
+    let waiter = await_in_flight(&d, a.job_id);
     let start = std::time::Instant::now();
     d.signal(libc::SIGTERM);
     let r = waiter.join().unwrap().unwrap();

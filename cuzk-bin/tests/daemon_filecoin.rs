@@ -14,10 +14,12 @@ mod common;
 
 use common::*;
 use cuzk_bin::proto as pb;
-use cuzk_core::filecoin::filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use cuzk_core::filecoin::filecoin_proofs_api::post::{
+    get_num_partition_for_fallback_post, merge_window_post_partition_proofs, verify_window_post, verify_winning_post,
+};
 use cuzk_core::filecoin::filecoin_proofs_api::seal::verify_seal;
 use cuzk_core::filecoin::filecoin_proofs_api::update::verify_empty_sector_update_proof;
-use cuzk_core::filecoin::filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+use cuzk_core::filecoin::filecoin_proofs_api::{PartitionSnarkProof, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use cuzk_core::filecoin::{encode_envelope, prover_id_from_miner, setup, ParamCache, ProofType};
 use cuzk_tests::fil::{
     data_dir, ensure_params, param_cache, post_randomness, post_replicas, post_vanilla, sector_data, seal_2kib, snap_2kib, Sealed,
@@ -37,16 +39,19 @@ const SEAL: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
 const UPDATE: RegisteredUpdateProof = RegisteredUpdateProof::StackedDrg2KiBV1;
 
 /// A daemon proving from `param_cache`; `srs_extra` adds `[srs]` keys.
+/// On the GPU (`CUZK_REQUIRE_GPU=1`) its engine must run the CUDA backend.
 fn start_daemon(param_cache: &Path, srs_extra: &str) -> DaemonProc {
     let dir = tempfile::tempdir().unwrap();
     let cache = param_cache.display().to_string();
-    DaemonProc::start_with(dir, Listen::Unix, |listen| {
+    let d = DaemonProc::start_with(dir, Listen::Unix, |listen| {
         format!(
             "[daemon]\nlisten = \"{listen}\"\nstatus_listen = \"127.0.0.1:0\"\n\
              [srs]\nparam_cache = \"{cache}\"\n{srs_extra}\n\
              [memory]\ntotal_budget = \"8GiB\"\n[synthesis]\nthreads = 2\n[logging]\nlevel = \"info\"\n"
         )
-    })
+    });
+    cuzk_tests::require_gpu_backend_in_log("the daemon", &d.log());
+    d
 }
 
 fn porep_request(sector: u64, vanilla_proof: Vec<u8>) -> pb::SubmitProofRequest {
@@ -99,6 +104,17 @@ fn verify_porep(sealed: &Sealed, seed: [u8; 32], proof: &[u8]) -> bool {
     verify_seal(SEAL, sealed.comm_r, sealed.comm_d, sealed.prover_id, sealed.sector_id, TICKET, seed, proof).unwrap_or(false)
 }
 
+/// `verify_seal` of a well-formed proof against other public inputs must
+/// be a verdict, false, not an error: a flipped bit only shows that a point
+/// no longer decodes, this shows that the proof is bound to its inputs.
+fn assert_rejected(what: &str, verdict: anyhow::Result<bool>) {
+    match verdict {
+        Ok(false) => {}
+        Ok(true) => panic!("verify_seal accepts the proof {what}"),
+        Err(e) => panic!("verify_seal errs on the proof {what} instead of rejecting it: {e:#}"),
+    }
+}
+
 /// Checks the daemon's log for panics, prints which backend proved and how
 /// (the GPU machine's record), and stops the daemon.
 fn stop_and_report(d: DaemonProc, t: Instant) {
@@ -140,6 +156,12 @@ fn every_filecoin_kind_through_the_daemon() {
     let mut bad = proof.clone();
     bad[10] ^= 1;
     assert!(!verify_porep(&sealed, seed, &bad), "verify_seal accepts a tampered proof");
+    let (s, p) = (&sealed, &proof);
+    let other_seed = verify_seal(SEAL, s.comm_r, s.comm_d, s.prover_id, s.sector_id, TICKET, [10u8; 32], p);
+    assert_rejected("with another seed", other_seed);
+    let other_sector = verify_seal(SEAL, s.comm_r, s.comm_d, s.prover_id, 8.into(), TICKET, seed, p);
+    assert_rejected("of another sector number (replica id)", other_sector);
+    let sealed_proof = proof;
 
     // PoRep C2 of a generated workload (`cuzk filecoin-workload`), as
     // Curio would send it.
@@ -157,6 +179,11 @@ fn every_filecoin_kind_through_the_daemon() {
     };
     let ok = verify_seal(SEAL, h("comm_r"), h("comm_d"), prover, 12.into(), h("ticket"), h("seed_randomness"), &proof).unwrap();
     assert!(ok, "verify_seal rejects the daemon's proof of the generated workload");
+    // Each valid proof against the other's public inputs.
+    let crossed = verify_seal(SEAL, h("comm_r"), h("comm_d"), prover, 12.into(), h("ticket"), h("seed_randomness"), &sealed_proof);
+    assert_rejected("of sector 7 for the generated workload's inputs", crossed);
+    let crossed = verify_seal(SEAL, sealed.comm_r, sealed.comm_d, prover, sealed.sector_id, TICKET, seed, &proof);
+    assert_rejected("of the generated workload for sector 7's inputs", crossed);
 
     // WinningPoSt over the same sector.
     let rand = post_randomness(5);
@@ -179,6 +206,40 @@ fn every_filecoin_kind_through_the_daemon() {
     let proof = proof_of(prove(&c, "WindowPoSt (witness-only)", post_request(pb::ProofKind::WindowPostPartition, 10, rand, vanilla)));
     assert!(verify_window_post(&rand, &[(WINDOW, &proof)], &reps, prover).unwrap(), "verify_window_post rejects the daemon's second proof");
 
+    // A WindowPoSt of two partitions: three sectors at two per partition,
+    // the last partition one sector (padded by the prover and the verifier
+    // alike). The daemon proves one partition per request, as Curio sends
+    // them (partition_index, each with its own sectors' vanilla proofs, in
+    // sector order); filecoin-proofs merges the partition proofs as Curio
+    // does (`merge_window_post_partition_proofs`) and verifies the whole
+    // against all three sectors.
+    let third = seal_2kib(prover, 10, &sector_data(3));
+    let all = [&sealed, &other, &third];
+    assert_eq!(WINDOW.sector_count(), 2);
+    assert_eq!(get_num_partition_for_fallback_post(WINDOW, all.len()).unwrap(), 2);
+    let rand = post_randomness(9);
+    let partitions: Vec<Vec<u8>> = all
+        .chunks(WINDOW.sector_count())
+        .enumerate()
+        .map(|(k, sectors)| {
+            let mut req = post_request(pb::ProofKind::WindowPostPartition, 10, rand, post_vanilla(WINDOW, prover, &rand, sectors));
+            req.partition_index = k as u32;
+            proof_of(prove(&c, &format!("WindowPoSt partition {k} of 2"), req))
+        })
+        .collect();
+    let merge = |parts: &[&Vec<u8>]| {
+        merge_window_post_partition_proofs(WINDOW, parts.iter().map(|p| PartitionSnarkProof(p.to_vec())).collect()).unwrap()
+    };
+    let merged = merge(&[&partitions[0], &partitions[1]]);
+    assert_eq!(merged.len(), 2 * 192);
+    let reps = post_replicas(WINDOW, &all);
+    assert!(verify_window_post(&rand, &[(WINDOW, &merged)], &reps, prover).unwrap(), "verify_window_post rejects the two partitions");
+    // Each partition proves its own sectors only: in the other order, or
+    // with one partition left out, the whole is rejected.
+    let swapped = merge(&[&partitions[1], &partitions[0]]);
+    assert!(!verify_window_post(&rand, &[(WINDOW, &swapped)], &reps, prover).unwrap_or(false), "verify_window_post accepts swapped partitions");
+    assert!(!verify_window_post(&rand, &[(WINDOW, &partitions[0])], &reps, prover).unwrap_or(false), "verify_window_post accepts one partition of two");
+
     // SnapDeals: new data into a CC sector.
     let snap = snap_2kib(prover, 9, 3);
     let req = pb::SubmitProofRequest {
@@ -198,7 +259,7 @@ fn every_filecoin_kind_through_the_daemon() {
     assert!(ok, "verify_empty_sector_update_proof rejects the daemon's proof");
 
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
-    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (6, 0));
+    assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (8, 0));
     stop_and_report(d, t);
 }
 
@@ -258,9 +319,22 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     expect(porep_request(42, envelope), RpcStatusCode::INVALID_ARGUMENT, &["replica_id", "prover id"]);
     // A good C1 output whose parameters are not in the cache.
     let sealed = seal_2kib(prover, 7, &sector_data(4));
-    let good = encode_envelope(7, SECTOR_2KIB, &sealed.commit_phase1([9u8; 32]));
+    let c1 = sealed.commit_phase1([9u8; 32]);
+    let good = encode_envelope(7, SECTOR_2KIB, &c1);
     let porep_params = cache.files_for(ProofType::Seal(SEAL)).unwrap().params;
     expect(porep_request(7, good), RpcStatusCode::FAILED_PRECONDITION, &["missing parameter file", &porep_params.display().to_string()]);
+    // The same C1 output with one byte of a comm_r_last path changed (valid
+    // JSON, a C1 output in shape): refused by the vanilla check at submit,
+    // before the parameters are looked for, naming where.
+    let mut c1: serde_json::Value = serde_json::from_slice(&c1).unwrap();
+    let byte = c1.pointer_mut("/vanilla_proofs/StackedDrg2KiBV1/0/1/comm_r_last_proof/data/Single/path/path/1/hashes/0/9").unwrap();
+    *byte = serde_json::json!(byte.as_u64().unwrap() ^ 1);
+    let corrupted = encode_envelope(7, SECTOR_2KIB, c1.to_string().as_bytes());
+    expect(
+        porep_request(7, corrupted),
+        RpcStatusCode::INVALID_ARGUMENT,
+        &["partition 0, challenge 1", "comm_r_last (tree_r_last) path does not hash"],
+    );
 
     // PoSt: a window registered proof for a winning request, a 32 GiB one
     // for 2 KiB vanilla proofs, and vanilla proofs for other randomness.

@@ -83,7 +83,12 @@ fn partial_batch_waits_max_batch_wait() {
     let backend = TestBackend::new(true);
     let mut cfg = config(1, 1);
     cfg.scheduler.max_batch_size = 4;
-    cfg.scheduler.max_batch_wait_ms = 400;
+    // The second job comes 100 ms after the first, which the collector
+    // holds meanwhile: the wait is long beside that gap, so that a loaded
+    // machine stalling between the two submissions does not flush the first
+    // alone (a false failure the 400 ms it was could give on 2 busy cores).
+    let wait = Duration::from_millis(1500);
+    cfg.scheduler.max_batch_wait_ms = wait.as_millis() as u64;
     let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
     let job = builtin("synthetic:64:2", 1, 1);
     let t = Instant::now();
@@ -92,7 +97,7 @@ fn partial_batch_waits_max_batch_wait() {
     let second = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 2))).unwrap();
     expect_completed(engine.await_job(first, WAIT).unwrap());
     expect_completed(engine.await_job(second, WAIT).unwrap());
-    assert!(t.elapsed() >= Duration::from_millis(400), "the partial batch waited for more jobs");
+    assert!(t.elapsed() >= wait, "the partial batch waited for more jobs");
     assert_eq!(*backend.batch_sizes.lock().unwrap(), vec![2]);
 }
 

@@ -21,8 +21,7 @@ fn errors_cross_the_ffi_as_values_with_messages() {
 #[test]
 fn gpu_locks_exclude_and_release() {
     if !cuzk_sys::AVAILABLE {
-        use std::io::Write; // straight to stderr: the harness captures eprintln!
-        let _ = writeln!(std::io::stderr(), "SKIPPED: cuzk-sys built without CUDA (gpu_locks_exclude_and_release)");
+        cuzk_sys::test_skip("cuzk-sys built without CUDA (gpu_locks_exclude_and_release)");
         return;
     }
     let locks = Arc::new(GpuLocks::new(0).unwrap());

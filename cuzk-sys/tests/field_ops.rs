@@ -94,7 +94,7 @@ const FP_MODULUS: [u64; 6] = [
 #[test]
 fn fp_sqr_sequence_matches_blst_on_the_host() {
     if !cuzk_sys::AVAILABLE {
-        eprintln!("SKIPPED: fp_sqr_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
+        cuzk_sys::test_skip("fp_sqr_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
         return;
     }
     let mut rng = common::rng();
@@ -121,7 +121,7 @@ fn fp_sqr_sequence_matches_blst_on_the_host() {
 #[test]
 fn fr_from_mont_sequence_matches_blst_on_the_host() {
     if !cuzk_sys::AVAILABLE {
-        eprintln!("SKIPPED: fr_from_mont_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
+        cuzk_sys::test_skip("fr_from_mont_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
         return;
     }
     const FR_MODULUS: [u64; 4] =

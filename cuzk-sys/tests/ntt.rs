@@ -107,7 +107,7 @@ fn ntt_large_sizes_sparse_check() {
     for log_n in [25u32, 26, 27, 28] {
         let n = 1usize << log_n;
         if (2 * 32 * n) as u64 > info.free_mem_bytes / 2 {
-            println!("SKIPPED: NTT 2^{log_n} sparse check (needs more device memory)");
+            cuzk_sys::test_skip_on_this_device(&format!("NTT 2^{log_n} sparse check (needs more device memory)"));
             continue;
         }
         let entries: Vec<(usize, Scalar)> = (0..200).map(|_| (rng.gen_range(0..n), Scalar::random(&mut rng))).collect();

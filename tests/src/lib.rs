@@ -21,6 +21,27 @@ pub fn rng(tag: &str) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
+/// The engine's backend (`engine.status().backend`, or the daemon's
+/// `engine started backend=...` log line) where a GPU is required
+/// (`CUZK_REQUIRE_GPU=1`): the engine falls back to the CPU, with only a
+/// log line, when the GPU backend cannot start, and the proofs of the CPU
+/// verify as well, so only this tells a GPU run from a CPU one.
+pub fn require_gpu_backend(what: &str, backend: &str) {
+    if cuzk_sys::gpu_required() {
+        assert_eq!(backend, "cuda", "CUZK_REQUIRE_GPU=1, but {what} runs on the {backend:?} backend");
+    }
+}
+
+/// [`require_gpu_backend`] of a daemon, from its log's `engine started
+/// backend=...` line (logged before it serves).
+pub fn require_gpu_backend_in_log(what: &str, log: &str) {
+    if cuzk_sys::gpu_required() {
+        let line = log.lines().find_map(|l| l.split("engine started backend=").nth(1));
+        let line = line.unwrap_or_else(|| panic!("{what}: no engine start in the log:\n{log}"));
+        require_gpu_backend(what, line.split_whitespace().next().unwrap_or(""));
+    }
+}
+
 /// Our parameters as bellperson reads them (through the file format).
 pub fn to_bellperson(params: &Parameters) -> BpParams {
     let mut bytes = Vec::new();

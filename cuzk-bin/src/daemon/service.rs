@@ -218,6 +218,10 @@ impl pb::ProvingEngine for ProvingService {
         };
         let engine = self.engine.clone();
         self.reply_blocking(&ctx, sink, "AwaitProof", move || {
+            // Where a call starts waiting: the shutdown tests signal the
+            // daemon after it (debug: a client polling with timeouts makes
+            // one per call).
+            log::debug!("rpc AwaitProof job={} waiting", req.job_id);
             let outcome = engine.await_job(id, timeout(req.timeout_ms)).map_err(|e| wire::engine_error(&e))?;
             Ok(pb::AwaitProofResponse { job_id: req.job_id, ..wire::await_response(id, &outcome) })
         });

@@ -11,10 +11,9 @@ use ff::Field;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
+/// A seeded rng, its seed printed (`CUZK_TEST_SEED` replays a failure).
 pub fn rng() -> ChaCha20Rng {
-    let mut seed = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut seed);
-    ChaCha20Rng::from_seed(seed)
+    ChaCha20Rng::seed_from_u64(cuzk_sys::test_seed("rng"))
 }
 
 /// A blstrs value as the raw blst struct it wraps (#[repr(transparent)]:
