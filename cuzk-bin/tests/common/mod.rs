@@ -226,20 +226,6 @@ impl DaemonProc {
         }
     }
 
-    /// Waits until the log has `needle` (60 s at most); returns the log.
-    /// An event to act on, where a sleep would guess how long it takes.
-    pub fn wait_log(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let log = self.log();
-            if log.contains(needle) {
-                return log;
-            }
-            assert!(Instant::now() < deadline, "no {needle:?} in the daemon's log within 60 s:\n{log}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
     pub fn signal(&self, sig: i32) {
         // SAFETY: sends a signal to our own child process.
         assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
