@@ -17,7 +17,13 @@
 //!   bandwidth, which the MSMs' sorts take from them.
 //! - The SRS streamed from host memory: L (then B) runs beside the H MSM in
 //!   the H term's idle third buffer ([`Queries::InHScratch`]): the H MSM is
-//!   bound by arithmetic, L by its point uploads. No VRAM of its own.
+//!   bound by arithmetic, L by its point uploads. No VRAM of its own. The
+//!   H MSM then runs in chunks that fit one H buffer too, however much
+//!   VRAM the call has: beside a whole H MSM (~32 GiB of workspace at
+//!   2^27) L took twice as long as beside a chunked one, and a 2^27
+//!   partition 2.28 s on an H100 without a limit against 1.96 s under 16
+//!   GiB, where the chunks fit one buffer; a card with more VRAM than 16
+//!   GiB and less than the SRS resident needs got the slower plan.
 //!   The executor fits the plan to the device before it runs: a choice
 //!   that does not apply there (a buffer too small for L's chunks, say) is
 //!   dropped, and the plan as it runs is what is logged.
@@ -270,6 +276,13 @@ impl Plan {
         };
         let beside = h == HTerm::Device && points == PointsAt::Device && spare >= s.query_bytes;
         let queries = if queries == Queries::AfterH && beside { Queries::BesideH } else { queries };
+        // The H MSM in chunks no larger than those of the queries beside
+        // it in one H buffer (see the module's documentation).
+        let chunks = match (queries, chunks) {
+            (Queries::InHScratch(_), Chunks::Whole) => Chunks::Within(s.h_bytes / 3),
+            (Queries::InHScratch(_), Chunks::Within(b)) => Chunks::Within(b.min(s.h_bytes / 3)),
+            (_, c) => c,
+        };
         Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks, z_in_grant }
     }
 
@@ -525,14 +538,14 @@ mod tests {
     #[test]
     fn streamed_srs_runs_l_and_b_in_the_h_scratch() {
         let p = plan(40 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=whole");
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
         assert_eq!(p.borrowed(&request(40 * GIB, 1)), 0);
     }
 
     #[test]
     fn streamed_srs_two_circuits_stage_the_next() {
         let p = plan(40 * GIB, 2);
-        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=whole");
+        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=within(4GiB)");
     }
 
     #[test]
@@ -583,7 +596,7 @@ mod tests {
     fn resident_matrices_with_the_srs_streamed() {
         let req = pce_request(46 * GIB, 2);
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=whole");
+        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
         assert_eq!(p.borrowed(&req), 0);
     }
 
@@ -666,6 +679,20 @@ mod tests {
         }
         // Too little room beside the SRS and matrices for the H buffers and z.
         assert!(!srs_resident(60 * GIB, pce, srs, min_working));
+    }
+
+    /// Cards between a 16 GiB one and one that keeps the SRS resident: the
+    /// plan of the 16 GiB card (the MSMs in chunks of one H buffer, L and
+    /// B beside the H MSM in the third), never the whole H MSM beside them.
+    #[test]
+    fn more_vram_with_the_points_in_host_memory_keeps_one_buffer_chunks() {
+        for vram in [16, 24, 32, 48, 60] {
+            let p = plan(vram * GIB, 1);
+            assert_eq!((p.points, p.queries), (PointsAt::Host, Queries::InHScratch(Scratch::LAndB)), "{vram} GiB");
+            assert_eq!(p.chunks, Chunks::Within(4 * GIB), "{vram} GiB");
+        }
+        // Batch MSMs keep their own sizing.
+        assert_eq!(plan(40 * GIB, BATCH_MSMS_FROM_CIRCUITS).chunks, Chunks::Whole);
     }
 
     /// An 80 GB card (77 GiB budget): the SRS and matrices resident leave
