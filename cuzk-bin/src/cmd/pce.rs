@@ -170,12 +170,13 @@ fn param_cache(given: Option<PathBuf>, daemon_config: Option<&Path>) -> Result<P
     if let Some(dir) = given {
         return Ok(dir);
     }
-    let (loaded, _) = cuzk_bin::daemon::process::load_config(daemon_config).map_err(anyhow::Error::msg)?;
-    // A config named but missing falls back to the defaults: say so, since
-    // the file then lands in the default param cache.
-    for w in &loaded.warnings {
-        log::warn!("{w}");
+    // The daemon runs on its defaults where a named config is missing (a
+    // restart loop helps no one); a tool that writes gigabytes where that
+    // config says stops instead: the name is likely a typo.
+    if let Some(path) = daemon_config.filter(|p| !p.exists()) {
+        bail!("daemon config {} does not exist (name the folder with --param-cache instead)", path.display());
     }
+    let (loaded, _) = cuzk_bin::daemon::process::load_config(daemon_config).map_err(anyhow::Error::msg)?;
     Ok(loaded.config.srs.param_cache)
 }
 
