@@ -47,10 +47,7 @@ fn main() {
                 "cargo:warning=cuzk-sys: nvcc not found; building the CPU-only configuration \
                  (no GPU support). Run build/install-nvcc.sh to get nvcc."
             );
-            cc::Build::new()
-                .file(native.join("no_cuda.c"))
-                .include(&native)
-                .compile("cuzk");
+            cc::Build::new().file(native.join("no_cuda.c")).include(&native).compile("cuzk");
         }
     }
 }
@@ -157,9 +154,8 @@ fn compile_cuda(native: &Path, nvcc: &Path) {
     // CUZK_CUDA_STANDALONE adds sources (comma-separated, relative to
     // native/), to measure a whole-program build of them.
     let extra = env::var("CUZK_CUDA_STANDALONE").unwrap_or_default();
-    let standalone = |p: &PathBuf| {
-        STANDALONE.iter().copied().chain(extra.split(',').map(str::trim).filter(|s| !s.is_empty())).any(|s| p.ends_with(s))
-    };
+    let standalone =
+        |p: &PathBuf| STANDALONE.iter().copied().chain(extra.split(',').map(str::trim).filter(|s| !s.is_empty())).any(|s| p.ends_with(s));
     let main: Vec<&PathBuf> = sources.iter().filter(|p| !standalone(p)).collect();
     build_of(&main).compile("cuzk");
     for p in sources.iter().filter(|p| standalone(p)) {

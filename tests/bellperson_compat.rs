@@ -122,13 +122,7 @@ fn batch_proving_and_batch_verification() {
     let inputs: Vec<Vec<Fr>> = circuits.iter().map(|c| c.public_inputs().unwrap()).collect();
     let rs: Vec<(Fr, Fr)> = (0..4).map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
     let ours = groth16::prove_batch_deterministic(&params, circuits.clone(), &rs).unwrap();
-    let theirs = bp::create_proof_batch(
-        circuits,
-        &bp_params,
-        rs.iter().map(|x| x.0).collect(),
-        rs.iter().map(|x| x.1).collect(),
-    )
-    .unwrap();
+    let theirs = bp::create_proof_batch(circuits, &bp_params, rs.iter().map(|x| x.0).collect(), rs.iter().map(|x| x.1).collect()).unwrap();
     for (o, t) in ours.iter().zip(&theirs) {
         assert_eq!(o.to_bytes().to_vec(), bp_proof_bytes(t));
     }

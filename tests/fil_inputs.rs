@@ -4,8 +4,8 @@
 
 use cuzk_core::filecoin::filecoin_proofs_api::{get_parameter_data, RegisteredSealProof};
 use cuzk_core::filecoin::{
-    circuit_id, encode_envelope, prepare, prover_id_from_miner, setup, FilecoinError, ParamCache, ProofKind,
-    ProofRequest, ProofType, PublishedDigests, SECTOR_SIZES,
+    circuit_id, encode_envelope, prepare, prover_id_from_miner, setup, FilecoinError, ParamCache, ProofKind, ProofRequest, ProofType,
+    PublishedDigests, SECTOR_SIZES,
 };
 use cuzk_tests::fil::data_dir;
 
@@ -50,8 +50,7 @@ fn prover_id_is_the_miner_varint() {
 
 #[test]
 fn circuit_ids_are_production_names() {
-    let kinds =
-        [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate, ProofKind::WindowPostPartition, ProofKind::WinningPost];
+    let kinds = [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate, ProofKind::WindowPostPartition, ProofKind::WinningPost];
     for kind in kinds {
         for size in SECTOR_SIZES {
             let pt = ProofType::current(kind, size).unwrap();
@@ -229,13 +228,39 @@ fn corrupted_porep_vanilla_proofs_are_refused_and_named() {
     let path = "/data/Single/path/path";
     let cases: Vec<(String, Box<dyn FnOnce(&mut serde_json::Value)>, &[&str])> = vec![
         // filecoin-proofs' verify_all_partitions accepts these two.
-        (format!("/1/comm_r_last_proof{path}/0/hashes/3/5"), Box::new(flip), &["challenge 1", "comm_r_last (tree_r_last) path does not hash"]),
+        (
+            format!("/1/comm_r_last_proof{path}/0/hashes/3/5"),
+            Box::new(flip),
+            &["challenge 1", "comm_r_last (tree_r_last) path does not hash"],
+        ),
         (format!("/0/comm_d_proofs{path}/2/hashes/0/7"), Box::new(flip), &["challenge 0", "comm_d (tree_d) path does not hash"]),
-        (format!("/0/replica_column_proofs/drg_parents/2/column/rows/1/4"), Box::new(flip), &["challenge 0", "filecoin-proofs' check fails"]),
+        (
+            format!("/0/replica_column_proofs/drg_parents/2/column/rows/1/4"),
+            Box::new(flip),
+            &["challenge 0", "filecoin-proofs' check fails"],
+        ),
         (format!("/1/labeling_proofs/0/parents/0/3"), Box::new(flip), &["challenge 1", "filecoin-proofs' check fails"]),
-        (format!("/0/replica_column_proofs/exp_parents"), Box::new(|v| { v.as_array_mut().unwrap().pop(); }), &["expansion parent columns"]),
-        (format!("/0/comm_r_last_proof{path}"), Box::new(|v| { v.as_array_mut().unwrap().pop(); }), &["comm_r_last (tree_r_last) path has 1 levels"]),
-        (format!("/1/replica_column_proofs/c_x/column/rows"), Box::new(|v| { v.as_array_mut().unwrap().pop(); }), &["challenged node's column has 1 rows"]),
+        (
+            format!("/0/replica_column_proofs/exp_parents"),
+            Box::new(|v| {
+                v.as_array_mut().unwrap().pop();
+            }),
+            &["expansion parent columns"],
+        ),
+        (
+            format!("/0/comm_r_last_proof{path}"),
+            Box::new(|v| {
+                v.as_array_mut().unwrap().pop();
+            }),
+            &["comm_r_last (tree_r_last) path has 1 levels"],
+        ),
+        (
+            format!("/1/replica_column_proofs/c_x/column/rows"),
+            Box::new(|v| {
+                v.as_array_mut().unwrap().pop();
+            }),
+            &["challenged node's column has 1 rows"],
+        ),
     ];
     for (at, edit, needles) in cases {
         let req = corrupted(&at, edit);
@@ -260,7 +285,7 @@ fn corrupted_porep_vanilla_proofs_are_refused_and_named() {
 fn the_engine_refuses_a_corrupted_c1_at_submit() {
     use cuzk_core::engine::{Engine, EngineError, ProofKind as Kind, ProofRequest as Request};
     use cuzk_core::filecoin::ProofRequest as FilecoinRequest;
-    use cuzk_tests::fil::{sector_data, seal_2kib};
+    use cuzk_tests::fil::{seal_2kib, sector_data};
     let sealed = seal_2kib(prover_id_from_miner(1000), 7, &sector_data(1));
     let good = sealed.commit_phase1([9u8; 32]);
     let mut c1: serde_json::Value = serde_json::from_slice(&good).unwrap();

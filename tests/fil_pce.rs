@@ -10,7 +10,7 @@ use cuzk_core::filecoin::filecoin_proofs_api::RegisteredPoStProof;
 use cuzk_core::filecoin::setup::blank_circuit;
 use cuzk_core::filecoin::{prepare, prover_id_from_miner, ProofKind, ProofRequest};
 use cuzk_core::pce;
-use cuzk_tests::fil::{post_randomness, shared_c1_request, post_vanilla, seal_2kib, sector_data, snap_2kib};
+use cuzk_tests::fil::{post_randomness, post_vanilla, seal_2kib, sector_data, shared_c1_request, snap_2kib};
 use std::time::Instant;
 
 const MINER: u64 = 1000;

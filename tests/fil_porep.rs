@@ -45,11 +45,7 @@ fn porep_2kib_verifies_and_matches_bellperson() {
 
     let t = Instant::now();
     let synthesized = prepared.synthesize().unwrap();
-    eprintln!(
-        "synthesis: {:.1} s, {} constraints",
-        t.elapsed().as_secs_f64(),
-        synthesized.assignments[0].num_constraints()
-    );
+    eprintln!("synthesis: {:.1} s, {} constraints", t.elapsed().as_secs_f64(), synthesized.assignments[0].num_constraints());
     let rs: Vec<(Fr, Fr)> = (0..synthesized.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
     let t = Instant::now();
     let proofs = prove_partitions(&synthesized, &params, Some(&rs)).unwrap();

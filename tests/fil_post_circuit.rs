@@ -62,8 +62,14 @@ fn fallback_circuit(req: &ProofRequest, blank: bool) -> FallbackPoStCircuit<Shap
     } else {
         vec![single_partition_vanilla_proofs(&config, &pp.vanilla_params, &inputs, &proofs).unwrap()]
     };
-    <FallbackPoStCompound<ShapeBase> as CompoundProof<_, _>>::circuit(&inputs, Default::default(), &partition[0], &pp.vanilla_params, Some(0))
-        .unwrap()
+    <FallbackPoStCompound<ShapeBase> as CompoundProof<_, _>>::circuit(
+        &inputs,
+        Default::default(),
+        &partition[0],
+        &pp.vanilla_params,
+        Some(0),
+    )
+    .unwrap()
 }
 
 fn bincode_proof(b: &[u8]) -> FallbackPoStSectorProof<ShapeBase> {

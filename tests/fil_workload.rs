@@ -12,19 +12,17 @@
 
 use cuzk_core::filecoin::filecoin_proofs::parameters::public_params;
 use cuzk_core::filecoin::filecoin_proofs::{constants::*, DefaultPieceDomain, DefaultPieceHasher};
-use cuzk_core::filecoin::filecoin_proofs_api::seal::{verify_seal, SealCommitPhase1Output, VanillaSealProof};
 use cuzk_core::filecoin::filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
+use cuzk_core::filecoin::filecoin_proofs_api::seal::{verify_seal, SealCommitPhase1Output, VanillaSealProof};
+use cuzk_core::filecoin::filecoin_proofs_api::update::verify_empty_sector_update_proof;
 use cuzk_core::filecoin::filecoin_proofs_api::{PublicReplicaInfo, SectorId};
 use cuzk_core::filecoin::storage_proofs_core::merkle::MerkleTreeTrait;
 use cuzk_core::filecoin::storage_proofs_core::proof::ProofScheme;
-use cuzk_core::filecoin::filecoin_proofs_api::update::verify_empty_sector_update_proof;
 use cuzk_core::filecoin::workload::{porep, post, snap, PorepSpec, PorepWorkload, PostSpec, PostWorkload, SnapSpec, SnapWorkload};
-use cuzk_core::filecoin::{
-    decode_envelope, encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest, ProofType,
-};
-use std::collections::BTreeMap;
+use cuzk_core::filecoin::{decode_envelope, encode_envelope, prepare, prove_partitions, FilecoinError, ProofKind, ProofRequest, ProofType};
 use cuzk_core::srs::{Parameters, ReadOptions};
 use cuzk_tests::fil::{ensure_params, param_cache};
+use std::collections::BTreeMap;
 use std::time::Instant;
 use storage_proofs_porep::stacked::{generate_replica_id, PublicInputs, StackedDrg, Tau};
 
@@ -141,7 +139,16 @@ fn porep_2kib_workload_proves_to_a_proof_verify_seal_accepts() {
     assert!(!verify(&tampered), "verify_seal accepts a tampered proof");
     // The valid proof of seed 1 against seed 2's public inputs (comm_r,
     // comm_d, ticket, seed): a verdict, false, not a decode error.
-    let v = verify_seal(other.registered_proof, other.comm_r, other.comm_d, w.prover_id, SectorId::from(w.sector_num), other.ticket, other.seed, &bytes);
+    let v = verify_seal(
+        other.registered_proof,
+        other.comm_r,
+        other.comm_d,
+        w.prover_id,
+        SectorId::from(w.sector_num),
+        other.ticket,
+        other.seed,
+        &bytes,
+    );
     assert!(matches!(v, Ok(false)), "verify_seal of seed 1's proof with seed 2's inputs: {v:?}");
 }
 

@@ -13,7 +13,9 @@ use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::engine::gpu_backend::GpuBackend;
 use cuzk_core::engine::interlock::VramBudget;
 use cuzk_core::engine::memory::MemoryBudget;
-use cuzk_core::engine::{BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode};
+use cuzk_core::engine::{
+    BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode,
+};
 use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof};
 use cuzk_core::Fr;
 use ff::Field;
@@ -57,7 +59,15 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let resident = GpuBackend::new().unwrap().with_fixed_randomness(r, s);
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
         for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
-            let input = ProveInput { params: &params, assignments, vram: &vram, pce, host_memory: None, h_copies_counted: true, stop: cuzk_core::groth16::StopCheck::NEVER };
+            let input = ProveInput {
+                params: &params,
+                assignments,
+                vram: &vram,
+                pce,
+                host_memory: None,
+                h_copies_counted: true,
+                stop: cuzk_core::groth16::StopCheck::NEVER,
+            };
             let need = streamed.vram_needed(0, &input);
             let paths: [(&str, &GpuBackend, Option<u64>); 5] = [
                 ("prestaged, SRS resident", &resident, None),
@@ -93,7 +103,8 @@ fn witness_only_case() -> WitnessOnlyCase {
     let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
     let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
-    let cpu = groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
+    let cpu =
+        groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
     let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
     let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
     WitnessOnlyCase { r, s, params, cpu, pce, witness_only }
@@ -121,7 +132,15 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     // A grant too small for the H buffers: H on the CPU, a, b, c on the host.
     let small = 1 << 20;
     let tight = MemoryBudget::new(abc_bytes + h_copies - 1);
-    let input = ProveInput { params: &params, assignments: &witness_only, vram: &vram, pce: Some(&pce), host_memory: Some(&tight), h_copies_counted: false, stop: cuzk_core::groth16::StopCheck::NEVER };
+    let input = ProveInput {
+        params: &params,
+        assignments: &witness_only,
+        vram: &vram,
+        pce: Some(&pce),
+        host_memory: Some(&tight),
+        h_copies_counted: false,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
     match backend.compute_fallback(0, small, &input) {
         Err(e @ ProverError::OutOfHostMemory(_)) => assert!(e.to_string().contains("beyond the engine's budget"), "{e}"),
         Err(e) => panic!("expected out of host memory, got {e}"),
@@ -137,7 +156,11 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     let counted = MemoryBudget::new(abc_bytes);
     let input = ProveInput { host_memory: Some(&counted), h_copies_counted: true, ..input };
     let got = backend.epilogue(0, backend.compute_fallback(0, small, &input).unwrap()).unwrap();
-    assert_eq!((counted.usage().peak_bytes, got[0].to_bytes()), (abc_bytes, cpu[0].to_bytes()), "the copies counted by the engine: a, b, c alone reserved");
+    assert_eq!(
+        (counted.usage().peak_bytes, got[0].to_bytes()),
+        (abc_bytes, cpu[0].to_bytes()),
+        "the copies counted by the engine: a, b, c alone reserved"
+    );
     println!("witness-only fallback with a, b, c and the H term on the host: {abc_bytes} + {h_copies} B reserved, refused one byte short, CPU bytes");
 }
 
@@ -161,14 +184,26 @@ fn h_term_on_device_follows_the_vram_budget() {
     let (mut lo, mut hi) = (1u64 << 20, 16u64 << 30);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if on(mid) { hi = mid } else { lo = mid }
+        if on(mid) {
+            hi = mid
+        } else {
+            lo = mid
+        }
     }
     let assignments = [cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
     // No host memory to spare: an H term on the host, which the engine
     // did not count, is refused.
     let none = MemoryBudget::new(0);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: Some(&none), h_copies_counted: false, stop: cuzk_core::groth16::StopCheck::NEVER };
+    let input = ProveInput {
+        params: &params,
+        assignments: &assignments,
+        vram: &vram,
+        pce: None,
+        host_memory: Some(&none),
+        h_copies_counted: false,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
     let h = cuzk_core::groth16::gpu_prover::GpuProver::h_bytes(assignments[0].num_constraints()).unwrap();
     assert!(hi > h && hi < h + (256 << 20), "threshold {hi} B against H buffers of {h} B");
     backend.epilogue(0, backend.compute_fallback(0, hi, &input).unwrap()).unwrap();
@@ -270,7 +305,15 @@ fn engine_vram_limit_forces_the_fallback() {
     let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: None, host_memory: None, h_copies_counted: true, stop: cuzk_core::groth16::StopCheck::NEVER };
+    let input = ProveInput {
+        params: &params,
+        assignments: &assignments,
+        vram: &vram,
+        pce: None,
+        host_memory: None,
+        h_copies_counted: true,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
     let limit = GpuBackend::new().unwrap().vram_needed(0, &input) - 1;
     let (paths, _) = run_engine(2, limit, true);
     assert!(paths.iter().any(|p| p == "fallback"), "paths {paths:?}");
@@ -296,14 +339,26 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     let (mut lo, mut hi) = (1u64 << 20, 16u64 << 30);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if on(mid) { hi = mid } else { lo = mid }
+        if on(mid) {
+            hi = mid
+        } else {
+            lo = mid
+        }
     }
     let device = [DeviceLocks::new(0, "test".into(), hi)];
     let lease = backend.abc_on_device(&pce, &params, &device);
     assert!(lease.is_some(), "no lease: the matrices neither resident nor streamed in {hi} B");
     assert!(backend.streams_matrices(0, &pce), "the matrices fit resident in {hi} B: no streaming to test");
     let none = MemoryBudget::new(0);
-    let input = ProveInput { params: &params, assignments: &witness_only, vram: &device[0].vram, pce: Some(&pce), host_memory: Some(&none), h_copies_counted: true, stop: cuzk_core::groth16::StopCheck::NEVER };
+    let input = ProveInput {
+        params: &params,
+        assignments: &witness_only,
+        vram: &device[0].vram,
+        pce: Some(&pce),
+        host_memory: Some(&none),
+        h_copies_counted: true,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
     let got = backend.epilogue(0, backend.compute_fallback(0, hi, &input).unwrap()).unwrap();
     assert_eq!(got[0].to_bytes(), cpu[0].to_bytes(), "streamed within {hi} B");
     drop(lease);

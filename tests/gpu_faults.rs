@@ -155,7 +155,10 @@ fn cuda_faults_stay_in_their_job_and_leak_nothing() {
             break;
         }
         let m = failure(out, &case);
-        assert!(m.contains("cudaErrorInvalidConfiguration") && m.contains("kernel launch") && m.contains("device call failed"), "{case}: {m}");
+        assert!(
+            m.contains("cudaErrorInvalidConfiguration") && m.contains("kernel launch") && m.contains("device call failed"),
+            "{case}: {m}"
+        );
         assert!(rig.in_service(), "{case}: a recoverable error took the device out of service");
         failed += 1;
         assert!(nth < 1 << 20, "no end to a prove's launches");

@@ -104,9 +104,8 @@ fn edge_cases<A: Case>(dev: i32) {
     let minus_one = -Fr::ONE;
     let specials = [Fr::ZERO, Fr::ONE, Fr::from(2u64), minus_one, minus_one - Fr::ONE];
     // Each scalar drawn from the specials or random.
-    let mixed: Vec<Fr> = (0..n)
-        .map(|_| if rng.gen_bool(0.7) { specials[rng.gen_range(0..specials.len())] } else { Fr::random(&mut rng) })
-        .collect();
+    let mixed: Vec<Fr> =
+        (0..n).map(|_| if rng.gen_bool(0.7) { specials[rng.gen_range(0..specials.len())] } else { Fr::random(&mut rng) }).collect();
     check(dev, "edge scalars", &p, &mixed, None);
     for (name, v) in [("all 0", Fr::ZERO), ("all 1", Fr::ONE), ("all r-1", minus_one), ("all 2", Fr::from(2u64))] {
         check(dev, name, &p, &vec![v; n], None);
@@ -157,8 +156,7 @@ fn edge_cases<A: Case>(dev: i32) {
 fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     let mut rng = rng();
     let p = points::<A>(&mut rng, n);
-    let s: Vec<Fr> =
-        (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 5) as u64) } else { Fr::random(&mut rng) }).collect();
+    let s: Vec<Fr> = (0..n).map(|i| if i % 3 == 0 { Fr::from((i % 5) as u64) } else { Fr::random(&mut rng) }).collect();
     for c in [2, 3, 5, 8, 11, 13, 16, 19, 21, 22] {
         check(dev, "window", &p, &s, Some(MsmOptions { window_bits: c, ..Default::default() }));
     }
@@ -169,9 +167,7 @@ fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     // last group), alone and with chunks: the first chunk stores bucket
     // sums, later ones add to them.
     let sort = |e: u64| e * n as u64;
-    for (c, max_sort_entries, chunk) in
-        [(0, sort(1), 0), (11, sort(3), 0), (13, sort(7) - 1, 0), (0, 5_000, 999), (16, 3 * 1777, 1777)]
-    {
+    for (c, max_sort_entries, chunk) in [(0, sort(1), 0), (11, sort(3), 0), (13, sort(7) - 1, 0), (0, 5_000, 999), (16, 3 * 1777, 1777)] {
         let o = MsmOptions { window_bits: c, max_chunk_points: chunk, max_sort_entries };
         check(dev, "window groups", &p, &s, Some(o));
     }
@@ -294,16 +290,11 @@ fn gpu_msm_device_inputs() {
     ds.copy_from_host(&stream, 0, cast(&s)).unwrap();
     stream.synchronize().unwrap();
     // A sub-range on the device, host points with device scalars, and both.
-    let (r, _) = gpu::msm::<G1>(
-        dev,
-        Input::Device { buf: &dp, offset: 100, len: 5000 },
-        Input::Device { buf: &ds, offset: 100, len: 5000 },
-        None,
-    )
-    .unwrap();
-    assert!(from_raw::<G1Projective, _>(r) == msm(&p[100..5100], &s[100..5100]));
     let (r, _) =
-        gpu::msm::<G1>(dev, Input::Host(cast(&p)), Input::Device { buf: &ds, offset: 0, len: n }, None).unwrap();
+        gpu::msm::<G1>(dev, Input::Device { buf: &dp, offset: 100, len: 5000 }, Input::Device { buf: &ds, offset: 100, len: 5000 }, None)
+            .unwrap();
+    assert!(from_raw::<G1Projective, _>(r) == msm(&p[100..5100], &s[100..5100]));
+    let (r, _) = gpu::msm::<G1>(dev, Input::Host(cast(&p)), Input::Device { buf: &ds, offset: 0, len: n }, None).unwrap();
     assert!(from_raw::<G1Projective, _>(r) == msm(&p, &s));
     // Chunked, one side from the host (staged, the next chunk uploading
     // while the current one runs) and the other read in place.
@@ -448,8 +439,7 @@ fn gpu_msm_workspace_is_reused() {
         (777, true, Some(MsmOptions { window_bits: 7, ..Default::default() })),
         (0, false, None),
     ] {
-        let scalars =
-            if on_dev { Input::Device { buf: &ds, offset: 0, len } } else { Input::Host(cast::<Fr, FrRepr>(&s[..len])) };
+        let scalars = if on_dev { Input::Device { buf: &ds, offset: 0, len } } else { Input::Host(cast::<Fr, FrRepr>(&s[..len])) };
         let (r, _) = gpu::msm_in::<G1>(&mut ws, Input::Host(cast(&p[..len])), scalars, o).unwrap();
         let want = msm(&p[..len], &s[..len]);
         assert!(from_raw::<G1Projective, _>(r) == want, "n = {len}, device scalars {on_dev}, {o:?}");
@@ -568,7 +558,11 @@ fn largest<A: Case>(dev: i32, log_n: u32) {
     let need = (n * (std::mem::size_of::<A>() + 32)) as u64 + ws + (1 << 30);
     let free = cuzk_sys::free_memory(dev).unwrap();
     if free < need {
-        cuzk_sys::test_skip_on_this_device(&format!("MSM {name} 2^{log_n} needs {} GiB of device memory, {} GiB free", need >> 30, free >> 30));
+        cuzk_sys::test_skip_on_this_device(&format!(
+            "MSM {name} 2^{log_n} needs {} GiB of device memory, {} GiB free",
+            need >> 30,
+            free >> 30
+        ));
         return;
     }
     let mut rng = rng();
@@ -605,13 +599,9 @@ fn largest<A: Case>(dev: i32, log_n: u32) {
             let want = A::Proj::generator() * cuzk_tests::dlogs::dot(&host[offset..offset + len], seed, distinct, offset);
             for o in [None, Some(chunked)] {
                 let t = std::time::Instant::now();
-                let (r, st) = gpu::msm::<A::G>(
-                    dev,
-                    Input::Device { buf: &points, offset, len },
-                    Input::Device { buf: &scalars, offset, len },
-                    o,
-                )
-                .unwrap();
+                let (r, st) =
+                    gpu::msm::<A::G>(dev, Input::Device { buf: &points, offset, len }, Input::Device { buf: &scalars, offset, len }, o)
+                        .unwrap();
                 let got: A::Proj = from_raw(r);
                 assert!(got == want, "MSM {name} of {len} points from {offset}, {kind} scalars ({o:?}): wrong result");
                 println!(

@@ -125,13 +125,7 @@ fn expected_results(params: &Parameters, pa: &ProvingAssignment) -> MsmResults {
     let a = dot(inputs, SEEDS[2], 0) + dot(&a_aux, SEEDS[2], inputs.len());
     let b = dot(&b_in, SEEDS[3], 0) + dot(&b_aux, SEEDS[3], b_in.len());
     let b2 = dot(&b_in, SEEDS[4], 0) + dot(&b_aux, SEEDS[4], b_in.len());
-    MsmResults {
-        h: g1 * dot(&h[..params.h.len()], SEEDS[0], 0),
-        l: g1 * dot(aux, SEEDS[1], 0),
-        a: g1 * a,
-        b_g1: g1 * b,
-        b_g2: g2 * b2,
-    }
+    MsmResults { h: g1 * dot(&h[..params.h.len()], SEEDS[0], 0), l: g1 * dot(aux, SEEDS[1], 0), a: g1 * a, b_g1: g1 * b, b_g2: g2 * b2 }
 }
 
 /// Runs `f` and returns the least free device memory seen meanwhile
@@ -174,8 +168,7 @@ fn min_free_during<R>(dev: i32, f: impl FnOnce() -> R) -> (R, u64) {
         };
         if trace {
             let mib = |b: u64| (start as i64 - b as i64) as f64 / (1u64 << 20) as f64;
-            let steps: Vec<String> =
-                poll.join().unwrap().iter().map(|(t, b)| format!("{:.1}ms:{:+.0}", ms(*t), mib(*b))).collect();
+            let steps: Vec<String> = poll.join().unwrap().iter().map(|(t, b)| format!("{:.1}ms:{:+.0}", ms(*t), mib(*b))).collect();
             println!("VRAM trace (MiB in use above the start): {} | after: {:+.0}", steps.join(" "), mib(free()));
         }
         r
@@ -366,7 +359,13 @@ fn gpu_partition_matches_discrete_logs() {
                 _ if l_beside_h => ", L beside H asked for, ran after (chunks too small)",
                 _ => "",
             };
-            report(&format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points{how}"), stage, &times, epilogue, peak);
+            report(
+                &format!("{gib:.1} GiB limit, SRS from {memory} host memory, G1 chunks of {chunk} points{how}"),
+                stage,
+                &times,
+                epilogue,
+                peak,
+            );
             assert!(peak <= limit, "VRAM limit {limit} (L beside H: {l_beside_h}): peak use {peak} bytes");
         }
 
@@ -419,7 +418,11 @@ fn gpu_partition_matches_discrete_logs() {
             let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), p);
             same("no limit, SRS from host memory", &m, &expected);
             let proof = assemble(&params.vk, m, r, s);
-            assert_eq!(proof.to_bytes(), want, "no limit, SRS from host memory ({what}): the proof differs from the independent computation");
+            assert_eq!(
+                proof.to_bytes(),
+                want,
+                "no limit, SRS from host memory ({what}): the proof differs from the independent computation"
+            );
             let report_what = format!("no limit, SRS from page-locked host memory, queries {what} (ran: {ran:?}), proof {round}");
             report(&report_what, stage, &times, Duration::ZERO, peak);
         }
@@ -438,9 +441,8 @@ fn gpu_partition_matches_discrete_logs() {
         let staged = prover.stage_h(&batch[0], None).unwrap();
         let stage = t.elapsed();
         let p = plan(k, PointsAt::Device, Queries::BesideH, NextInputs::SecondHBuffers, Chunks::Whole);
-        let (results, min_free) = min_free_during(dev, || {
-            prover.run(params, SrsPoints::Device(&resident), &batch, None, Some(staged), &p).unwrap()
-        });
+        let (results, min_free) =
+            min_free_during(dev, || prover.run(params, SrsPoints::Device(&resident), &batch, None, Some(staged), &p).unwrap());
         let peak = base.saturating_sub(min_free);
         for (i, (m, times)) in results.into_iter().enumerate() {
             same("batch", &m, &expected);

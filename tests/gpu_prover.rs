@@ -54,8 +54,7 @@ fn gpu_prover_matches_cpu_prover() {
     for (spec, batch) in [("sha256:1", 2), ("mimc:300", 1), ("synthetic:1000", 3), ("synthetic:70000:5", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
         let c = case(&spec, batch, seed, &mut rng);
-        let gpu =
-            gpu_prover::prove_synthesized_deterministic_gpu(dev, &c.params, &c.assignments, &c.randomness).unwrap();
+        let gpu = gpu_prover::prove_synthesized_deterministic_gpu(dev, &c.params, &c.assignments, &c.randomness).unwrap();
         assert_eq!(c.cpu.len(), gpu.len());
         for (i, (cpu, g)) in c.cpu.iter().zip(&gpu).enumerate() {
             assert_eq!(cpu.to_bytes(), g.to_bytes(), "{spec:?}: proof {i} differs between GPU and CPU");
@@ -82,7 +81,9 @@ fn gpu_prover_matches_cpu_prover() {
 /// gpu_partition checks at 2^22 and 2^27 that it runs beside it.
 #[test]
 fn gpu_every_plan_matches_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{BatchSize, BatchedMsms, Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch};
+    use cuzk_core::groth16::gpu_prover::{
+        BatchSize, BatchedMsms, Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch,
+    };
     use cuzk_core::groth16::gpu_srs::{DeviceSrs, SrsPoints};
     use cuzk_core::pce::{self, gpu::GpuPce};
     use cuzk_sys::msm::MsmOptions;
@@ -122,11 +123,21 @@ fn gpu_every_plan_matches_cpu_prover() {
                             for (inputs, assignments, pce) in sources {
                                 let deferred = pce.is_some();
                                 let spmv_only_choices = inputs == HInputs::SpmvOnDevice && (h == HTerm::Cpu || chunks != Chunks::Whole);
-                                let uploaded_only_choices = inputs == HInputs::Uploaded && (chunks != Chunks::Whole || next != NextInputs::WhenDue);
+                                let uploaded_only_choices =
+                                    inputs == HInputs::Uploaded && (chunks != Chunks::Whole || next != NextInputs::WhenDue);
                                 if deferred && (spmv_only_choices || uploaded_only_choices) {
                                     continue;
                                 }
-                                let plan = Plan { circuits: assignments.len(), points: points_at, h, inputs, queries: q, next, chunks, z_in_grant: false };
+                                let plan = Plan {
+                                    circuits: assignments.len(),
+                                    points: points_at,
+                                    h,
+                                    inputs,
+                                    queries: q,
+                                    next,
+                                    chunks,
+                                    z_in_grant: false,
+                                };
                                 let first = (h == HTerm::Device).then(|| prover.stage_h(&assignments[0], pce).unwrap());
                                 let ran = prover.fit(&c.params, points, &assignments[0], pce, &plan).unwrap();
                                 assert!(
@@ -136,7 +147,10 @@ fn gpu_every_plan_matches_cpu_prover() {
                                 let spmv = h == HTerm::Device && inputs == HInputs::SpmvOnDevice;
                                 assert_eq!(ran.inputs == HInputs::SpmvOnDevice, spmv, "{spec:?}, {plan} runs as {ran}");
                                 let timed = prover.run(&c.params, points, assignments, pce, first, &plan).unwrap();
-                                c.assert_cpu_bytes(timed.into_iter().map(|(m, _)| m).collect(), &format!("{spec:?}, {plan} (runs as {ran})"));
+                                c.assert_cpu_bytes(
+                                    timed.into_iter().map(|(m, _)| m).collect(),
+                                    &format!("{spec:?}, {plan} (runs as {ran})"),
+                                );
                                 plans += 1;
                             }
                         }
@@ -145,17 +159,33 @@ fn gpu_every_plan_matches_cpu_prover() {
             }
         }
         // Witness-only assignments without their PCE are refused.
-        let plan = Plan { circuits: batch as usize, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::Uploaded, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole, z_in_grant: false };
-        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, None, None, &plan).err().expect("witness-only assignments without a PCE");
+        let plan = Plan {
+            circuits: batch as usize,
+            points: PointsAt::Host,
+            h: HTerm::Device,
+            inputs: HInputs::Uploaded,
+            queries: Queries::AfterH,
+            next: NextInputs::WhenDue,
+            chunks: Chunks::Whole,
+            z_in_grant: false,
+        };
+        let err = prover
+            .run(&c.params, SrsPoints::Host(&c.params), &witness_only, None, None, &plan)
+            .err()
+            .expect("witness-only assignments without a PCE");
         assert!(err.to_string().contains("witness only"), "{err}");
         // So is another circuit's PCE.
         let other = pce::record("other", "synthetic:999".parse::<CircuitSpec>().unwrap().blank()).unwrap();
         let wrong = Some(Matrices { host: &other, device: None, streamed: None });
-        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, wrong, None, &plan).err().expect("another circuit's PCE");
+        let err =
+            prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, wrong, None, &plan).err().expect("another circuit's PCE");
         assert!(err.to_string().contains("PCE of \"other\""), "{err}");
         // A plan whose points are elsewhere than the call's is refused.
         let wrong = Plan { points: PointsAt::Device, ..plan };
-        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &c.assignments, None, None, &wrong).err().expect("a plan for resident points ran on host points");
+        let err = prover
+            .run(&c.params, SrsPoints::Host(&c.params), &c.assignments, None, None, &wrong)
+            .err()
+            .expect("a plan for resident points ran on host points");
         assert!(err.to_string().contains("plan"), "{err}");
         println!("every plan, {spec:?}: {plans} plans, {batch} GPU proofs each byte-identical to the CPU prover");
     }

@@ -173,7 +173,9 @@ fn spmv_matrices_check_indices() {
 /// there too.
 #[test]
 fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
-    use cuzk_core::groth16::gpu_prover::{BatchSize, Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch};
+    use cuzk_core::groth16::gpu_prover::{
+        BatchSize, Chunks, GpuProver, HInputs, HTerm, Matrices, NextInputs, Plan, PointsAt, Queries, Scratch,
+    };
     use cuzk_core::groth16::{self, gpu_srs::SrsPoints};
     let Some((dev, mut rng)) = device_and_rng("gpu_proofs_with_device_spmv_equal_cpu_prover") else { return };
     let prover = GpuProver::new(dev).unwrap();
@@ -199,7 +201,16 @@ fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
             (3, Queries::Batched(BatchSize::Within(u64::MAX)), NextInputs::WhenDue),
         ];
         for (n, queries, next) in cases {
-            let plan = Plan { circuits: n, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::SpmvOnDevice, queries, next, chunks: Chunks::Whole, z_in_grant: false };
+            let plan = Plan {
+                circuits: n,
+                points: PointsAt::Host,
+                h: HTerm::Device,
+                inputs: HInputs::SpmvOnDevice,
+                queries,
+                next,
+                chunks: Chunks::Whole,
+                z_in_grant: false,
+            };
             let batch = &witness_only[..n];
             let staged = prover.stage_h_spmv(&gpu_pce, &batch[0].input_assignment, &batch[0].aux_assignment).unwrap();
             let ran = prover.fit(&params, SrsPoints::Host(&params), &batch[0], m, &plan).unwrap();
@@ -218,7 +229,14 @@ fn gpu_proofs_with_device_spmv_equal_cpu_prover() {
 /// a, b, c of `pce` from its matrices streamed out of host memory through
 /// `staging` bytes, read back with `pad` elements past the constraints
 /// (written with junk first: they must come back zero).
-fn streamed_to_host(dev: i32, pce: &std::sync::Arc<Pce>, inputs: &[Fr], aux: &[Fr], staging: u64, pad: usize) -> cuzk_sys::Result<[Vec<[u64; 4]>; 3]> {
+fn streamed_to_host(
+    dev: i32,
+    pce: &std::sync::Arc<Pce>,
+    inputs: &[Fr],
+    aux: &[Fr],
+    staging: u64,
+    pad: usize,
+) -> cuzk_sys::Result<[Vec<[u64; 4]>; 3]> {
     use cuzk_core::pce::gpu::{Matrix, StreamedPce};
     let streamed = StreamedPce::new(pce, dev)?;
     let stream = Stream::new(dev)?;
@@ -367,7 +385,8 @@ fn gpu_proofs_with_streamed_spmv_equal_cpu_prover() {
         let cpu = groth16::prove_synthesized_deterministic(&params, &classic, &randomness).unwrap();
         let streamed = StreamedPce::new(&pce, dev).unwrap();
         let m = Some(Matrices { host: &pce, device: None, streamed: Some(&streamed) });
-        let chunked = Chunks::Exactly(cuzk_sys::msm::MsmOptions { max_chunk_points: 1 << 12, max_sort_entries: 1 << 12, ..Default::default() });
+        let chunked =
+            Chunks::Exactly(cuzk_sys::msm::MsmOptions { max_chunk_points: 1 << 12, max_sort_entries: 1 << 12, ..Default::default() });
         let cases = [
             (1, Queries::AfterH, Chunks::Whole, HInputs::SpmvStreamed),
             (1, Queries::InHScratch(Scratch::LAndB), Chunks::Whole, HInputs::SpmvStreamed),
@@ -398,7 +417,16 @@ fn gpu_proofs_with_streamed_spmv_equal_cpu_prover() {
         // Matrices checked from another PCE are refused, not evaluated.
         let other = std::sync::Arc::new(pce::record("c", spec.instance(seed)).unwrap());
         let wrong = Some(Matrices { host: &other, device: None, streamed: Some(&streamed) });
-        let plan = Plan { circuits: 1, points: PointsAt::Host, h: HTerm::Device, inputs: HInputs::SpmvStreamed, queries: Queries::AfterH, next: NextInputs::WhenDue, chunks: Chunks::Whole, z_in_grant: false };
+        let plan = Plan {
+            circuits: 1,
+            points: PointsAt::Host,
+            h: HTerm::Device,
+            inputs: HInputs::SpmvStreamed,
+            queries: Queries::AfterH,
+            next: NextInputs::WhenDue,
+            chunks: Chunks::Whole,
+            z_in_grant: false,
+        };
         let ran = prover.fit(&params, SrsPoints::Host(&params), &witness_only[0], wrong, &plan).unwrap();
         assert_eq!(ran.inputs, HInputs::Uploaded, "{spec:?}: another PCE's streamed matrices are not used");
         println!("{spec:?}: streamed-SpMV proofs byte-identical to the CPU prover");

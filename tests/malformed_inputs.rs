@@ -5,8 +5,8 @@
 
 use blstrs::{Fp, G1Affine, Scalar as Fr};
 use cuzk_core::circuits::CircuitSpec;
-use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof, ProofError};
 use cuzk_core::filecoin::{file_digest, FilecoinError, ParamCache, PublishedDigests};
+use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof, ProofError};
 use cuzk_core::srs::{Parameters, ParamsError, PointFault, ReadOptions, VerifyingKey};
 use cuzk_tests::rng;
 use ff::Field;

@@ -5,8 +5,8 @@
 //! the gadget itself (a satisfied test system, the same constraints).
 
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
-use bellpepper_core::test_cs::TestConstraintSystem;
 use bellpepper_core::num::AllocatedNum;
+use bellpepper_core::test_cs::TestConstraintSystem;
 use bellpepper_core::{ConstraintSystem, Index, SynthesisError};
 use bellperson::gadgets::uint32::UInt32;
 use blstrs::Scalar as Fr;
@@ -332,8 +332,7 @@ impl LabelPlan {
     #[allow(clippy::type_complexity)]
     fn make<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> (Vec<Boolean>, Vec<Vec<Boolean>>, UInt32, UInt64) {
         let replica_id = make_bits(&mut cs.namespace(|| "replica id"), &self.replica_id);
-        let parents =
-            self.parents.iter().enumerate().map(|(j, p)| make_bits(&mut cs.namespace(|| format!("parent {j}")), p)).collect();
+        let parents = self.parents.iter().enumerate().map(|(j, p)| make_bits(&mut cs.namespace(|| format!("parent {j}")), p)).collect();
         let layer = if self.layer_allocated {
             UInt32::alloc(cs.namespace(|| "layer"), Some(self.layer)).unwrap()
         } else {
@@ -460,9 +459,8 @@ fn random_path<U: typenum::Unsigned, V: typenum::Unsigned, W: typenum::Unsigned>
     rng: &mut ChaCha8Rng,
     base: usize,
 ) -> Vec<witness_gadgets::PathLevel> {
-    let level = |rng: &mut ChaCha8Rng, arity: usize| {
-        ((1..arity).map(|_| Some(Fr::random(&mut *rng))).collect(), Some(rng.gen_range(0..arity)))
-    };
+    let level =
+        |rng: &mut ChaCha8Rng, arity: usize| ((1..arity).map(|_| Some(Fr::random(&mut *rng))).collect(), Some(rng.gen_range(0..arity)));
     let mut path: Vec<_> = (0..base).map(|_| level(rng, U::to_usize())).collect();
     for arity in [V::to_usize(), W::to_usize()] {
         if arity > 0 {
@@ -486,8 +484,7 @@ where
     for (i, (siblings, index)) in path.iter().enumerate() {
         let mut preimage: Vec<Fr> = siblings.iter().map(|s| s.unwrap()).collect();
         preimage.insert(index.unwrap(), cur);
-        let nums: Vec<AllocatedNum<Fr>> =
-            preimage.iter().map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap()).collect();
+        let nums: Vec<AllocatedNum<Fr>> = preimage.iter().map(|v| AllocatedNum::alloc(&mut cs, || Ok(*v)).unwrap()).collect();
         let h = match (i < base, i == base && V::to_usize() > 0) {
             (true, _) => H::Function::hash_multi_leaf_circuit::<U, _>(&mut cs, &nums, i),
             (false, true) => H::Function::hash_multi_leaf_circuit::<V, _>(&mut cs, &nums, i),

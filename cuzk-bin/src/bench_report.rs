@@ -162,7 +162,10 @@ mod tests {
         assert!(long.contains(&format!("proof:     512 bytes (hex: {first}...)\n")), "{long}");
         let whole = proof_result(&resp(1, vec![1; 256]), Duration::ZERO);
         assert!(whole.contains(&format!("(hex: {})\n", "01".repeat(256))), "{whole}");
-        assert_eq!(proof_result(&resp(2, vec![]), Duration::ZERO), "\n=== Proof Result ===\nstatus:    FAILED\njob_id:    j-1\nerror:     no luck\n");
+        assert_eq!(
+            proof_result(&resp(2, vec![]), Duration::ZERO),
+            "\n=== Proof Result ===\nstatus:    FAILED\njob_id:    j-1\nerror:     no luck\n"
+        );
     }
 
     #[test]

@@ -52,10 +52,7 @@ pub fn fr_from_hex(s: &str) -> Result<Fr> {
 }
 
 pub fn write_inputs(path: &Path, inputs: &[Vec<Fr>]) -> Result<()> {
-    let text: String = inputs
-        .iter()
-        .map(|v| v.iter().map(fr_to_hex).collect::<Vec<_>>().join(",") + "\n")
-        .collect();
+    let text: String = inputs.iter().map(|v| v.iter().map(fr_to_hex).collect::<Vec<_>>().join(",") + "\n").collect();
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
@@ -67,10 +64,7 @@ pub fn read_inputs(path: &Path) -> Result<Vec<Vec<Fr>>> {
             if line.trim().is_empty() {
                 return Ok(vec![]);
             }
-            line.split(',')
-                .map(fr_from_hex)
-                .collect::<Result<Vec<_>>>()
-                .with_context(|| format!("{} line {}", path.display(), i + 1))
+            line.split(',').map(fr_from_hex).collect::<Result<Vec<_>>>().with_context(|| format!("{} line {}", path.display(), i + 1))
         })
         .collect()
 }

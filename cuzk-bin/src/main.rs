@@ -18,11 +18,7 @@ use cuzk_bin::daemon::process::{self, DaemonArgs};
 static ALLOC: cuzk_core::host_alloc::ChunkedRelease = cuzk_core::host_alloc::ChunkedRelease;
 
 #[derive(Parser)]
-#[command(
-    name = "cuzk",
-    version,
-    about = "Groth16 prover for BLS12-381 (Filecoin); without a subcommand, the proving daemon"
-)]
+#[command(name = "cuzk", version, about = "Groth16 prover for BLS12-381 (Filecoin); without a subcommand, the proving daemon")]
 struct Cli {
     /// Daemon flags; --log-level also sets the subcommands' log level.
     #[command(flatten)]

@@ -9,11 +9,7 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(len);
-    pb.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} ({percent}%, {eta} left)")
-            .unwrap()
-            .progress_chars("=> "),
-    );
+    pb.set_style(ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} ({percent}%, {eta} left)").unwrap().progress_chars("=> "));
     pb.set_message(what.to_string());
     pb
 }

@@ -16,7 +16,7 @@ use cuzk_core::filecoin::filecoin_proofs_api::post::verify_winning_post;
 use cuzk_core::filecoin::filecoin_proofs_api::seal::verify_seal;
 use cuzk_core::filecoin::filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, RegisteredSealProof, SectorId};
 use cuzk_core::filecoin::{prover_id_from_miner, ProofType};
-use cuzk_tests::fil::{ensure_params, param_cache, post_randomness, post_vanilla, sector_data, seal_2kib, snap_2kib};
+use cuzk_tests::fil::{ensure_params, param_cache, post_randomness, post_vanilla, seal_2kib, sector_data, snap_2kib};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -104,7 +104,8 @@ fn upstream_command_lines_over_tcp_and_a_unix_socket() {
         let out_s = out.to_str().unwrap();
 
         // PoRep C2, registered proof 0 (the flag's default) as the existing tool sends it.
-        let (ok, log) = bench(&["single", "-t", "porep", "--c1", c1.to_str().unwrap(), "--sector-num", "12", "--miner-id", "1000", "--out", out_s]);
+        let (ok, log) =
+            bench(&["single", "-t", "porep", "--c1", c1.to_str().unwrap(), "--sector-num", "12", "--miner-id", "1000", "--out", out_s]);
         // The existing tool's result block: a 2 KiB PoRep proof (one
         // partition, 192 bytes) whole in hex (the unit tests cover the
         // first 128 bytes and "..." of proofs over 256 bytes).
@@ -124,7 +125,8 @@ fn upstream_command_lines_over_tcp_and_a_unix_socket() {
             .map(|s| (SectorId::from(s["sector_num"].as_u64().unwrap()), PublicReplicaInfo::new(WINNING, hex32(&s["comm_r"]))))
             .collect();
         for file in [&vanilla, &raw] {
-            let args = ["single", "-t", "winning", "--vanilla", file.to_str().unwrap(), "--registered-proof", "0", "--randomness", randomness];
+            let args =
+                ["single", "-t", "winning", "--vanilla", file.to_str().unwrap(), "--registered-proof", "0", "--randomness", randomness];
             let (ok, log) = bench(&[&args[..], &["--out", out_s]].concat());
             let proof = std::fs::read(&out).unwrap();
             // A PoSt proof (192 bytes): all of it in hex.
@@ -132,7 +134,8 @@ fn upstream_command_lines_over_tcp_and_a_unix_socket() {
             assert!(ok && log.contains("status:    COMPLETED") && log.contains(&whole), "{}: {log}", file.display());
             assert!(verify_winning_post(&hex32(&winning["randomness"]), &proof, &replicas, prover).unwrap(), "{}", file.display());
         }
-        let (ok, log) = bench(&["batch", "-t", "winning", "--vanilla", vanilla.to_str().unwrap(), "--randomness", randomness, "-c", "3", "-j", "2"]);
+        let (ok, log) =
+            bench(&["batch", "-t", "winning", "--vanilla", vanilla.to_str().unwrap(), "--randomness", randomness, "-c", "3", "-j", "2"]);
         let header = "=== Batch Benchmark ===\nproof type:  winning\ncount:       3\nconcurrency: 2\n";
         assert!(ok && log.contains(header) && log.contains("  [3/3] COMPLETED — "), "{log}");
         assert!(log.contains("completed:     3") && log.contains("failed:        0") && log.contains("proofs/min"), "{log}");
@@ -149,7 +152,12 @@ fn upstream_command_lines_over_tcp_and_a_unix_socket() {
         assert!(ok && log.contains("already loaded"), "{log}");
         let (ok, log) = bench(&["status"]);
         assert!(ok && log.contains("=== cuzk daemon status ===\nuptime:           "), "{log}");
-        assert!(log.contains("proofs completed: 6\nproofs failed:    ") && log.contains("\nQueues:\n") && log.contains("\n  winning-post: pending=0, in_progress=0\n"), "{log}");
+        assert!(
+            log.contains("proofs completed: 6\nproofs failed:    ")
+                && log.contains("\nQueues:\n")
+                && log.contains("\n  winning-post: pending=0, in_progress=0\n"),
+            "{log}"
+        );
         let (ok, log) = bench(&["metrics"]);
         assert!(ok && log.contains("cuzk_proofs_completed_total 6"), "{log}");
         d.stop();
@@ -235,16 +243,32 @@ fn gen_vanilla_gives_filecoin_proofs_vanilla_proofs() {
     let out = dir.path().join("v.json");
     for (sub, number, proof) in [("winning-post", "0", WINNING), ("window-post", "10", WINDOW)] {
         let args = [
-            "gen-vanilla", sub, "--registered-proof", number, "--sector-number", "7", "--miner-id", "1000", "--randomness", &hex(&rand),
-            "--comm-r", commdr.to_str().unwrap(), "--sealed", sealed_path.to_str().unwrap(), "--cache", cache.to_str().unwrap(),
-            "-o", out.to_str().unwrap(),
+            "gen-vanilla",
+            sub,
+            "--registered-proof",
+            number,
+            "--sector-number",
+            "7",
+            "--miner-id",
+            "1000",
+            "--randomness",
+            &hex(&rand),
+            "--comm-r",
+            commdr.to_str().unwrap(),
+            "--sealed",
+            sealed_path.to_str().unwrap(),
+            "--cache",
+            cache.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
         ];
         let (ok, log) = run(&bench, &args);
         assert!(ok && log.contains("wrote 1 vanilla proof"), "{sub}: {log}");
         assert_eq!(read_vanilla(&out), post_vanilla(proof, prover, &rand, &[&sealed]), "{sub}");
     }
     // A wrong kind of registered proof is named.
-    let (ok, log) = run(&bench, &["gen-vanilla", "window-post", "--registered-proof", "0", "--comm-r", "x", "--sealed", "s", "--cache", "c"]);
+    let (ok, log) =
+        run(&bench, &["gen-vanilla", "window-post", "--registered-proof", "0", "--comm-r", "x", "--sealed", "s", "--cache", "c"]);
     assert!(!ok && log.contains("is not a WindowPoSt proof"), "{log}");
 
     let snap = snap_2kib(prover, 9, 3);
@@ -254,10 +278,24 @@ fn gen_vanilla_gives_filecoin_proofs_vanilla_proofs() {
     std::fs::write(&updated, format!("d:{} r:{}", hex(&snap.comm_d_new), hex(&snap.comm_r_new))).unwrap();
     let p = |x: &Path| x.to_str().unwrap().to_string();
     let args = [
-        "gen-vanilla".to_string(), "snap-prove".into(), "--registered-proof".into(), "0".into(),
-        "--orig-commdr".into(), p(&orig), "--update-commdr".into(), p(&updated),
-        "--sector-key".into(), p(&snap.old.sealed()), "--sector-key-cache".into(), p(&snap.old.cache()),
-        "--replica".into(), p(&old.join("update")), "--replica-cache".into(), p(&old.join("update-cache")), "-o".into(), p(&out),
+        "gen-vanilla".to_string(),
+        "snap-prove".into(),
+        "--registered-proof".into(),
+        "0".into(),
+        "--orig-commdr".into(),
+        p(&orig),
+        "--update-commdr".into(),
+        p(&updated),
+        "--sector-key".into(),
+        p(&snap.old.sealed()),
+        "--sector-key-cache".into(),
+        p(&snap.old.cache()),
+        "--replica".into(),
+        p(&old.join("update")),
+        "--replica-cache".into(),
+        p(&old.join("update-cache")),
+        "-o".into(),
+        p(&out),
     ];
     let (ok, log) = run(&bench, &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(ok, "{log}");

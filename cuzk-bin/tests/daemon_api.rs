@@ -18,7 +18,11 @@ fn status_of(r: &pb::AwaitProofResponse) -> pb::await_proof_response::Status {
 fn every_rpc_over_a_unix_socket() {
     let (d, pvk) = DaemonProc::start(Listen::Unix, "");
     let sock = d.socket.clone().unwrap();
-    assert_eq!(std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777, 0o660, "socket: owner and group read/write (the default daemon.socket_mode)");
+    assert_eq!(
+        std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777,
+        0o660,
+        "socket: owner and group read/write (the default daemon.socket_mode)"
+    );
     let c = d.client();
     let id = "builtin-synthetic-1024-4";
 
@@ -62,12 +66,17 @@ fn every_rpc_over_a_unix_socket() {
         let (name, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not name value: {line:?}"));
         assert!(value.parse::<f64>().is_ok() && name.starts_with("cuzk_"), "{line:?}");
     }
-    for want in ["cuzk_proofs_completed_total 2", "cuzk_proofs_failed_total 0", "cuzk_queue_depth 0", "cuzk_running_jobs 0", "cuzk_gpu_workers 2"] {
+    for want in
+        ["cuzk_proofs_completed_total 2", "cuzk_proofs_failed_total 0", "cuzk_queue_depth 0", "cuzk_running_jobs 0", "cuzk_gpu_workers 2"]
+    {
         assert!(m.lines().any(|l| l == want), "no {want:?} in\n{m}");
     }
 
     for (kind, n) in [("builtin", 2), ("porep_c2", 0)] {
-        for want in [format!("cuzk_proofs_completed{{proof_kind=\"{kind}\"}} {n}"), format!("cuzk_proof_duration_seconds_count{{proof_kind=\"{kind}\"}} {n}")] {
+        for want in [
+            format!("cuzk_proofs_completed{{proof_kind=\"{kind}\"}} {n}"),
+            format!("cuzk_proof_duration_seconds_count{{proof_kind=\"{kind}\"}} {n}"),
+        ] {
             assert!(m.lines().any(|l| l == want), "no {want:?} in\n{m}");
         }
     }
@@ -85,7 +94,10 @@ fn every_rpc_over_a_unix_socket() {
     assert_eq!(recent.len(), 2, "both jobs finished within the last 30 s: {j}");
     let first = recent.iter().find(|p| p["job_id"] == sub.job_id.as_str()).unwrap_or_else(|| panic!("{j}"));
     assert_eq!((first["total_partitions"].as_u64(), first["partitions_done"].as_u64()), (Some(2), Some(2)), "{first}");
-    assert!(first["partitions"].as_array().unwrap().iter().all(|p| p["state"] == "done" && p["synth_ms"].is_u64() && p["gpu_ms"].is_u64()), "{first}");
+    assert!(
+        first["partitions"].as_array().unwrap().iter().all(|p| p["state"] == "done" && p["synth_ms"].is_u64() && p["gpu_ms"].is_u64()),
+        "{first}"
+    );
     assert_eq!(j["gpu_workers"].as_array().unwrap().len(), 2);
     assert!(j["allocations"]["srs"].as_array().unwrap().iter().any(|e| e["circuit_id"] == id && e["bytes"].as_u64() > Some(0)), "{j}");
     assert!(j["memory"]["total_bytes"].as_u64().unwrap() > 0);
@@ -143,11 +155,35 @@ fn assert_upstream_status_schema(j: &serde_json::Value) {
             assert!(ok(&obj[f]), "{what}.{f} = {} in {obj}", obj[f]);
         }
     };
-    check(j, &[("uptime_secs", &num), ("memory", &Value::is_object), ("synthesis", &Value::is_object), ("pipelines", &Value::is_array), ("gpu_workers", &Value::is_array), ("allocations", &Value::is_object), ("counters", &Value::is_object), ("buffers", &Value::is_object)], "status");
+    check(
+        j,
+        &[
+            ("uptime_secs", &num),
+            ("memory", &Value::is_object),
+            ("synthesis", &Value::is_object),
+            ("pipelines", &Value::is_array),
+            ("gpu_workers", &Value::is_array),
+            ("allocations", &Value::is_object),
+            ("counters", &Value::is_object),
+            ("buffers", &Value::is_object),
+        ],
+        "status",
+    );
     check(&j["memory"], &[("total_bytes", &num), ("used_bytes", &num), ("available_bytes", &num)], "memory");
     check(&j["synthesis"], &[("max_concurrent", &num), ("active", &num)], "synthesis");
     for p in j["pipelines"].as_array().unwrap() {
-        check(p, &[("job_id", &Value::is_string), ("proof_kind", &Value::is_string), ("started_secs_ago", &num), ("total_partitions", &num), ("partitions_done", &num), ("partitions", &Value::is_array)], "pipelines[]");
+        check(
+            p,
+            &[
+                ("job_id", &Value::is_string),
+                ("proof_kind", &Value::is_string),
+                ("started_secs_ago", &num),
+                ("total_partitions", &num),
+                ("partitions_done", &num),
+                ("partitions", &Value::is_array),
+            ],
+            "pipelines[]",
+        );
         for q in p["partitions"].as_array().unwrap() {
             check(q, &[("index", &num), ("state", &Value::is_string), ("synth_ms", &opt_num), ("gpu_ms", &opt_num)], "partitions[]");
             assert!(["pending", "synthesizing", "synth_done", "gpu", "done", "failed"].contains(&q["state"].as_str().unwrap()), "{q}");
@@ -155,16 +191,51 @@ fn assert_upstream_status_schema(j: &serde_json::Value) {
     }
     for w in j["gpu_workers"].as_array().unwrap() {
         let opt_str = |v: &Value| v.is_string() || v.is_null();
-        check(w, &[("worker_id", &num), ("gpu_ordinal", &num), ("state", &Value::is_string), ("current_job", &opt_str), ("current_partition", &opt_num), ("busy_secs", &opt_num)], "gpu_workers[]");
+        check(
+            w,
+            &[
+                ("worker_id", &num),
+                ("gpu_ordinal", &num),
+                ("state", &Value::is_string),
+                ("current_job", &opt_str),
+                ("current_partition", &opt_num),
+                ("busy_secs", &opt_num),
+            ],
+            "gpu_workers[]",
+        );
         assert!(["idle", "proving"].contains(&w["state"].as_str().unwrap()), "{w}");
     }
     for kind in ["srs", "pce"] {
         for e in j["allocations"][kind].as_array().unwrap_or_else(|| panic!("allocations.{kind} in {j}")) {
-            check(e, &[("circuit_id", &Value::is_string), ("bytes", &num), ("last_used_secs_ago", &num), ("evictable", &Value::is_boolean)], kind);
+            check(
+                e,
+                &[("circuit_id", &Value::is_string), ("bytes", &num), ("last_used_secs_ago", &num), ("evictable", &Value::is_boolean)],
+                kind,
+            );
         }
     }
-    check(&j["counters"], &[("total_completed", &num), ("total_failed", &num), ("completed_by_kind", &Value::is_object), ("failed_by_kind", &Value::is_object), ("queue_depth", &num)], "counters");
-    check(&j["buffers"], &[("synth_in_flight", &num), ("provers_in_flight", &num), ("aux_in_flight", &num), ("shells_in_flight", &num), ("pending_handles", &num)], "buffers");
+    check(
+        &j["counters"],
+        &[
+            ("total_completed", &num),
+            ("total_failed", &num),
+            ("completed_by_kind", &Value::is_object),
+            ("failed_by_kind", &Value::is_object),
+            ("queue_depth", &num),
+        ],
+        "counters",
+    );
+    check(
+        &j["buffers"],
+        &[
+            ("synth_in_flight", &num),
+            ("provers_in_flight", &num),
+            ("aux_in_flight", &num),
+            ("shells_in_flight", &num),
+            ("pending_handles", &num),
+        ],
+        "buffers",
+    );
 }
 
 #[test]
@@ -174,7 +245,9 @@ fn a_status_port_in_use_leaves_grpc_serving() {
     let dir = tempfile::tempdir().unwrap();
     let pvk = write_params(dir.path(), TINY);
     let path = dir.path().to_path_buf();
-    let d = DaemonProc::start_with(dir, Listen::Tcp, |l| config_text(&path, l, "").replace("status_listen = \"127.0.0.1:0\"", &format!("status_listen = \"127.0.0.1:{port}\"")));
+    let d = DaemonProc::start_with(dir, Listen::Tcp, |l| {
+        config_text(&path, l, "").replace("status_listen = \"127.0.0.1:0\"", &format!("status_listen = \"127.0.0.1:{port}\""))
+    });
     assert!(d.status_addr.is_none());
     let r = d.client().prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 7)) }).unwrap().result.unwrap();
     assert_eq!(r.status, completed(), "{}", r.error_message);
@@ -213,9 +286,21 @@ fn bad_requests_get_clear_errors_over_tcp() {
     expect(porep(b"{\"SectorNum\": 1, \"Phase1Out\": \"@@@", 2048, 0), inv, "vanilla_proof (the PoRep envelope): malformed JSON");
     expect(porep(br#"{"SectorNum":1,"Phase1Out":"aGVsbG8=","SectorSize":2048}"#, 2048, 0), inv, "SealCommitPhase1Output: malformed JSON");
     let c1 = br#"{"SectorNum":1,"Phase1Out":"eyJhIjoxfQ==","SectorSize":2048}"#;
-    let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 13, vanilla_proofs: vec![vec![]], randomness: vec![0; 32], ..Default::default() };
+    let wpost = pb::SubmitProofRequest {
+        proof_kind: 3,
+        registered_proof: 13,
+        vanilla_proofs: vec![vec![]],
+        randomness: vec![0; 32],
+        ..Default::default()
+    };
     expect(wpost, inv, "vanilla_proofs[0] is empty");
-    let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 99, vanilla_proofs: vec![vec![1]], randomness: vec![0; 32], ..Default::default() };
+    let wpost = pb::SubmitProofRequest {
+        proof_kind: 3,
+        registered_proof: 99,
+        vanilla_proofs: vec![vec![1]],
+        randomness: vec![0; 32],
+        ..Default::default()
+    };
     expect(wpost, inv, "unknown registered proof 99 for PoSt");
     let wpost = pb::SubmitProofRequest { proof_kind: 3, registered_proof: 3, vanilla_proofs: vec![vec![1]], ..Default::default() };
     expect(wpost, inv, "is not a WindowPoSt proof");
@@ -431,10 +516,7 @@ fn sigterm_during_load_drains() {
     // Every job the daemon accepted was proved: none failed, none cancelled.
     let log = d.log();
     let jobs = |event: &str| -> Vec<String> {
-        let mut v: Vec<String> = log
-            .lines()
-            .filter_map(|l| l.split_once(event)?.1.split_whitespace().next().map(str::to_string))
-            .collect();
+        let mut v: Vec<String> = log.lines().filter_map(|l| l.split_once(event)?.1.split_whitespace().next().map(str::to_string)).collect();
         v.sort();
         v
     };

@@ -12,12 +12,7 @@ fn daemon(args: &[&str]) -> std::process::Output {
 }
 
 fn run_until_exit(exe: &str, args: &[&str]) -> std::process::Output {
-    let mut child = Command::new(exe)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(exe).args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
     // These runs must fail fast; a daemon that starts would hang the test.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
@@ -124,7 +119,10 @@ fn cuzk_without_subcommand_runs_the_daemon_on_an_upstream_config() {
 #[test]
 fn cuzk_without_a_config_file_runs_on_the_defaults() {
     if std::path::Path::new(cuzk_bin::daemon::process::DEFAULT_CONFIG).exists() {
-        eprintln!("SKIPPED cuzk_without_a_config_file_runs_on_the_defaults: this machine has a {}", cuzk_bin::daemon::process::DEFAULT_CONFIG);
+        eprintln!(
+            "SKIPPED cuzk_without_a_config_file_runs_on_the_defaults: this machine has a {}",
+            cuzk_bin::daemon::process::DEFAULT_CONFIG
+        );
         return;
     }
     let d = DaemonProc::start_without_config(env!("CARGO_BIN_EXE_cuzk"), tempfile::tempdir().unwrap());
@@ -134,7 +132,9 @@ fn cuzk_without_a_config_file_runs_on_the_defaults() {
     assert_eq!(r.status, completed(), "{}", r.error_message);
     assert_eq!(r.proof.len(), 2 * 192);
     let log = d.stop();
-    for want in ["no config file at /data/zk/cuzk.toml: built-in defaults", "cuzk-daemon ready, serving on 127.0.0.1:", "cuzk-daemon stopped"] {
+    for want in
+        ["no config file at /data/zk/cuzk.toml: built-in defaults", "cuzk-daemon ready, serving on 127.0.0.1:", "cuzk-daemon stopped"]
+    {
         assert!(log.contains(want), "log lacks {want:?}:\n{log}");
     }
 }
@@ -152,7 +152,8 @@ fn a_missing_named_config_runs_on_the_defaults_with_a_warning() {
         let r = d.client().prove(&cuzk_bin::proto::ProveRequest { submit: Some(builtin(TINY, 1, 4)) }).unwrap().result.unwrap();
         assert_eq!(r.status, completed(), "{}", r.error_message);
         let log = d.wait_log("cuzk-daemon ready");
-        let want = format!("WARN  cuzk_bin::daemon::process: config file {} does not exist: running on the built-in defaults", missing.display());
+        let want =
+            format!("WARN  cuzk_bin::daemon::process: config file {} does not exist: running on the built-in defaults", missing.display());
         assert!(log.contains(&want), "{exe}: log lacks {want:?}:\n{log}");
         // The log is on stdout, as the existing daemon's: stderr stays empty.
         assert_eq!(d.stderr(), "", "{exe}");

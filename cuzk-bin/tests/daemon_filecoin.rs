@@ -22,8 +22,7 @@ use cuzk_core::filecoin::filecoin_proofs_api::update::verify_empty_sector_update
 use cuzk_core::filecoin::filecoin_proofs_api::{PartitionSnarkProof, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use cuzk_core::filecoin::{encode_envelope, prover_id_from_miner, setup, ParamCache, ProofType};
 use cuzk_tests::fil::{
-    data_dir, ensure_params, param_cache, post_randomness, post_replicas, post_vanilla, sector_data, seal_2kib, snap_2kib, Sealed,
-    TICKET,
+    data_dir, ensure_params, param_cache, post_randomness, post_replicas, post_vanilla, seal_2kib, sector_data, snap_2kib, Sealed, TICKET,
 };
 use grpcio::RpcStatusCode;
 use std::path::Path;
@@ -237,8 +236,14 @@ fn every_filecoin_kind_through_the_daemon() {
     // Each partition proves its own sectors only: in the other order, or
     // with one partition left out, the whole is rejected.
     let swapped = merge(&[&partitions[1], &partitions[0]]);
-    assert!(!verify_window_post(&rand, &[(WINDOW, &swapped)], &reps, prover).unwrap_or(false), "verify_window_post accepts swapped partitions");
-    assert!(!verify_window_post(&rand, &[(WINDOW, &partitions[0])], &reps, prover).unwrap_or(false), "verify_window_post accepts one partition of two");
+    assert!(
+        !verify_window_post(&rand, &[(WINDOW, &swapped)], &reps, prover).unwrap_or(false),
+        "verify_window_post accepts swapped partitions"
+    );
+    assert!(
+        !verify_window_post(&rand, &[(WINDOW, &partitions[0])], &reps, prover).unwrap_or(false),
+        "verify_window_post accepts one partition of two"
+    );
 
     // SnapDeals: new data into a CC sector.
     let snap = snap_2kib(prover, 9, 3);

@@ -137,7 +137,10 @@ fn large_builtin_circuits_are_refused_at_once() {
     let c = d.client();
     let t = Instant::now();
     let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: "builtin-synthetic-4194304-8".into() }));
-    assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("4194304 constraints") && msg.contains("daemon.builtin_max_constraints"), "{msg}");
+    assert!(
+        code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("4194304 constraints") && msg.contains("daemon.builtin_max_constraints"),
+        "{msg}"
+    );
     for circuit in ["synthetic:2^20:8", "sha256:4", "mimc:200"] {
         let (code, msg) = rpc_error(c.submit_proof(&builtin(circuit, 1, 1)));
         assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("up to 65536"), "{circuit}: {msg}");
@@ -208,7 +211,11 @@ fn refused_large_requests_leave_no_memory_behind() {
 }
 
 /// Calls `method` with `body` as the request's bytes (whatever they are).
-fn raw_call<Resp: prost::Message + Default + Unpin>(d: &DaemonProc, method: &'static str, body: Vec<u8>) -> (grpcio::RpcStatusCode, String) {
+fn raw_call<Resp: prost::Message + Default + Unpin>(
+    d: &DaemonProc,
+    method: &'static str,
+    body: Vec<u8>,
+) -> (grpcio::RpcStatusCode, String) {
     fn as_is(b: &Vec<u8>, buf: &mut grpcio::GrpcSlice) -> grpcio::Result<()> {
         *buf = grpcio::GrpcSlice::from(b.clone());
         Ok(())

@@ -18,9 +18,10 @@ fn python() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let candidates =
         [std::env::var_os("CUZK_PYTHON").map(PathBuf::from), Some(root.join("build/.venv/bin/python")), Some(PathBuf::from("python3"))];
-    candidates.into_iter().flatten().find(|p| {
-        Command::new(p).args(["-c", "import grpc, grpc_tools"]).output().is_ok_and(|o| o.status.success())
-    })
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| Command::new(p).args(["-c", "import grpc, grpc_tools"]).output().is_ok_and(|o| o.status.success()))
 }
 
 fn run_python_client(listen: Listen) {

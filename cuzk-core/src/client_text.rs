@@ -63,19 +63,10 @@ mod tests {
         let long = "x".repeat(10_000);
         let shown = clipped(&long).to_string();
         assert_eq!(shown, format!("{}… (10000 bytes)", "x".repeat(SHOWN_CHARS)));
-        assert_eq!(
-            format!("{:?}", clipped(&long)),
-            format!("\"{}\"… (10000 bytes)", "x".repeat(SHOWN_CHARS))
-        );
+        assert_eq!(format!("{:?}", clipped(&long)), format!("\"{}\"… (10000 bytes)", "x".repeat(SHOWN_CHARS)));
         // Cut at a character boundary.
         let wide = "é".repeat(200);
-        assert_eq!(
-            clipped(&wide).to_string(),
-            format!("{}… (400 bytes)", "é".repeat(SHOWN_CHARS))
-        );
-        assert_eq!(
-            clipped(&"y".repeat(SHOWN_CHARS)).to_string(),
-            "y".repeat(SHOWN_CHARS)
-        );
+        assert_eq!(clipped(&wide).to_string(), format!("{}… (400 bytes)", "é".repeat(SHOWN_CHARS)));
+        assert_eq!(clipped(&"y".repeat(SHOWN_CHARS)).to_string(), "y".repeat(SHOWN_CHARS));
     }
 }

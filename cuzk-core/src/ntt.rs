@@ -55,13 +55,7 @@ impl Domain {
         let omega_inv = omega.invert().unwrap();
         let n_inv = Fr::from(1u64 << log_n).invert().unwrap();
         let half = (1usize << log_n) / 2;
-        Self {
-            log_n,
-            omega,
-            n_inv,
-            twiddles: powers(omega, half),
-            twiddles_inv: powers(omega_inv, half),
-        }
+        Self { log_n, omega, n_inv, twiddles: powers(omega, half), twiddles_inv: powers(omega_inv, half) }
     }
 
     pub fn size(&self) -> usize {
@@ -267,11 +261,7 @@ mod tests {
             assert_eq!(a, b);
             let mut c = a.clone();
             d.coset_fft(&mut c);
-            let shifted: Vec<Fr> = a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| *x * Domain::coset_shift().pow_vartime([i as u64]))
-                .collect();
+            let shifted: Vec<Fr> = a.iter().enumerate().map(|(i, x)| *x * Domain::coset_shift().pow_vartime([i as u64])).collect();
             assert_eq!(c, naive_dft(&shifted, d.omega()));
             d.icoset_fft(&mut c);
             assert_eq!(a, c);

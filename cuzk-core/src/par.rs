@@ -38,11 +38,7 @@ pub(crate) fn chunk_len(len: usize, min: usize) -> usize {
 }
 
 /// Calls `f(offset, chunk)` on disjoint mutable chunks of `data` in parallel.
-pub fn for_each_chunk_mut<T: Send>(
-    data: &mut [T],
-    min_chunk: usize,
-    f: impl Fn(usize, &mut [T]) + Sync,
-) {
+pub fn for_each_chunk_mut<T: Send>(data: &mut [T], min_chunk: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     let chunk = chunk_len(data.len(), min_chunk);
     if chunk >= data.len() {
         f(0, data);
@@ -58,42 +54,27 @@ pub fn for_each_chunk_mut<T: Send>(
 
 /// Calls `f(offset, chunk)` on chunks of `data` in parallel and returns the
 /// results in chunk order.
-pub fn map_chunks<T: Sync, R: Send>(
-    data: &[T],
-    min_chunk: usize,
-    f: impl Fn(usize, &[T]) -> R + Sync,
-) -> Vec<R> {
+pub fn map_chunks<T: Sync, R: Send>(data: &[T], min_chunk: usize, f: impl Fn(usize, &[T]) -> R + Sync) -> Vec<R> {
     let chunk = chunk_len(data.len(), min_chunk);
     if chunk >= data.len() {
         return vec![f(0, data)];
     }
     std::thread::scope(|s| {
         let f = &f;
-        let handles: Vec<_> = data
-            .chunks(chunk)
-            .enumerate()
-            .map(|(i, c)| s.spawn(move || f(i * chunk, c)))
-            .collect();
+        let handles: Vec<_> = data.chunks(chunk).enumerate().map(|(i, c)| s.spawn(move || f(i * chunk, c))).collect();
         handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     })
 }
 
 /// Splits `0..len` into one range per thread and returns `f(range)` for each.
-pub fn map_ranges<R: Send>(
-    len: usize,
-    min_chunk: usize,
-    f: impl Fn(std::ops::Range<usize>) -> R + Sync,
-) -> Vec<R> {
+pub fn map_ranges<R: Send>(len: usize, min_chunk: usize, f: impl Fn(std::ops::Range<usize>) -> R + Sync) -> Vec<R> {
     let chunk = chunk_len(len, min_chunk);
     if chunk >= len {
         return vec![f(0..len)];
     }
     std::thread::scope(|s| {
         let f = &f;
-        let handles: Vec<_> = (0..len)
-            .step_by(chunk)
-            .map(|start| s.spawn(move || f(start..(start + chunk).min(len))))
-            .collect();
+        let handles: Vec<_> = (0..len).step_by(chunk).map(|start| s.spawn(move || f(start..(start + chunk).min(len)))).collect();
         handles.into_iter().map(|h| h.join().expect("worker thread panicked")).collect()
     })
 }

@@ -7,12 +7,12 @@ mod common;
 use common::*;
 use cuzk_core::circuit_source::CircuitSource;
 use cuzk_core::config::SrsConfig;
+use cuzk_core::engine::job::Phase;
 use cuzk_core::engine::{
-    BuiltinJob, CpuBackend, Engine, EngineError, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind,
-    ProofRequest, ShutdownMode,
+    BuiltinJob, CpuBackend, Engine, EngineError, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind, ProofRequest,
+    ShutdownMode,
 };
 use cuzk_core::filecoin::ProofRequest as FilecoinRequest;
-use cuzk_core::engine::job::Phase;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -165,7 +165,12 @@ fn status_metrics_preload_and_evict() {
     let (_, out) = engine.prove(ProofRequest::builtin(job), WAIT).unwrap();
     verify(&engine, &job, &expect_completed(out));
     let metrics = engine.metrics();
-    for needle in ["cuzk_jobs_completed_total 1", "cuzk_queue_pending{kind=\"builtin\"} 0", "cuzk_memory_budget_bytes", "cuzk_srs_resident_bytes{circuit_id=\"builtin-synthetic-256-4\"}"] {
+    for needle in [
+        "cuzk_jobs_completed_total 1",
+        "cuzk_queue_pending{kind=\"builtin\"} 0",
+        "cuzk_memory_budget_bytes",
+        "cuzk_srs_resident_bytes{circuit_id=\"builtin-synthetic-256-4\"}",
+    ] {
         assert!(metrics.contains(needle), "metrics lack {needle}:\n{metrics}");
     }
     // The job's result is published before its batch releases the SRS
@@ -241,7 +246,10 @@ fn circuit_ids_come_from_the_sources_the_engine_is_given() {
     let fil = "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-0123";
     match engine.preload_srs(fil) {
         Err(EngineError::Srs { message, .. }) => {
-            assert!(message.contains("unknown circuit id") && message.contains("a built-in id") && message.contains("a toy one"), "{message}")
+            assert!(
+                message.contains("unknown circuit id") && message.contains("a built-in id") && message.contains("a toy one"),
+                "{message}"
+            )
         }
         other => panic!("{other:?}"),
     }

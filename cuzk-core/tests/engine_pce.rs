@@ -63,7 +63,12 @@ impl ProverBackend for FixedRandomness {
     fn epilogue(&self, _: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
         Ok(computed)
     }
-    fn abc_on_device(&self, _: &Arc<cuzk_core::pce::Pce>, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> Option<cuzk_core::engine::MatricesLease> {
+    fn abc_on_device(
+        &self,
+        _: &Arc<cuzk_core::pce::Pce>,
+        _: &cuzk_core::srs::Parameters,
+        _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>],
+    ) -> Option<cuzk_core::engine::MatricesLease> {
         let held: Arc<dyn std::any::Any + Send + Sync> = self.matrices.clone();
         self.abc_on_device.then(|| cuzk_core::engine::MatricesLease::holding(vec![held]))
     }
@@ -176,13 +181,20 @@ fn partitions_with_the_h_term_on_the_device_are_reserved_without_its_copies() {
         let paths: Vec<_> = events.iter().filter(|v| v["ev"] == "synth_end").map(|v| v["path"].as_str().unwrap_or("")).collect();
         let spmv = paths.iter().filter(|p| **p == "pce").count();
         assert_eq!((paths.len(), spmv), (6, 5), "one partition loads the PCE, the others go through the CPU SpMV: {paths:?}");
-        let order: Vec<String> = events.iter().filter(|v| v["ev"] == "synth_start" || v["ev"] == "gpu_end").map(|v| format!("{}:{}", v["ev"].as_str().unwrap_or(""), v["partition"])).collect();
+        let order: Vec<String> = events
+            .iter()
+            .filter(|v| v["ev"] == "synth_start" || v["ev"] == "gpu_end")
+            .map(|v| format!("{}:{}", v["ev"].as_str().unwrap_or(""), v["partition"]))
+            .collect();
         (most_partitions_in_flight(&events), order)
     };
     let (most, order) = in_flight(false);
     assert_eq!(most, 1, "the H term on the host: one classic partition at a time: {order:?}");
     let (most, order) = in_flight(true);
-    assert!(most >= 2, "the H term on the device: partitions after the PCE's load reserved at what they hold, yet {most} in flight at most: {order:?}");
+    assert!(
+        most >= 2,
+        "the H term on the device: partitions after the PCE's load reserved at what they hold, yet {most} in flight at most: {order:?}"
+    );
 }
 
 /// The most partitions between their `synth_start` and `gpu_end` at once.
@@ -241,11 +253,7 @@ fn first_job_timeline(backend: impl Fn() -> FixedRandomness, budget: impl FnOnce
     verify(&engine, &job, &out);
     assert!(out.proof == first.proof, "the same job, the same r and s: the same proofs");
     engine.shutdown(ShutdownMode::Drain);
-    std::fs::read_to_string(&timeline)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .collect()
+    std::fs::read_to_string(&timeline).unwrap().lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).collect()
 }
 
 /// Witness-only partitions are proved with the backend's lease on the

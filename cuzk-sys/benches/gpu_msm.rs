@@ -41,11 +41,9 @@ fn phases(st: &msm::MsmStats) -> [f32; 4] {
 fn same_point<G: Group>(a: &G::Proj, b: &G::Proj) -> bool {
     unsafe {
         if std::mem::size_of::<G::Proj>() == std::mem::size_of::<blstrs::G1Projective>() {
-            std::mem::transmute_copy::<G::Proj, blstrs::G1Projective>(a)
-                == std::mem::transmute_copy::<G::Proj, blstrs::G1Projective>(b)
+            std::mem::transmute_copy::<G::Proj, blstrs::G1Projective>(a) == std::mem::transmute_copy::<G::Proj, blstrs::G1Projective>(b)
         } else {
-            std::mem::transmute_copy::<G::Proj, blstrs::G2Projective>(a)
-                == std::mem::transmute_copy::<G::Proj, blstrs::G2Projective>(b)
+            std::mem::transmute_copy::<G::Proj, blstrs::G2Projective>(a) == std::mem::transmute_copy::<G::Proj, blstrs::G2Projective>(b)
         }
     }
 }
@@ -154,10 +152,7 @@ fn bench<G: Group>(
         }
     }
     if log_n == 24 {
-        for o in [
-            MsmOptions { window_bits: 13, ..Default::default() },
-            MsmOptions { max_chunk_points: 3_000_001, ..Default::default() },
-        ] {
+        for o in [MsmOptions { window_bits: 13, ..Default::default() }, MsmOptions { max_chunk_points: 3_000_001, ..Default::default() }] {
             let (r, _) = run(Some(o));
             let same = same_point::<G>(&r, &first);
             println!("self-check {} 2^24 with {o:?}: {}", G::NAME, if same { "same point" } else { "DIFFERS" });

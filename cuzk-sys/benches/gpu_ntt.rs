@@ -44,7 +44,11 @@ fn fill_pseudo_random(x: &mut [FrRepr], mut seed: u64) {
 
 /// Passes of the NTT kernels over memory for 2^log_n (see native/ntt/transform.cu).
 fn ntt_passes(log_n: u32) -> u32 {
-    if log_n <= 10 { 1 } else { 1 + (log_n - 10).div_ceil(10) }
+    if log_n <= 10 {
+        1
+    } else {
+        1 + (log_n - 10).div_ceil(10)
+    }
 }
 
 fn main() {
@@ -55,8 +59,14 @@ fn main() {
         None => return,
     };
     let info = DeviceInfo::query(dev).unwrap();
-    println!("device: {} ({} SMs, {:.1} GiB, sm_{}{})", info.name, info.sm_count,
-        info.total_mem_bytes as f64 / (1u64 << 30) as f64, info.compute_capability.0, info.compute_capability.1);
+    println!(
+        "device: {} ({} SMs, {:.1} GiB, sm_{}{})",
+        info.name,
+        info.sm_count,
+        info.total_mem_bytes as f64 / (1u64 << 30) as f64,
+        info.compute_capability.0,
+        info.compute_capability.1
+    );
     let stream = Stream::new(dev).unwrap();
     let ctx = NttContext::new(dev).unwrap();
 
@@ -110,7 +120,10 @@ fn main() {
             let floor_ms = 2.0 * 32.0 * n as f64 / d2d * 1e3; // one read + one write of the data
             rows.push(format!(
                 "| NTT 2^{log_n} {kind:?} | {ms:.3} ms | {:.0} GB/s over {} passes ({:.0}% of copy); 1-pass floor {floor_ms:.2} ms |",
-                traffic / (ms * 1e-3) / 1e9, ntt_passes(log_n) + 1, 100.0 * traffic / (ms * 1e-3) / d2d));
+                traffic / (ms * 1e-3) / 1e9,
+                ntt_passes(log_n) + 1,
+                100.0 * traffic / (ms * 1e-3) / d2d
+            ));
             eprintln!("{}", rows.last().unwrap());
         }
     }
@@ -131,10 +144,21 @@ fn main() {
             t.elapsed().as_secs_f64() * 1e3
         };
         run();
-        let h_runs = if log_n >= 27 { if quick { 3 } else { 7 } } else { runs };
+        let h_runs = if log_n >= 27 {
+            if quick {
+                3
+            } else {
+                7
+            }
+        } else {
+            runs
+        };
         let ms = median((0..h_runs).map(|_| run()).collect());
         let upload_floor = 3.0 * 32.0 * n as f64 / h2d * 1e3;
-        rows.push(format!("| H term 2^{log_n} (pinned, uploads incl.) | {ms:.1} ms | upload floor {upload_floor:.1} ms at {:.1} GB/s |", h2d / 1e9));
+        rows.push(format!(
+            "| H term 2^{log_n} (pinned, uploads incl.) | {ms:.1} ms | upload floor {upload_floor:.1} ms at {:.1} GB/s |",
+            h2d / 1e9
+        ));
         eprintln!("{}", rows.last().unwrap());
         // Pre-staged: inputs already on the device, compute only.
         ctx.h_stage(&stream, &inputs[0], &inputs[1], &inputs[2], log_n, &mut bufs).unwrap();

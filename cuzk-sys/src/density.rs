@@ -57,10 +57,7 @@ pub fn compact_fr(
         return Err(Error::invalid(format!("density compaction: {n} elements from a buffer of {}", src.len())));
     }
     if bits.len() < n.div_ceil(64) {
-        return Err(Error::invalid(format!(
-            "density compaction: a bitmap of {} words for {n} elements",
-            bits.len()
-        )));
+        return Err(Error::invalid(format!("density compaction: a bitmap of {} words for {n} elements", bits.len())));
     }
     if src.device() != stream.device() || dst.device() != stream.device() {
         return Err(Error::invalid("density compaction: stream and buffers on different devices"));

@@ -181,9 +181,7 @@ impl<T: Copy> DeviceBuffer<T> {
     pub fn copy_from_host(&mut self, stream: &Stream, at: usize, src: &[T]) -> Result<()> {
         self.check(stream, at, src.len())?;
         let dst = unsafe { (self.ptr as *mut T).add(at) } as *mut c_void;
-        call(|e| unsafe {
-            ffi::cuzk_copy_to_device(stream.raw, dst, src.as_ptr() as *const c_void, size_of_val(src), e)
-        })?;
+        call(|e| unsafe { ffi::cuzk_copy_to_device(stream.raw, dst, src.as_ptr() as *const c_void, size_of_val(src), e) })?;
         stream.synchronize()
     }
 
@@ -191,18 +189,14 @@ impl<T: Copy> DeviceBuffer<T> {
     pub fn copy_to_host(&self, stream: &Stream, at: usize, dst: &mut [T]) -> Result<()> {
         self.check(stream, at, dst.len())?;
         let src = unsafe { (self.ptr as *const T).add(at) } as *const c_void;
-        call(|e| unsafe {
-            ffi::cuzk_copy_to_host(stream.raw, dst.as_mut_ptr() as *mut c_void, src, size_of_val(dst), e)
-        })?;
+        call(|e| unsafe { ffi::cuzk_copy_to_host(stream.raw, dst.as_mut_ptr() as *mut c_void, src, size_of_val(dst), e) })?;
         stream.synchronize()
     }
 
     /// Enqueues a copy of all of `src` into `self` (same length) on `stream`.
     pub fn copy_from_device_async(&mut self, stream: &Stream, src: &DeviceBuffer<T>) -> Result<()> {
         self.check(stream, 0, src.len)?;
-        call(|e| unsafe {
-            ffi::cuzk_copy_device_to_device(stream.raw, self.ptr, src.ptr, src.len * size_of::<T>(), e)
-        })
+        call(|e| unsafe { ffi::cuzk_copy_device_to_device(stream.raw, self.ptr, src.ptr, src.len * size_of::<T>(), e) })
     }
 
     /// Enqueues a copy of `src`'s elements `src_at..src_at + n` into

@@ -59,9 +59,7 @@ pub fn fr_from_mont_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
         return Err(Error::invalid("fr_from_mont_emulated: mismatched buffers"));
     }
     let n = (a.len() / 4) as u64;
-    call(|e| unsafe {
-        ffi::cuzk_test_fr_from_mont_emulated(a.as_ptr() as *const c_void, out.as_mut_ptr() as *mut c_void, n, e)
-    })
+    call(|e| unsafe { ffi::cuzk_test_fr_from_mont_emulated(a.as_ptr() as *const c_void, out.as_mut_ptr() as *mut c_void, n, e) })
 }
 
 /// out[i] = a[i] b[i] - c[i] d[i] in Fp on `device`, by the point
@@ -73,7 +71,5 @@ pub fn fp_mul_sub(device: i32, a: &[u64], b: &[u64], c: &[u64], d: &[u64], out: 
     }
     let n = (len / 6) as u64;
     let p = |x: &[u64]| x.as_ptr() as *const c_void;
-    call(|e| unsafe {
-        ffi::cuzk_test_fp_mul_sub(device, p(a), p(b), p(c), p(d), out.as_mut_ptr() as *mut c_void, n, e)
-    })
+    call(|e| unsafe { ffi::cuzk_test_fp_mul_sub(device, p(a), p(b), p(c), p(d), out.as_mut_ptr() as *mut c_void, n, e) })
 }

@@ -19,16 +19,7 @@ fn run<A, P>(entry: Entry, device: i32, table: &[A], c: u32, windows: u32, scala
         return invalid(format!("a table of {} points is not {windows} windows of 2^{c}", table.len()));
     }
     call(|err| unsafe {
-        entry(
-            device,
-            table.as_ptr().cast(),
-            c,
-            windows,
-            scalars.as_ptr().cast(),
-            scalars.len() as u64,
-            out.as_mut_ptr().cast(),
-            err,
-        )
+        entry(device, table.as_ptr().cast(), c, windows, scalars.as_ptr().cast(), scalars.len() as u64, out.as_mut_ptr().cast(), err)
     })
 }
 

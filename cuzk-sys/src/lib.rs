@@ -16,11 +16,11 @@
 //! native/device/fault_hook.cu), which the library leaves out otherwise.
 
 pub mod density;
-pub mod fixed_base;
 pub mod device;
 mod error;
 #[cfg(feature = "testing")]
 pub mod field_test;
+pub mod fixed_base;
 pub mod gpu_locks;
 pub mod msm;
 pub mod ntt;

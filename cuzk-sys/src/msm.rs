@@ -188,7 +188,11 @@ pub struct MsmStats {
 pub enum Input<'a, T: Copy> {
     Host(&'a [T]),
     /// The first `len` elements of a device buffer, from `offset`.
-    Device { buf: &'a DeviceBuffer<T>, offset: usize, len: usize },
+    Device {
+        buf: &'a DeviceBuffer<T>,
+        offset: usize,
+        len: usize,
+    },
 }
 
 impl<T: Copy> Input<'_, T> {
@@ -212,9 +216,7 @@ impl<T: Copy> Input<'_, T> {
     fn ptr(&self) -> (*const c_void, bool) {
         match self {
             Input::Host(s) => (s.as_ptr() as *const c_void, false),
-            Input::Device { buf, offset, .. } => {
-                (unsafe { (buf.as_ptr() as *const T).add(*offset) } as *const c_void, true)
-            }
+            Input::Device { buf, offset, .. } => (unsafe { (buf.as_ptr() as *const T).add(*offset) } as *const c_void, true),
         }
     }
 }
@@ -249,7 +251,11 @@ pub struct MsmWorkspace<'a> {
 enum Memory<'a> {
     Owned(Option<DeviceBuffer<u8>>),
     /// Another buffer's bytes, exclusively ours while `'a` lasts.
-    Borrowed { ptr: *mut c_void, bytes: u64, _buf: PhantomData<&'a mut ()> },
+    Borrowed {
+        ptr: *mut c_void,
+        bytes: u64,
+        _buf: PhantomData<&'a mut ()>,
+    },
 }
 
 // The borrowed form is a `&mut DeviceBuffer<T>` in all but type, and
@@ -291,10 +297,7 @@ impl<'a> MsmWorkspace<'a> {
         let total = buf.len() * std::mem::size_of::<T>();
         let from = total - Self::bytes_after::<T>(buf.len(), keep) as usize;
         let ptr = unsafe { (buf.as_mut_ptr() as *mut u8).add(from) } as *mut c_void;
-        let ws = MsmWorkspace {
-            device: buf.device(),
-            mem: Memory::Borrowed { ptr, bytes: (total - from) as u64, _buf: PhantomData },
-        };
+        let ws = MsmWorkspace { device: buf.device(), mem: Memory::Borrowed { ptr, bytes: (total - from) as u64, _buf: PhantomData } };
         (ws, buf)
     }
 
@@ -326,9 +329,7 @@ impl<'a> MsmWorkspace<'a> {
                 *buf = Some(DeviceBuffer::new(self.device, len)?);
             }
             Memory::Borrowed { .. } if held < bytes => {
-                return Err(Error::invalid(format!(
-                    "MSM workspace borrowed from a buffer of {held} bytes; this MSM needs {bytes}"
-                )));
+                return Err(Error::invalid(format!("MSM workspace borrowed from a buffer of {held} bytes; this MSM needs {bytes}")));
             }
             _ => {}
         }
@@ -406,12 +407,7 @@ fn msm_batch_with<G: Group>(
     let mut s_dev = None;
     for (j, set) in scalars.iter().enumerate() {
         if set.len() != points.len() {
-            return Err(Error::invalid(format!(
-                "{} MSM: {} points but {} scalars (set {j})",
-                G::NAME,
-                points.len(),
-                set.len()
-            )));
+            return Err(Error::invalid(format!("{} MSM: {} points but {} scalars (set {j})", G::NAME, points.len(), set.len())));
         }
         set.check(device)?;
         let (p, on_dev) = set.ptr();
@@ -423,8 +419,7 @@ fn msm_batch_with<G: Group>(
         }
         ptrs.push(p);
     }
-    let sets = u32::try_from(scalars.len())
-        .map_err(|_| Error::invalid(format!("{} MSM batch: {} scalar sets", G::NAME, scalars.len())))?;
+    let sets = u32::try_from(scalars.len()).map_err(|_| Error::invalid(format!("{} MSM batch: {} scalar sets", G::NAME, scalars.len())))?;
     let (p, p_dev) = points.ptr();
     let flags = raw_flags(p_dev, s_dev.unwrap_or(false)) | ffi::cuzk_msm_flags::CUZK_MSM_WINDOW_SUMS as u32;
     let mut raw_opts = opts.map(raw_options);
@@ -444,18 +439,7 @@ fn msm_batch_with<G: Group>(
     let mut out = vec![G::ZERO; scalars.len() * max_windows];
     let mut stats = ffi::cuzk_msm_stats::default();
     call(|e| unsafe {
-        G::raw(
-            device,
-            p,
-            ptrs.as_ptr(),
-            sets,
-            points.len() as u64,
-            flags,
-            opts_ptr,
-            out.as_mut_ptr() as *mut c_void,
-            &mut stats,
-            e,
-        )
+        G::raw(device, p, ptrs.as_ptr(), sets, points.len() as u64, flags, opts_ptr, out.as_mut_ptr() as *mut c_void, &mut stats, e)
     })?;
     let nwin = stats.windows as usize;
     if nwin == 0 || nwin > max_windows {
@@ -534,13 +518,7 @@ pub fn reserve_local_memory(device: i32) -> Result<u64> {
 /// these options: computed by the same plan the MSM itself makes
 /// (native/msm/pippenger.cuh). Callers reserve this from a VRAM budget
 /// before calling.
-pub fn workspace_bytes<G: Group>(
-    device: i32,
-    n: u64,
-    points_on_device: bool,
-    scalars_on_device: bool,
-    opts: MsmOptions,
-) -> Result<u64> {
+pub fn workspace_bytes<G: Group>(device: i32, n: u64, points_on_device: bool, scalars_on_device: bool, opts: MsmOptions) -> Result<u64> {
     workspace_bytes_batch::<G>(device, n, 1, points_on_device, scalars_on_device, opts)
 }
 
@@ -555,9 +533,7 @@ pub fn workspace_bytes_batch<G: Group>(
 ) -> Result<u64> {
     let opts = raw_options(opts);
     let mut bytes = 0u64;
-    call(|e| unsafe {
-        G::raw_workspace(device, n, sets, raw_flags(points_on_device, scalars_on_device), &opts, &mut bytes, e)
-    })?;
+    call(|e| unsafe { G::raw_workspace(device, n, sets, raw_flags(points_on_device, scalars_on_device), &opts, &mut bytes, e) })?;
     Ok(bytes)
 }
 
@@ -594,11 +570,8 @@ pub fn options_for_budget_batch<G: Group>(
     if bytes(all)? <= budget {
         return Ok(all);
     }
-    let with = |chunk: u64, wins: u64| MsmOptions {
-        max_chunk_points: chunk,
-        max_sort_entries: chunk.saturating_mul(wins),
-        ..Default::default()
-    };
+    let with =
+        |chunk: u64, wins: u64| MsmOptions { max_chunk_points: chunk, max_sort_entries: chunk.saturating_mul(wins), ..Default::default() };
     // The largest chunk that fits with `wins` windows sorted at once.
     let largest = |wins: u64| -> Result<u64> {
         let fits = |chunk: u64| -> Result<bool> { Ok(bytes(with(chunk, wins))? <= budget) };

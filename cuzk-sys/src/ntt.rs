@@ -102,15 +102,7 @@ impl NttContext {
     /// Pre-staging, step 1 of [`NttContext::h_term`] split in two: uploads
     /// a, b, c (zero-padded to 2^log_n) into `bufs` on `stream` and waits
     /// for the copies (the host slices are borrowed only for this call).
-    pub fn h_stage(
-        &self,
-        stream: &Stream,
-        a: &[FrRepr],
-        b: &[FrRepr],
-        c: &[FrRepr],
-        log_n: u32,
-        bufs: &mut HTermBuffers,
-    ) -> Result<()> {
+    pub fn h_stage(&self, stream: &Stream, a: &[FrRepr], b: &[FrRepr], c: &[FrRepr], log_n: u32, bufs: &mut HTermBuffers) -> Result<()> {
         self.check_h(a, b, c, log_n, bufs)?;
         call(|e| unsafe {
             ffi::cuzk_h_stage(
@@ -137,15 +129,7 @@ impl NttContext {
             return Err(Error::invalid("H buffers too small or on another device"));
         }
         call(|e| unsafe {
-            ffi::cuzk_h_compute(
-                self.raw,
-                stream.raw(),
-                log_n,
-                bufs.a.as_mut_ptr(),
-                bufs.b.as_mut_ptr(),
-                bufs.c.as_mut_ptr(),
-                e,
-            )
+            ffi::cuzk_h_compute(self.raw, stream.raw(), log_n, bufs.a.as_mut_ptr(), bufs.b.as_mut_ptr(), bufs.c.as_mut_ptr(), e)
         })
     }
 }

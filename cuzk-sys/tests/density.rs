@@ -24,7 +24,11 @@ fn compaction_equals_host_filter() {
             let mut bits: Vec<u64> = (0..n.div_ceil(64)).map(|_| rng.gen()).collect();
             for i in 0..n {
                 let b = 1u64 << (i % 64);
-                if rng.gen_bool(p) { bits[i / 64] |= b } else { bits[i / 64] &= !b }
+                if rng.gen_bool(p) {
+                    bits[i / 64] |= b
+                } else {
+                    bits[i / 64] &= !b
+                }
             }
             let want: Vec<FrRepr> = (0..n).filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1).map(|i| src[i]).collect();
             // The scratch right after the scalars, junk in it: nothing may
@@ -90,8 +94,5 @@ fn scratch_bound_covers_exact_need() {
     }
     // 16 + 2 bytes a word against 16, plus the fixed 64 KiB: ~1.14x at 2^24.
     assert!(worst < 1.2, "the bound is {worst:.2}x the exact scratch at some n >= 2^24");
-    println!(
-        "scratch bound >= CUB's exact need at {} sizes up to 2^28; at most {worst:.3}x it from 2^24 on",
-        sizes.len()
-    );
+    println!("scratch bound >= CUB's exact need at {} sizes up to 2^28; at most {worst:.3}x it from 2^24 on", sizes.len());
 }

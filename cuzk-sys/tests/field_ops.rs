@@ -124,8 +124,7 @@ fn fr_from_mont_sequence_matches_blst_on_the_host() {
         cuzk_sys::test_skip("fr_from_mont_sequence_matches_blst_on_the_host needs the CUDA build (nvcc)");
         return;
     }
-    const FR_MODULUS: [u64; 4] =
-        [0xffffffff00000001, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
+    const FR_MODULUS: [u64; 4] = [0xffffffff00000001, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
     let mut rng = common::rng();
     let n = 1 << 20;
     let mut a: Vec<[u64; 4]> = common::as_repr(&common::random_scalars(&mut rng, n)).to_vec();

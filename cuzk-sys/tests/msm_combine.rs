@@ -16,8 +16,7 @@ use rand_chacha::ChaCha20Rng;
 /// Windows k_w·G (k_0 = 0 and the top one 0 too, for the identity), and
 /// the expected (Σ 2^(c w) k_w)·G.
 fn check<G: Group, P: group::Group<Scalar = Scalar> + Copy>(rng: &mut ChaCha20Rng, c: u32, nwin: usize) {
-    let ks: Vec<Scalar> =
-        (0..nwin).map(|w| if w == 0 || w + 1 == nwin { Scalar::ZERO } else { Scalar::random(&mut *rng) }).collect();
+    let ks: Vec<Scalar> = (0..nwin).map(|w| if w == 0 || w + 1 == nwin { Scalar::ZERO } else { Scalar::random(&mut *rng) }).collect();
     let windows: Vec<G::Proj> = ks.iter().map(|k| to_raw(P::generator() * k)).collect();
     let two_c = Scalar::from(2u64).pow_vartime([c as u64]);
     let mut weight = Scalar::ONE;

@@ -115,7 +115,8 @@ fn ntt_large_sizes_sparse_check() {
         for &(j, v) in &entries {
             data[j] += v;
         }
-        let mut merged: Vec<(usize, Scalar)> = data.iter().enumerate().filter(|(_, v)| !bool::from(v.is_zero())).map(|(j, v)| (j, *v)).collect();
+        let mut merged: Vec<(usize, Scalar)> =
+            data.iter().enumerate().filter(|(_, v)| !bool::from(v.is_zero())).map(|(j, v)| (j, *v)).collect();
         merged.sort_by_key(|e| e.0);
         let mut omega = Scalar::ROOT_OF_UNITY;
         for _ in log_n..Scalar::S {

@@ -21,9 +21,7 @@ pub fn dlog(seed: u64, i: usize) -> u64 {
 /// `seed` and `distinct`.
 pub fn dot(scalars: &[Fr], seed: u64, distinct: usize, offset: usize) -> Fr {
     let ks: Vec<Fr> = (0..distinct).map(|i| Fr::from(dlog(seed, i))).collect();
-    cuzk_core::par::map_ranges(scalars.len(), 1 << 16, |r| {
-        r.fold(Fr::ZERO, |acc, i| acc + scalars[i] * ks[(offset + i) % distinct])
-    })
-    .into_iter()
-    .fold(Fr::ZERO, |a, b| a + b)
+    cuzk_core::par::map_ranges(scalars.len(), 1 << 16, |r| r.fold(Fr::ZERO, |acc, i| acc + scalars[i] * ks[(offset + i) % distinct]))
+        .into_iter()
+        .fold(Fr::ZERO, |a, b| a + b)
 }

@@ -9,8 +9,8 @@ use cuzk_core::filecoin::filecoin_proofs_api::seal::{
 };
 use cuzk_core::filecoin::filecoin_proofs_api::update::{empty_sector_update_encode_into, generate_partition_proofs};
 use cuzk_core::filecoin::filecoin_proofs_api::{
-    Commitment, PieceInfo, PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, RegisteredSealProof,
-    RegisteredUpdateProof, SectorId, UnpaddedBytesAmount,
+    Commitment, PieceInfo, PrivateReplicaInfo, PublicReplicaInfo, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+    SectorId, UnpaddedBytesAmount,
 };
 use cuzk_core::filecoin::{setup, ParamCache, ParamFiles, ProofType};
 use std::collections::BTreeMap;
@@ -266,7 +266,9 @@ pub fn shape_of(c: impl bellpepper_core::Circuit<blstrs::Scalar>) -> Shape {
 /// Where two shapes first differ, for a readable failure.
 pub fn shape_diff(blank: &Shape, real: &Shape) -> Option<String> {
     let first = |a: &[bool], b: &[bool]| a.iter().zip(b).position(|(x, y)| x != y).or((a.len() != b.len()).then_some(a.len().min(b.len())));
-    for (name, a, b) in [("a_aux", &blank.a_aux, &real.a_aux), ("b_input", &blank.b_input, &real.b_input), ("b_aux", &blank.b_aux, &real.b_aux)] {
+    for (name, a, b) in
+        [("a_aux", &blank.a_aux, &real.a_aux), ("b_input", &blank.b_input, &real.b_input), ("b_aux", &blank.b_aux, &real.b_aux)]
+    {
         if let Some(i) = first(a, b) {
             return Some(format!("{name} differs at {i} (blank {:?}, real {:?}; lens {} vs {})", a.get(i), b.get(i), a.len(), b.len()));
         }

@@ -48,7 +48,9 @@ pub fn prove_all(conn: &Conn, a: &Args, started: impl FnOnce()) -> Result<(Vec<D
         bail!("-c and -j must be at least 1");
     }
     let verifier = a.proof.verifier()?;
-    let requests = (0..a.count).map(|i| a.proof.request(i, format!("batch-{}-{}-{i}", std::process::id(), super::single::now_ms()))).collect::<Result<Vec<_>>>()?;
+    let requests = (0..a.count)
+        .map(|i| a.proof.request(i, format!("batch-{}-{}-{i}", std::process::id(), super::single::now_ms())))
+        .collect::<Result<Vec<_>>>()?;
     started();
     let client = conn.client()?;
     let next = AtomicU64::new(0);
@@ -116,7 +118,11 @@ pub fn run(conn: &Conn, a: Args) -> Result<()> {
         let stats = |f: fn(&(f64, f64)) -> f64| {
             let v: Vec<f64> = ok.iter().map(f).collect();
             let avg = v.iter().sum::<f64>() / v.len() as f64;
-            format!("avg={avg:.3}s min={:.3}s max={:.3}s", v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(0.0, f64::max))
+            format!(
+                "avg={avg:.3}s min={:.3}s max={:.3}s",
+                v.iter().cloned().fold(f64::INFINITY, f64::min),
+                v.iter().cloned().fold(0.0, f64::max)
+            )
         };
         println!("wall time:     {}", stats(|p| p.0));
         println!("prove time:    {}", stats(|p| p.1));

@@ -4,9 +4,9 @@
 use crate::{cmd, files};
 use anyhow::Result;
 use cuzk_core::arith::msm;
+use cuzk_core::arith::MsmAffine;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::ntt::Domain;
-use cuzk_core::arith::MsmAffine;
 use cuzk_core::{cs, groth16, Fr, G1Affine, G2Affine};
 use ff::Field;
 use group::Group;
@@ -140,9 +140,7 @@ pub fn run(b: Bench) -> Result<()> {
             };
             let mut assignments = Vec::new();
             let synth = time_runs(runs, || {
-                assignments = (0..batch as u64)
-                    .map(|i| cs::synthesize(circuit.instance(1 + i)))
-                    .collect::<Result<Vec<_>, _>>()?;
+                assignments = (0..batch as u64).map(|i| cs::synthesize(circuit.instance(1 + i))).collect::<Result<Vec<_>, _>>()?;
                 Ok(())
             })?;
             row("synthesize", &format!("{batch} × {circuit}"), synth);
@@ -175,10 +173,24 @@ pub fn run(b: Bench) -> Result<()> {
             let label = format!("{size} ({:.0}% ones)", ones * 100.0);
             if g2 {
                 let points = random_points::<G2Affine>(size);
-                row("msm g2", &label, time_runs(runs, || { std::hint::black_box(msm::msm(&points, &scalars)); Ok(()) })?);
+                row(
+                    "msm g2",
+                    &label,
+                    time_runs(runs, || {
+                        std::hint::black_box(msm::msm(&points, &scalars));
+                        Ok(())
+                    })?,
+                );
             } else {
                 let points = random_points::<G1Affine>(size);
-                row("msm g1", &label, time_runs(runs, || { std::hint::black_box(msm::msm(&points, &scalars)); Ok(()) })?);
+                row(
+                    "msm g1",
+                    &label,
+                    time_runs(runs, || {
+                        std::hint::black_box(msm::msm(&points, &scalars));
+                        Ok(())
+                    })?,
+                );
             }
         }
         Bench::Engine(_) => unreachable!("handled above"),
@@ -194,34 +206,54 @@ fn synth_bench(circuit: CircuitSpec, runs: usize) -> Result<()> {
     let size = circuit.to_string();
     let id = cuzk_core::engine::BuiltinJob::circuit_id_of(&circuit);
     let mut recorded = None;
-    row("record pce", &size, time_runs(1, || {
-        recorded = Some(pce::record(&id, circuit.blank())?);
-        Ok(())
-    })?);
+    row(
+        "record pce",
+        &size,
+        time_runs(1, || {
+            recorded = Some(pce::record(&id, circuit.blank())?);
+            Ok(())
+        })?,
+    );
     let p = recorded.expect("recorded");
-    row("classic", &size, time_runs(runs, || {
-        black_box(cs::synthesize(circuit.instance(1))?);
-        Ok(())
-    })?);
+    row(
+        "classic",
+        &size,
+        time_runs(runs, || {
+            black_box(cs::synthesize(circuit.instance(1))?);
+            Ok(())
+        })?,
+    );
     // Into room reserved for the PCE's shape, as the engine does.
-    row("witness-only", &size, time_runs(runs, || {
-        black_box(cs::generate_witness_into(circuit.instance(1), p.empty_witness())?);
-        Ok(())
-    })?);
+    row(
+        "witness-only",
+        &size,
+        time_runs(runs, || {
+            black_box(cs::generate_witness_into(circuit.instance(1), p.empty_witness())?);
+            Ok(())
+        })?,
+    );
     let w = cs::generate_witness(circuit.instance(1))?;
     let all = cuzk_core::par::threads();
     let mut counts = vec![1, all];
     counts.dedup();
     for t in counts {
         cuzk_core::par::set_threads(t);
-        row(&format!("spmv, {t} thr"), &size, time_runs(runs, || {
-            black_box(spmv::evaluate(&p, &w.input_assignment, &w.aux_assignment));
-            Ok(())
-        })?);
-        row(&format!("witness + spmv, {t} thr"), &size, time_runs(runs, || {
-            black_box(p.synthesize(circuit.instance(1))?);
-            Ok(())
-        })?);
+        row(
+            &format!("spmv, {t} thr"),
+            &size,
+            time_runs(runs, || {
+                black_box(spmv::evaluate(&p, &w.input_assignment, &w.aux_assignment));
+                Ok(())
+            })?,
+        );
+        row(
+            &format!("witness + spmv, {t} thr"),
+            &size,
+            time_runs(runs, || {
+                black_box(p.synthesize(circuit.instance(1))?);
+                Ok(())
+            })?,
+        );
     }
     cuzk_core::par::set_threads(all);
     let file = pce::file::to_bytes(&p).len() as f64 / (1u64 << 20) as f64;
@@ -288,13 +320,22 @@ fn engine_bench(b: EngineBench) -> Result<()> {
             config.logging.timeline = timeline.display().to_string();
             let engine = Engine::start(config).map_err(|e| anyhow::anyhow!("{e}"))?;
             let circuits: Vec<Arc<BenchCircuit>> = (0..b.jobs)
-                .map(|i| Arc::new(BenchCircuit { job: BuiltinJob::new(b.circuit.clone(), b.partitions, 1000 + i as u64), params: params.clone() }))
+                .map(|i| {
+                    Arc::new(BenchCircuit {
+                        job: BuiltinJob::new(b.circuit.clone(), b.partitions, 1000 + i as u64),
+                        params: params.clone(),
+                    })
+                })
                 .collect();
             let t = Instant::now();
             engine.preload_srs(&circuits[0].circuit_id()).ok();
             let warm = ProofRequest::custom(circuits[0].clone());
             let (warm_id, _) = engine.prove(warm, None)?; // SRS into the engine (and VRAM), not timed
-            println!("gw={gw} vram_limit={limit}: backend {}, SRS and first proof in {:.1} s", engine.status().backend, t.elapsed().as_secs_f64());
+            println!(
+                "gw={gw} vram_limit={limit}: backend {}, SRS and first proof in {:.1} s",
+                engine.status().backend,
+                t.elapsed().as_secs_f64()
+            );
             let t = Instant::now();
             let ids: Vec<_> = circuits.iter().map(|c| engine.submit(ProofRequest::custom(c.clone()))).collect::<Result<_, _>>()?;
             for id in ids {
@@ -308,7 +349,8 @@ fn engine_bench(b: EngineBench) -> Result<()> {
             engine.shutdown(ShutdownMode::Drain);
             // The measured stream only: without the warm-up job's events.
             let warm_tag = format!("\"job\":\"{warm_id}\"");
-            let text: String = std::fs::read_to_string(&timeline)?.lines().filter(|l| !l.contains(&warm_tag)).map(|l| format!("{l}\n")).collect();
+            let text: String =
+                std::fs::read_to_string(&timeline)?.lines().filter(|l| !l.contains(&warm_tag)).map(|l| format!("{l}\n")).collect();
             let report = cuzk_core::engine::timeline_stats::analyze(text.as_bytes()).map_err(|e| anyhow::anyhow!(e))?;
             print!("{report}");
             let busy = report.gpus.iter().map(|g| format!("{:.1}%", g.busy_fraction * 100.0)).collect::<Vec<_>>().join(" ");
@@ -316,7 +358,12 @@ fn engine_bench(b: EngineBench) -> Result<()> {
             let proofs = b.jobs * b.partitions;
             rows.push(format!(
                 "| {} | {}x{} | {gw} | {limit} | {:.2} | {:.2} | {:.1} | {busy} | {peak} |",
-                b.circuit, b.jobs, b.partitions, wall, proofs as f64 / wall, wall * 1e3 / proofs as f64
+                b.circuit,
+                b.jobs,
+                b.partitions,
+                wall,
+                proofs as f64 / wall,
+                wall * 1e3 / proofs as f64
             ));
         }
     }
@@ -343,10 +390,12 @@ fn random_points<A: MsmAffine + Default>(n: usize) -> Vec<A> {
     let step = A::Proj::random(&mut rand_core::OsRng);
     let chunks = cuzk_core::par::map_ranges(n, 1 << 12, |r| {
         let mut p = A::Proj::random(&mut rand_core::OsRng);
-        let proj: Vec<A::Proj> = r.map(|_| {
-            p += step;
-            p
-        }).collect();
+        let proj: Vec<A::Proj> = r
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
         let mut out = vec![A::default(); proj.len()];
         A::batch_normalize(&proj, &mut out);
         out

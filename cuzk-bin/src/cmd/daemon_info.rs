@@ -25,7 +25,11 @@ pub fn status(conn: &Conn) -> Result<()> {
     println!("memory            {} / {} MiB", s.pinned_memory_bytes >> 20, s.pinned_memory_limit_bytes >> 20);
     println!("devices:");
     for g in &s.gpus {
-        let job = if g.current_job_id.is_empty() { "idle".to_string() } else { format!("proving {} ({})", g.current_job_id, g.current_proof_kind) };
+        let job = if g.current_job_id.is_empty() {
+            "idle".to_string()
+        } else {
+            format!("proving {} ({})", g.current_job_id, g.current_proof_kind)
+        };
         println!("  [{}] {}: {} / {} MiB free, {job}", g.ordinal, g.name, g.vram_free_bytes >> 20, g.vram_total_bytes >> 20);
     }
     println!("SRS:");

@@ -82,7 +82,13 @@ pub fn run(a: Args) -> Result<()> {
 }
 
 /// Preloads the SRS, proves `a.proofs` at once over gRPC, verifies them.
-fn prove_through(daemon: &Daemon, a: &Args, circuit_id: &str, vk: &Path, rows: &mut Vec<(String, f64)>) -> Result<Vec<pb::AwaitProofResponse>> {
+fn prove_through(
+    daemon: &Daemon,
+    a: &Args,
+    circuit_id: &str,
+    vk: &Path,
+    rows: &mut Vec<(String, f64)>,
+) -> Result<Vec<pb::AwaitProofResponse>> {
     let client = client::connect(daemon.address()).map_err(anyhow::Error::msg)?;
     let t = Instant::now();
     let pre = client
@@ -98,7 +104,8 @@ fn prove_through(daemon: &Daemon, a: &Args, circuit_id: &str, vk: &Path, rows: &
                 let (client, args) = (&client, &args);
                 s.spawn(move || -> Result<pb::AwaitProofResponse> {
                     let submit = args.request(i, format!("demo-{}-{i}", std::process::id()))?;
-                    let r = client.prove(&pb::ProveRequest { submit: Some(submit) }).map_err(|e| anyhow::anyhow!("Prove: {}", describe(&e)))?;
+                    let r =
+                        client.prove(&pb::ProveRequest { submit: Some(submit) }).map_err(|e| anyhow::anyhow!("Prove: {}", describe(&e)))?;
                     r.result.context("ProveResponse without a result")
                 })
             })

@@ -135,7 +135,18 @@ fn write_snap(a: &Args, size: u64) -> Result<(String, Vec<String>)> {
     let (r_old, r_new, d_new) = (hex(&w.comm_r_old), hex(&w.comm_r_new), hex(&w.comm_d_new));
     let number_s = number.to_string();
     let single = args(&[
-        "-t", "snap", "--vanilla", &path, "--registered-proof", &number_s, "--comm-r-old", &r_old, "--comm-r-new", &r_new, "--comm-d-new", &d_new,
+        "-t",
+        "snap",
+        "--vanilla",
+        &path,
+        "--registered-proof",
+        &number_s,
+        "--comm-r-old",
+        &r_old,
+        "--comm-r-new",
+        &r_new,
+        "--comm-d-new",
+        &d_new,
     ]);
     let meta = json!({
         "kind": "snap",

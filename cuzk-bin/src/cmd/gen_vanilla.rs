@@ -8,10 +8,10 @@
 //! filecoin-proofs makes for the sector (its PoSt challenges), so they
 //! verify for exactly that sector, commitment and randomness.
 
+use super::proof_request::hex32;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use base64::Engine as _;
 use cuzk_core::filecoin::filecoin_proofs_api::{post, update, PrivateReplicaInfo, SectorId};
-use super::proof_request::hex32;
 use cuzk_core::filecoin::{prover_id_from_miner, ProofKind, ProofType};
 use std::path::{Path, PathBuf};
 
@@ -80,7 +80,9 @@ pub struct SnapArgs {
 pub fn run(cmd: GenVanilla) -> Result<()> {
     let (proofs, output) = match cmd {
         GenVanilla::WinningPost(a) => (post_vanilla(ProofKind::WinningPost, 3, &a)?, a.output.unwrap_or("winning-vanilla.json".into())),
-        GenVanilla::WindowPost(a) => (post_vanilla(ProofKind::WindowPostPartition, 13, &a)?, a.output.unwrap_or("wpost-vanilla.json".into())),
+        GenVanilla::WindowPost(a) => {
+            (post_vanilla(ProofKind::WindowPostPartition, 13, &a)?, a.output.unwrap_or("wpost-vanilla.json".into()))
+        }
         GenVanilla::SnapProve(a) => (snap_vanilla(&a)?, a.output.clone()),
     };
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -151,7 +153,8 @@ fn comm_r_arg(arg: &str) -> Result<[u8; 32]> {
 fn commdr_file(path: &Path) -> Result<([u8; 32], [u8; 32])> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let parts: Vec<&str> = text.split_whitespace().collect();
-    let (Some(d), Some(r), 2) = (parts.first().and_then(|p| p.strip_prefix("d:")), parts.get(1).and_then(|p| p.strip_prefix("r:")), parts.len())
+    let (Some(d), Some(r), 2) =
+        (parts.first().and_then(|p| p.strip_prefix("d:")), parts.get(1).and_then(|p| p.strip_prefix("r:")), parts.len())
     else {
         bail!("{}: expected `d:<CID> r:<CID>`", path.display());
     };

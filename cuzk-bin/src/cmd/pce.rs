@@ -194,12 +194,7 @@ fn info(path: &Path) -> Result<()> {
     println!("aux          {}", p.shape.num_aux);
     println!("nonzeros     A {}, B {}, C {}", p.a.nnz(), p.b.nnz(), p.c.nnz());
     println!("coefficients {} distinct", p.coeffs.len());
-    println!(
-        "densities    A aux {}, B inputs {}, B aux {}",
-        p.a_aux_density.count(),
-        p.b_input_density.count(),
-        p.b_aux_density.count()
-    );
+    println!("densities    A aux {}, B inputs {}, B aux {}", p.a_aux_density.count(), p.b_input_density.count(), p.b_aux_density.count());
     println!("in memory    {:.1} MiB", mib(p.bytes()));
     Ok(())
 }

@@ -106,7 +106,8 @@ impl ProofArgs {
         r.proof_kind = kind as i32;
         match kind {
             pb::ProofKind::Unspecified => {
-                r.builtin = Some(pb::BuiltinCircuit { circuit: self.circuit.clone(), partitions: self.partitions, seed: self.builtin_seed(i) });
+                r.builtin =
+                    Some(pb::BuiltinCircuit { circuit: self.circuit.clone(), partitions: self.partitions, seed: self.builtin_seed(i) });
             }
             _ => {
                 fill_filecoin(kind, self.c1.as_ref(), &self.vanilla_args, &mut r)?;
@@ -217,7 +218,9 @@ fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     };
     let strings: Vec<&str> = match &v {
         serde_json::Value::String(s) => vec![s],
-        serde_json::Value::Array(a) => a.iter().map(|x| x.as_str().context("every array element must be a base64 string")).collect::<Result<_>>()?,
+        serde_json::Value::Array(a) => {
+            a.iter().map(|x| x.as_str().context("every array element must be a base64 string")).collect::<Result<_>>()?
+        }
         _ => bail!("{}: expected a JSON array of base64 strings or one base64 string", path.display()),
     };
     strings
@@ -231,7 +234,9 @@ fn read_vanilla(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
 fn base64_decode(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
     use base64::Engine;
     let s = s.trim();
-    base64::engine::general_purpose::STANDARD.decode(s).or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(s.trim_end_matches('=')))
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(s.trim_end_matches('=')))
 }
 
 /// 32 bytes as 64 hex digits (0x first or not).

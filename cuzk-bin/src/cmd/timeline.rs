@@ -16,8 +16,8 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<()> {
     let f = std::fs::File::open(&a.file).with_context(|| format!("cannot open timeline {}", a.file.display()))?;
-    let report = cuzk_core::engine::timeline_stats::analyze(std::io::BufReader::new(f))
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
+    let report =
+        cuzk_core::engine::timeline_stats::analyze(std::io::BufReader::new(f)).map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

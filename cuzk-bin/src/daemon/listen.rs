@@ -25,9 +25,7 @@ impl ListenAddr {
             }
             return Ok(ListenAddr::Unix(PathBuf::from(path)));
         }
-        let (host, port) = s
-            .rsplit_once(':')
-            .ok_or_else(|| format!("listen address {s:?} is not host:port or unix:///path"))?;
+        let (host, port) = s.rsplit_once(':').ok_or_else(|| format!("listen address {s:?} is not host:port or unix:///path"))?;
         if host.is_empty() || port.parse::<u16>().is_err() {
             return Err(format!("listen address {s:?} is not host:port (port 0-65535) or unix:///path"));
         }

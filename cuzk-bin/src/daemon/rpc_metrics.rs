@@ -24,7 +24,9 @@ impl RpcMetrics {
     }
 
     pub fn prometheus(&self) -> String {
-        let mut out = String::from("# HELP cuzk_rpc_requests_total gRPC calls answered, by method and status code.\n# TYPE cuzk_rpc_requests_total counter\n");
+        let mut out = String::from(
+            "# HELP cuzk_rpc_requests_total gRPC calls answered, by method and status code.\n# TYPE cuzk_rpc_requests_total counter\n",
+        );
         for ((method, code), n) in self.calls.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             let _ = writeln!(out, "cuzk_rpc_requests_total{{method=\"{method}\",code=\"{code}\"}} {n}");
         }

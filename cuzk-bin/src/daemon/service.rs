@@ -254,7 +254,9 @@ impl pb::ProvingEngine for ProvingService {
 
     fn get_metrics(&mut self, ctx: RpcContext, _req: pb::GetMetricsRequest, sink: UnarySink<pb::GetMetricsResponse>) {
         let (engine, metrics) = (self.engine.clone(), self.metrics.clone());
-        self.reply(&ctx, sink, "GetMetrics", move || Ok(pb::GetMetricsResponse { prometheus_text: engine.metrics() + &metrics.prometheus() }));
+        self.reply(&ctx, sink, "GetMetrics", move || {
+            Ok(pb::GetMetricsResponse { prometheus_text: engine.metrics() + &metrics.prometheus() })
+        });
     }
 
     fn preload_srs(&mut self, ctx: RpcContext, req: pb::PreloadSrsRequest, sink: UnarySink<pb::PreloadSrsResponse>) {

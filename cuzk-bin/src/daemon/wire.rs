@@ -5,8 +5,8 @@
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::engine::{
-    BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, PayloadDigest, Priority, ProofKind, ProofRequest,
-    ProofWork, WorkerRole,
+    BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, PayloadDigest, Priority, ProofKind, ProofRequest, ProofWork,
+    WorkerRole,
 };
 use cuzk_core::filecoin::{prover_id_from_miner, ProofRequest as FilecoinRequest};
 use grpcio::{RpcStatus, RpcStatusCode};
@@ -204,13 +204,22 @@ pub fn status_response(s: &EngineStatus) -> pb::GetStatusResponse {
         .iter()
         .map(|e| {
             let tier = if e.tier == "hot" { pb::srs_status::Tier::Hot } else { pb::srs_status::Tier::Warm };
-            pb::SrsStatus { circuit_id: compat_circuit_id(&e.circuit_id), tier: tier as i32, size_bytes: e.size_bytes, ref_count: e.ref_count as u32 }
+            pb::SrsStatus {
+                circuit_id: compat_circuit_id(&e.circuit_id),
+                tier: tier as i32,
+                size_bytes: e.size_bytes,
+                ref_count: e.ref_count as u32,
+            }
         })
         .collect();
     let queues = s
         .queues
         .iter()
-        .map(|q| pb::QueueStatus { proof_kind: q.kind.compat_name().to_string(), pending: q.pending as u32, in_progress: q.in_progress as u32 })
+        .map(|q| pb::QueueStatus {
+            proof_kind: q.kind.compat_name().to_string(),
+            pending: q.pending as u32,
+            in_progress: q.in_progress as u32,
+        })
         .collect();
     pb::GetStatusResponse {
         gpus,
@@ -229,10 +238,7 @@ mod tests {
     use super::*;
 
     fn builtin(circuit: &str, partitions: u32) -> pb::SubmitProofRequest {
-        pb::SubmitProofRequest {
-            builtin: Some(pb::BuiltinCircuit { circuit: circuit.into(), partitions, seed: 7 }),
-            ..Default::default()
-        }
+        pb::SubmitProofRequest { builtin: Some(pb::BuiltinCircuit { circuit: circuit.into(), partitions, seed: 7 }), ..Default::default() }
     }
 
     fn err(r: &pb::SubmitProofRequest) -> String {

@@ -136,7 +136,13 @@ impl DaemonProc {
     }
 
     /// [`Self::start_as`] with `env` added to the daemon's environment.
-    pub fn start_as_with_env(exe: &str, dir: tempfile::TempDir, listen: Listen, env: &[(&str, &str)], config: impl FnOnce(&str) -> String) -> Self {
+    pub fn start_as_with_env(
+        exe: &str,
+        dir: tempfile::TempDir,
+        listen: Listen,
+        env: &[(&str, &str)],
+        config: impl FnOnce(&str) -> String,
+    ) -> Self {
         let (listen, socket) = match listen {
             Listen::Unix => {
                 let s = dir.path().join("d.sock");

@@ -2,10 +2,8 @@
 //! addition and fixed-base code is written once for G1 and G2.
 
 use blst::{
-    blst_p1, blst_p1_affine, blst_p1s_add, blst_p1s_mult_pippenger,
-    blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_to_affine, blst_p2, blst_p2_affine,
-    blst_p2s_add, blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof,
-    blst_p2s_to_affine, limb_t,
+    blst_p1, blst_p1_affine, blst_p1s_add, blst_p1s_mult_pippenger, blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_to_affine, blst_p2,
+    blst_p2_affine, blst_p2s_add, blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_p2s_to_affine, limb_t,
 };
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::prime::{PrimeCurve, PrimeCurveAffine};
@@ -17,9 +15,7 @@ use group::Group;
 /// blstrs' `G1Affine`/`G2Affine`/`G1Projective`/`G2Projective` are
 /// `#[repr(transparent)]` wrappers of blst's `blst_p{1,2}{_affine,}`, so
 /// pointers to them are valid pointers to blst's types.
-pub trait MsmAffine:
-    PrimeCurveAffine<Curve = Self::Proj> + Copy + Send + Sync + 'static
-{
+pub trait MsmAffine: PrimeCurveAffine<Curve = Self::Proj> + Copy + Send + Sync + 'static {
     type Proj: PrimeCurve<Affine = Self, Scalar = blstrs::Scalar> + Copy + Send + Sync;
 
     /// Size of one uncompressed point in a params file.
@@ -72,14 +68,7 @@ macro_rules! impl_msm_affine {
                     // means "contiguous from first".
                     let scalar_ptrs = [scalars.as_ptr() as *const u8, std::ptr::null()];
                     let mut out = <$raw>::default();
-                    $pippenger(
-                        &mut out,
-                        points.as_ptr() as *const *const $raw_aff,
-                        n,
-                        scalar_ptrs.as_ptr(),
-                        255,
-                        scratch.as_mut_ptr(),
-                    );
+                    $pippenger(&mut out, points.as_ptr() as *const *const $raw_aff, n, scalar_ptrs.as_ptr(), 255, scratch.as_mut_ptr());
                     std::mem::transmute::<$raw, $proj>(out)
                 }
             }
@@ -115,12 +104,24 @@ macro_rules! impl_msm_affine {
 }
 
 impl_msm_affine!(
-    G1Affine, G1Projective, blst_p1, blst_p1_affine, 96,
-    blst_p1s_mult_pippenger, blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_add,
+    G1Affine,
+    G1Projective,
+    blst_p1,
+    blst_p1_affine,
+    96,
+    blst_p1s_mult_pippenger,
+    blst_p1s_mult_pippenger_scratch_sizeof,
+    blst_p1s_add,
     blst_p1s_to_affine
 );
 impl_msm_affine!(
-    G2Affine, G2Projective, blst_p2, blst_p2_affine, 192,
-    blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_p2s_add,
+    G2Affine,
+    G2Projective,
+    blst_p2,
+    blst_p2_affine,
+    192,
+    blst_p2s_mult_pippenger,
+    blst_p2s_mult_pippenger_scratch_sizeof,
+    blst_p2s_add,
     blst_p2s_to_affine
 );

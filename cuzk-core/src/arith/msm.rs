@@ -24,11 +24,7 @@ pub fn msm<A: MsmAffine>(points: &[A], scalars: &[Fr]) -> A::Proj {
 /// Σ over the variables `i` set in `density` of scalars[i]·points[rank(i)]:
 /// `points` holds one point per set bit, in order (how the A and B queries
 /// of the params are stored). `None` means every variable is present.
-pub fn msm_with_density<A: MsmAffine>(
-    points: &[A],
-    density: Option<&Density>,
-    scalars: &[Fr],
-) -> A::Proj {
+pub fn msm_with_density<A: MsmAffine>(points: &[A], density: Option<&Density>, scalars: &[Fr]) -> A::Proj {
     if let Some(d) = density {
         assert_eq!(d.len(), scalars.len(), "msm: density covers every scalar");
         assert_eq!(d.count(), points.len(), "msm: one point per dense variable");

@@ -56,12 +56,7 @@ impl Circuit<Fr> for MimcChain {
             let t_val = xl_val.map(|x| x + c);
             let sq_val = t_val.map(|t| t.square());
             let sq = cs.alloc(|| "t^2", || sq_val.ok_or_else(missing))?;
-            cs.enforce(
-                || "square",
-                |lc| lc + xl + (c, CS::one()),
-                |lc| lc + xl + (c, CS::one()),
-                |lc| lc + sq,
-            );
+            cs.enforce(|| "square", |lc| lc + xl + (c, CS::one()), |lc| lc + xl + (c, CS::one()), |lc| lc + sq);
             // new xl = t²·t + xr; the last one is the public output.
             let new_val = sq_val.zip(t_val).zip(xr_val).map(|((s, t), r)| s * t + r);
             let new_xl = if i + 1 == self.rounds {

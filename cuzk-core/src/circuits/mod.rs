@@ -47,9 +47,7 @@ impl CircuitSpec {
         match *self {
             CircuitSpec::Sha256 { blocks } => BuiltinCircuit::Sha256(Sha256Preimage::random(blocks, seed)),
             CircuitSpec::Mimc { hashes } => BuiltinCircuit::Mimc(MimcChain::random(hashes, seed)),
-            CircuitSpec::Synthetic { constraints, inputs } => {
-                BuiltinCircuit::Synthetic(Synthetic::new(constraints, inputs, Some(seed)))
-            }
+            CircuitSpec::Synthetic { constraints, inputs } => BuiltinCircuit::Synthetic(Synthetic::new(constraints, inputs, Some(seed))),
         }
     }
 
@@ -68,9 +66,7 @@ impl CircuitSpec {
         match *self {
             CircuitSpec::Sha256 { blocks } => BuiltinCircuit::Sha256(Sha256Preimage::blank(blocks)),
             CircuitSpec::Mimc { hashes } => BuiltinCircuit::Mimc(MimcChain::blank(hashes)),
-            CircuitSpec::Synthetic { constraints, inputs } => {
-                BuiltinCircuit::Synthetic(Synthetic::new(constraints, inputs, None))
-            }
+            CircuitSpec::Synthetic { constraints, inputs } => BuiltinCircuit::Synthetic(Synthetic::new(constraints, inputs, None)),
         }
     }
 }
@@ -123,18 +119,18 @@ impl FromStr for CircuitSpec {
         let out = match parts[0] {
             "sha256" if parts.len() == 2 => CircuitSpec::Sha256 { blocks: num(1)? },
             "mimc" if parts.len() == 2 => CircuitSpec::Mimc { hashes: num(1)? },
-            "synthetic" if parts.len() == 2 || parts.len() == 3 => CircuitSpec::Synthetic {
-                constraints: num(1)?,
-                inputs: if parts.len() == 3 { num(2)? } else { synthetic::DEFAULT_INPUTS },
-            },
+            "synthetic" if parts.len() == 2 || parts.len() == 3 => {
+                CircuitSpec::Synthetic { constraints: num(1)?, inputs: if parts.len() == 3 { num(2)? } else { synthetic::DEFAULT_INPUTS } }
+            }
             "sha256" | "mimc" | "synthetic" => return Err(err("wrong number of ':' fields".into())),
             other => return Err(err(format!("unknown circuit {other:?}"))),
         };
         match out {
             CircuitSpec::Sha256 { blocks: 0 } | CircuitSpec::Mimc { hashes: 0 } => Err(err("size must be at least 1".into())),
-            CircuitSpec::Synthetic { constraints, inputs } if constraints < Synthetic::min_constraints(inputs) => Err(err(
-                format!("{constraints} constraints cannot hold {inputs} inputs (need at least {})", Synthetic::min_constraints(inputs)),
-            )),
+            CircuitSpec::Synthetic { constraints, inputs } if constraints < Synthetic::min_constraints(inputs) => Err(err(format!(
+                "{constraints} constraints cannot hold {inputs} inputs (need at least {})",
+                Synthetic::min_constraints(inputs)
+            ))),
             ok => Ok(ok),
         }
     }

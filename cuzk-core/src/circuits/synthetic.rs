@@ -106,12 +106,7 @@ impl Circuit<Fr> for Synthetic {
                 Kind::Not => (bv.map(|x| Fr::ONE - x), LinearCombination::zero() + one - b, LinearCombination::zero() + one, true),
                 Kind::And => {
                     let y = pool.pop_front().unwrap_or(last_pooled);
-                    (
-                        bv.zip(val(&vals, y)).map(|(x, yv)| x * yv),
-                        LinearCombination::zero() + b,
-                        LinearCombination::zero() + vars[y],
-                        true,
-                    )
+                    (bv.zip(val(&vals, y)).map(|(x, yv)| x * yv), LinearCombination::zero() + b, LinearCombination::zero() + vars[y], true)
                 }
                 Kind::Full => {
                     let k = super::field_from_seed(h);

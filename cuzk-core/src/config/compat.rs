@@ -21,7 +21,9 @@ pub fn normalize(table: &mut Table) -> Result<Vec<String>, ConfigError> {
     let strict = match table.get("daemon").and_then(|d| d.get("strict_config")) {
         None => false,
         Some(Value::Boolean(b)) => *b,
-        Some(v) => return Err(ConfigError::Value { section: "daemon".into(), message: format!("strict_config = {v} is not true or false") }),
+        Some(v) => {
+            return Err(ConfigError::Value { section: "daemon".into(), message: format!("strict_config = {v} is not true or false") })
+        }
     };
     let mut notes = Vec::new();
     let sections: Vec<String> = table.keys().cloned().collect();

@@ -19,13 +19,36 @@ use std::time::Duration;
 
 /// Every accepted key, by section.
 pub const KEYS: &[(&str, &[&str])] = &[
-    ("daemon", &["listen", "status_listen", "shutdown", "shutdown_timeout", "socket_mode", "strict_config", "builtin_max_constraints", "max_waiting_calls"]),
+    (
+        "daemon",
+        &[
+            "listen",
+            "status_listen",
+            "shutdown",
+            "shutdown_timeout",
+            "socket_mode",
+            "strict_config",
+            "builtin_max_constraints",
+            "max_waiting_calls",
+        ],
+    ),
     ("srs", &["param_cache", "self_check", "trusted_params"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle", "urgent_reserve"]),
     ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "urgent_workers_per_device", "vram_limit", "cpu_fallback"]),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
     ("synthesis", &["threads", "partition_workers", "urgent_workers", "pce", "nice"]),
-    ("pipeline", &["enabled", "synthesis_lookahead", "synthesis_concurrency", "urgent_synthesis_concurrency", "slot_size", "max_parallel_synthesis", "max_gpu_queue_depth"]),
+    (
+        "pipeline",
+        &[
+            "enabled",
+            "synthesis_lookahead",
+            "synthesis_concurrency",
+            "urgent_synthesis_concurrency",
+            "slot_size",
+            "max_parallel_synthesis",
+            "max_gpu_queue_depth",
+        ],
+    ),
     ("logging", &["level", "format", "timeline"]),
 ];
 
@@ -160,9 +183,9 @@ impl<'de> Deserialize<'de> for TotalBudget {
         match Raw::deserialize(d)? {
             Raw::Int(n) => Ok(TotalBudget::Bytes(n)),
             Raw::Str(s) if s.trim().eq_ignore_ascii_case("auto") => Ok(TotalBudget::Auto),
-            Raw::Str(s) => parse_size(&s)
-                .map(TotalBudget::Bytes)
-                .map_err(|e| serde::de::Error::custom(format!("total_budget: {e} (or \"auto\")"))),
+            Raw::Str(s) => {
+                parse_size(&s).map(TotalBudget::Bytes).map_err(|e| serde::de::Error::custom(format!("total_budget: {e} (or \"auto\")")))
+            }
         }
     }
 }
@@ -213,7 +236,14 @@ pub struct GpuConfig {
 
 impl Default for GpuConfig {
     fn default() -> Self {
-        Self { devices: Vec::new(), gpu_threads: 0, gpu_workers_per_device: 2, urgent_workers_per_device: 1, vram_limit: ByteSize(0), cpu_fallback: false }
+        Self {
+            devices: Vec::new(),
+            gpu_threads: 0,
+            gpu_workers_per_device: 2,
+            urgent_workers_per_device: 1,
+            vram_limit: ByteSize(0),
+            cpu_fallback: false,
+        }
     }
 }
 
@@ -372,7 +402,10 @@ impl Config {
             return bad("pipeline.synthesis_concurrency", "must be at least 1");
         }
         if self.pipeline.urgent_synthesis_concurrency == 0 {
-            return bad("pipeline.urgent_synthesis_concurrency", "must be at least 1 (synthesis.urgent_workers = 0 turns the urgent lane off)");
+            return bad(
+                "pipeline.urgent_synthesis_concurrency",
+                "must be at least 1 (synthesis.urgent_workers = 0 turns the urgent lane off)",
+            );
         }
         if self.synthesis.nice > MAX_NICE {
             return bad("synthesis.nice", &format!("{} is above {MAX_NICE}, the nicest a thread can be", self.synthesis.nice));

@@ -93,16 +93,19 @@ fn upstream_config_keeps_its_meaning() {
     // wins over max_parallel_synthesis; the GPU queue target over slot_size.
     assert_eq!(c.partition_workers(), 12);
     assert_eq!(c.gpu_queue_capacity(), 8);
-    assert_warned(&loaded, &[
-        "srs.preload",
-        "memory.pinned_budget",
-        "memory.working_memory_budget",
-        "max_parallel_synthesis = 18",
-        "daemon.key_from_a_newer_version",
-        "[vast_manager]",
-        "logging.format = \"pretty\"",
-        "memory.total_budget = \"4G\": used 4GiB",
-    ]);
+    assert_warned(
+        &loaded,
+        &[
+            "srs.preload",
+            "memory.pinned_budget",
+            "memory.working_memory_budget",
+            "max_parallel_synthesis = 18",
+            "daemon.key_from_a_newer_version",
+            "[vast_manager]",
+            "logging.format = \"pretty\"",
+            "memory.total_budget = \"4G\": used 4GiB",
+        ],
+    );
     // Without partition_workers, max_parallel_synthesis caps the workers.
     let c = load("[pipeline]\nmax_parallel_synthesis = 3\nslot_size = 2\n").unwrap();
     assert_eq!((c.partition_workers(), c.gpu_queue_capacity()), (3, 2));
@@ -146,16 +149,19 @@ fn lenient_values_are_used_and_reported() {
     assert_eq!(c.memory.eviction_min_idle, HumanDuration(Duration::from_secs(300)));
     assert_eq!((c.gpus.gpu_workers_per_device, c.scheduler.max_batch_size, c.pipeline.synthesis_concurrency), (1, 1, 1));
     assert_eq!((c.logging.format.as_str(), c.logging.level.as_str()), ("human", "info"));
-    assert_warned(&loaded, &[
-        "memory.total_budget = \"400G\": used 400GiB",
-        "memory.safety_margin = \"lots\" is not a size: used the default \"5GiB\"",
-        "memory.eviction_min_idle = \"soon\"",
-        "gpus.gpu_workers_per_device = 0: used 1",
-        "scheduler.max_batch_size = 0: used 1",
-        "pipeline.synthesis_concurrency = 0: used 1",
-        "logging.format = \"pretty\"",
-        "logging.level = \"verbose\"",
-    ]);
+    assert_warned(
+        &loaded,
+        &[
+            "memory.total_budget = \"400G\": used 400GiB",
+            "memory.safety_margin = \"lots\" is not a size: used the default \"5GiB\"",
+            "memory.eviction_min_idle = \"soon\"",
+            "gpus.gpu_workers_per_device = 0: used 1",
+            "scheduler.max_batch_size = 0: used 1",
+            "pipeline.synthesis_concurrency = 0: used 1",
+            "logging.format = \"pretty\"",
+            "logging.level = \"verbose\"",
+        ],
+    );
     let loaded = Config::parse("[synthesis]\nnice = 25\n").unwrap();
     assert_eq!(loaded.config.synthesis.nice, 19);
     assert_warned(&loaded, &["synthesis.nice = 25: used 19"]);
@@ -196,7 +202,12 @@ fn bad_values_are_explained_when_strict() {
     assert!(e.contains("synthesis.nice") && e.contains("19"), "{e}");
     let e = strict("[logging]\nlevel = \"loud\"\n");
     assert!(e.contains("logging.level"), "{e}");
-    for key in ["[gpus]\ngpu_workers_per_device", "[scheduler]\nmax_batch_size", "[pipeline]\nsynthesis_concurrency", "[pipeline]\nurgent_synthesis_concurrency"] {
+    for key in [
+        "[gpus]\ngpu_workers_per_device",
+        "[scheduler]\nmax_batch_size",
+        "[pipeline]\nsynthesis_concurrency",
+        "[pipeline]\nurgent_synthesis_concurrency",
+    ] {
         let e = strict(&format!("{key} = 0\n"));
         assert!(e.contains(&key.replace("]\n", ".")[1..]) && e.contains("at least 1"), "{e}");
     }
@@ -216,7 +227,9 @@ fn socket_mode_and_shutdown_timeout() {
     for text in ["socket_mode = 0o600", "socket_mode = \"0600\"", "socket_mode = \"600\""] {
         assert_eq!(load(&format!("[daemon]\n{text}\n")).unwrap().daemon.socket_mode, FileMode(0o600), "{text}");
     }
-    for (text, want) in [("socket_mode = \"rw\"", "invalid mode"), ("socket_mode = 0o1777", "0o000-0o777"), ("socket_mode = 0o060", "owner")] {
+    for (text, want) in
+        [("socket_mode = \"rw\"", "invalid mode"), ("socket_mode = 0o1777", "0o000-0o777"), ("socket_mode = 0o060", "owner")]
+    {
         let e = load(&format!("[daemon]\n{text}\n")).unwrap_err().to_string();
         assert!(e.contains(want), "{text}: {e}");
     }

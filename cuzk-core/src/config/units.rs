@@ -44,10 +44,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         Some((_, m)) => *m,
         None if unit.is_empty() => 1,
         None => {
-            return Err(format!(
-                "invalid size {s:?}: unknown unit {:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)",
-                &t[split..].trim()
-            ))
+            return Err(format!("invalid size {s:?}: unknown unit {:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)", &t[split..].trim()))
         }
     };
     let value: f64 = num.parse().map_err(|_| format!("invalid size {s:?}: {num:?} is not a number"))?;

@@ -21,11 +21,11 @@
 //! `gpu_backend::GpuBackend` (feature `cuda`) proves on CUDA devices.
 //! [`default_backend`] picks the GPU where there is one.
 
-use crate::cs::ProvingAssignment;
-use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
 use super::interlock::{DeviceLocks, VramBudget};
 use super::memory::{MemoryBudget, Purpose, Reservation};
 pub use super::prover_error::ProverError;
+use crate::cs::ProvingAssignment;
+use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
 use crate::pce::Pce;
 use crate::srs::Parameters;
 use std::borrow::Cow;

@@ -90,7 +90,8 @@ impl CircuitSource for BuiltinSource {
     }
 
     fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, String> {
-        let spec = BuiltinJob::spec_of_circuit_id(circuit_id).ok_or_else(|| format!("{} is not a built-in circuit id", crate::client_text::clipped(circuit_id)))?;
+        let spec = BuiltinJob::spec_of_circuit_id(circuit_id)
+            .ok_or_else(|| format!("{} is not a built-in circuit id", crate::client_text::clipped(circuit_id)))?;
         BuiltinJob::load_builtin_params(&spec, &srs.param_cache)
     }
 }

@@ -21,9 +21,9 @@
 //! takes only urgent jobs, with permits of its own, so a WinningPoSt never
 //! waits for a PoRep batch (minutes of synthesis) to give its permit back.
 
-use super::memory::partition_bytes_estimate;
-use super::job::Job;
 use super::inflight::InflightGuard;
+use super::job::Job;
+use super::memory::partition_bytes_estimate;
 use super::parked::{Loaded, Parked};
 use super::pipeline::{BatchCtx, Member, Permit, Permits, SynthUnit};
 use super::request::Priority;
@@ -273,7 +273,10 @@ impl Dispatcher {
                 }
             }
             if !logged {
-                log::info!("batch waits for other circuits' batches to finish circuit_id={circuit_id} lane={:?} reason=memory_budget", self.lane);
+                log::info!(
+                    "batch waits for other circuits' batches to finish circuit_id={circuit_id} lane={:?} reason=memory_budget",
+                    self.lane
+                );
                 logged = true;
                 if self.lane == Lane::Urgent {
                     _hold = Some(sh.inflight.hold_new_batches());

@@ -58,7 +58,6 @@ const VRAM_HEADROOM: u64 = 1 << 30;
 /// before that is logged as another user of the card.
 const CARD_FREE_SLACK: u64 = 256 << 20;
 
-
 struct GpuDevice {
     info: DeviceInfo,
     prover: GpuProver,
@@ -145,8 +144,12 @@ impl GpuBackend {
             let vram_bytes = q.free_mem_bytes.saturating_sub(VRAM_HEADROOM);
             log::info!(
                 "GPU found gpu={ordinal} name={:?} sms={} cc={}.{} vram_total={} vram_budget={}",
-                q.name, q.sm_count, q.compute_capability.0, q.compute_capability.1,
-                crate::config::format_size(q.total_mem_bytes), crate::config::format_size(vram_bytes)
+                q.name,
+                q.sm_count,
+                q.compute_capability.0,
+                q.compute_capability.1,
+                crate::config::format_size(q.total_mem_bytes),
+                crate::config::format_size(vram_bytes)
             );
             let info = DeviceInfo { ordinal: ordinal as u32, name: q.name, vram_bytes };
             devices.push(GpuDevice { info, prover, resident: Mutex::default(), pces: Mutex::default(), streamed: Mutex::default() });

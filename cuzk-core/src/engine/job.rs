@@ -5,10 +5,10 @@
 //! it at once; work still in flight for it is dropped at the next
 //! partition boundary (every stage checks [`Job::is_finished`]).
 
-use crate::partitioned::PartitionedCircuit;
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
 use super::request::{JobId, PayloadDigest, Priority, ProofKind};
 use super::status::{JobView, PartitionPhase, PartitionView};
+use crate::partitioned::PartitionedCircuit;
 use crossbeam::channel::Sender;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -315,7 +315,13 @@ impl Job {
         st.timings = t;
         log::warn!(
             "job failed job={} kind={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={} error={message:?}",
-            self.id, self.kind, t.queue_wait_ms, t.srs_load_ms, t.synthesis_ms, t.gpu_compute_ms, t.total_ms
+            self.id,
+            self.kind,
+            t.queue_wait_ms,
+            t.srs_load_ms,
+            t.synthesis_ms,
+            t.gpu_compute_ms,
+            t.total_ms
         );
         self.finish(st, JobOutcome::Failed { message, timings: t });
     }
@@ -332,7 +338,14 @@ impl Job {
         st.timings = t;
         log::info!(
             "job cancelled job={} kind={} was_running={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={}",
-            self.id, self.kind, was == Phase::Running, t.queue_wait_ms, t.srs_load_ms, t.synthesis_ms, t.gpu_compute_ms, t.total_ms
+            self.id,
+            self.kind,
+            was == Phase::Running,
+            t.queue_wait_ms,
+            t.srs_load_ms,
+            t.synthesis_ms,
+            t.gpu_compute_ms,
+            t.total_ms
         );
         self.finish(&mut st, JobOutcome::Cancelled { timings: t });
         Some(was)

@@ -325,7 +325,10 @@ mod tests {
         let r2 = b.try_reserve(40, Purpose::Partition).unwrap();
         assert_eq!(b.usage().used_bytes, 100);
         drop(r1);
-        assert_eq!(b.usage(), MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40, pce_bytes: 0 });
+        assert_eq!(
+            b.usage(),
+            MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40, pce_bytes: 0 }
+        );
         drop(r2);
         assert_eq!(b.usage().used_bytes, 0);
         assert!(matches!(b.reserve(101, 0, Purpose::Partition, false, |_| {}, || false), Err(ReserveError::TooLarge { .. })));

@@ -15,7 +15,6 @@ mod dispatcher;
 #[cfg(feature = "cuda")]
 pub mod gpu_backend;
 mod inflight;
-mod parked;
 pub mod interlock;
 pub mod job;
 mod job_table;
@@ -23,6 +22,7 @@ pub mod logging;
 pub mod memory;
 pub mod niceness;
 pub mod outcome;
+mod parked;
 pub mod pce_store;
 mod pipeline;
 mod prover_error;
@@ -39,7 +39,9 @@ pub mod timeline;
 pub mod timeline_stats;
 pub mod work_queue;
 
-pub use backend::{default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError};
+pub use backend::{
+    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError,
+};
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use job::Phase;
 pub use outcome::{EngineError, JobOutcome, JobTimings, ProofOutput};
@@ -119,7 +121,9 @@ impl Engine {
         }
         // A resubmission of a live job is answered before its request is
         // decoded again (for a 32 GiB PoRep, seconds of JSON and hashing).
-        if let Some(job) = req.request_id.as_deref().filter(|r| !r.is_empty()).and_then(|r| sh.jobs.live_by_request(r)).and_then(|id| sh.jobs.get(id)) {
+        if let Some(job) =
+            req.request_id.as_deref().filter(|r| !r.is_empty()).and_then(|r| sh.jobs.live_by_request(r)).and_then(|id| sh.jobs.get(id))
+        {
             return resubmitted(&job, &req);
         }
         let spec = job_spec(sh, &req)?;
@@ -132,7 +136,12 @@ impl Engine {
         }
         log::info!(
             "job submitted job={} kind={} priority={:?} partitions={} circuit_id={} request_id={:?}",
-            job.id, job.kind, job.priority, job.partitions, job.circuit_id, job.request_id.as_deref().map(clipped)
+            job.id,
+            job.kind,
+            job.priority,
+            job.partitions,
+            job.circuit_id,
+            job.request_id.as_deref().map(clipped)
         );
         sh.timeline.record(timeline::Event::new("job_submitted", job.id));
         if !sh.scheduler.push(job.clone()) {
@@ -278,7 +287,11 @@ impl Drop for Engine {
 fn resubmitted(job: &Job, req: &ProofRequest) -> Result<JobId, EngineError> {
     let request_id = req.request_id.clone().unwrap_or_default();
     if job.conflicts_with(req.payload_digest) {
-        log::warn!("job request_id conflict job={} request_id={:?}: another request under a live job's id, refused", job.id, clipped(&request_id));
+        log::warn!(
+            "job request_id conflict job={} request_id={:?}: another request under a live job's id, refused",
+            job.id,
+            clipped(&request_id)
+        );
         return Err(EngineError::RequestIdConflict { request_id, job: job.id });
     }
     log::info!("job resubmitted job={} request_id={:?}", job.id, clipped(&request_id));
@@ -301,5 +314,13 @@ fn job_spec(sh: &Shared, req: &ProofRequest) -> Result<JobSpec, EngineError> {
     }
     // An empty id (the protobuf default) means no idempotency key.
     let request_id = req.request_id.clone().filter(|r| !r.is_empty());
-    Ok(JobSpec { kind: req.kind(), priority: req.priority(), circuit_id, partitions, request_id, payload_digest: req.payload_digest, circuit })
+    Ok(JobSpec {
+        kind: req.kind(),
+        priority: req.priority(),
+        circuit_id,
+        partitions,
+        request_id,
+        payload_digest: req.payload_digest,
+        circuit,
+    })
 }

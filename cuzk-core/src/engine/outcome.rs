@@ -36,9 +36,14 @@ pub struct ProofOutput {
 pub enum JobOutcome {
     Completed(ProofOutput),
     /// Why it failed, and where its time went until then.
-    Failed { message: String, timings: JobTimings },
+    Failed {
+        message: String,
+        timings: JobTimings,
+    },
     /// Where its time went until the cancel.
-    Cancelled { timings: JobTimings },
+    Cancelled {
+        timings: JobTimings,
+    },
     /// The wait ran out; the job goes on.
     Timeout,
 }

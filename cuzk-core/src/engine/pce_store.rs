@@ -30,10 +30,10 @@
 //! a partition is synthesized witness-only and carries no a, b, c
 //! ([`SynthPath::Witness`]); the CPU SpMV runs otherwise.
 
-use crate::partitioned::PartitionedCircuit;
 use super::memory::{MemoryBudget, Purpose, Reservation};
 use super::status::PceStatus;
 use crate::cs::ProvingAssignment;
+use crate::partitioned::PartitionedCircuit;
 use crate::pce::{file, Pce, PceError, Shape};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -51,7 +51,10 @@ enum Entry {
     /// A worker is loading its file into memory reserved for it (the
     /// others wait).
     Loading,
-    Ready { pce: Arc<Pce>, memory: Reservation },
+    Ready {
+        pce: Arc<Pce>,
+        memory: Reservation,
+    },
     /// Not kept for good (too large for a PCE, or recorded with no room
     /// and no file to load it from later): classic synthesis, the reason
     /// logged once.
@@ -403,7 +406,10 @@ impl PceStore {
             Err(error) => {
                 log::warn!("pce file not removed circuit_id={id} file={} reason=\"{error}\" (not loaded again)", path.display());
                 self.refused.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string());
-                format!("{e}; its file {} could not be removed ({error}), and the circuit's next partition records it again", path.display())
+                format!(
+                    "{e}; its file {} could not be removed ({error}), and the circuit's next partition records it again",
+                    path.display()
+                )
             }
         }
     }
@@ -439,7 +445,10 @@ impl PceStore {
         match self.memory.try_reserve(pce.bytes(), Purpose::Pce) {
             Some(r) => self.set(id, Entry::Ready { pce: Arc::new(pce), memory: r }),
             None if saved => {
-                log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded from its file later)", pce.bytes());
+                log::warn!(
+                    "pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded from its file later)",
+                    pce.bytes()
+                );
                 self.forget(id);
             }
             None => {

@@ -7,7 +7,6 @@
 //! a ticket (on success, skip, failure or panic alike) counts the stage
 //! done for the batch, which releases the batch's synthesis permit.
 
-use crate::partitioned::PartitionedCircuit;
 use super::backend::MatricesLease;
 use super::inflight::InflightGuard;
 use super::job::Job;
@@ -15,6 +14,7 @@ use super::memory::Reservation;
 use super::request::Priority;
 use super::srs_manager::SrsLease;
 use crate::cs::ProvingAssignment;
+use crate::partitioned::PartitionedCircuit;
 use crate::pce::Pce;
 use crossbeam::channel::{bounded, Receiver, Sender};
 use std::cmp::{Ordering as CmpOrdering, Reverse};

@@ -185,7 +185,10 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
         Ok(Err(ProverError::Stopped)) => {
             log::info!(
                 "prove stopped early job={} partition={partition} worker_id={} gpu={} after_ms={}: its jobs have ended",
-                first_job.id, w.worker_id, w.device.ordinal, wall.as_millis()
+                first_job.id,
+                w.worker_id,
+                w.device.ordinal,
+                wall.as_millis()
             );
         }
         failed => {

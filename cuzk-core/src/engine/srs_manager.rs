@@ -3,8 +3,8 @@
 //! no lease that has been idle for `eviction_min_idle` may be evicted,
 //! least recently used first, when memory runs short.
 
-use crate::client_text::clipped;
 use super::memory::{MemoryBudget, Purpose, Reservation, ReserveError};
+use crate::client_text::clipped;
 use crate::srs::Parameters;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -114,10 +114,21 @@ impl SrsManager {
     /// Loads an SRS (under its id's lock) and leases it.
     fn load(self: &Arc<Self>, circuit_id: &str, loader: SrsLoader<'_>, abandon: &dyn Fn() -> bool) -> Result<SrsLease, String> {
         let reserve = |bytes: u64| {
-            self.memory.reserve(bytes, 0, Purpose::Srs, false, |need| { self.make_room(need); }, abandon).map_err(|e| match e {
-                ReserveError::TooLarge { .. } => format!("cannot load SRS {}: it {e}", clipped(circuit_id)),
-                ReserveError::Abandoned => "no job needs it any more".to_string(),
-            })
+            self.memory
+                .reserve(
+                    bytes,
+                    0,
+                    Purpose::Srs,
+                    false,
+                    |need| {
+                        self.make_room(need);
+                    },
+                    abandon,
+                )
+                .map_err(|e| match e {
+                    ReserveError::TooLarge { .. } => format!("cannot load SRS {}: it {e}", clipped(circuit_id)),
+                    ReserveError::Abandoned => "no job needs it any more".to_string(),
+                })
         };
         let t = Instant::now();
         let early = loader.size_hint.map(reserve).transpose()?;

@@ -1,10 +1,10 @@
 //! Engine start-up (resolving the config into budgets, devices and
 //! threads) and the read-side helpers behind status and SRS requests.
 
-use crate::client_text::clipped;
 use super::backend::Backend;
 use super::batch::BatchRules;
 use super::builtin::BuiltinSource;
+use super::dispatcher::{self, Lane};
 use super::interlock::{DeviceLocks, Service};
 use super::job::Phase;
 use super::job_table::JobTable;
@@ -15,14 +15,14 @@ use super::prover_worker::{self, ProverWorker};
 use super::request::ProofKind;
 use super::scheduler::Scheduler;
 use super::shared::Shared;
-use super::synthesis_cores::SynthesisCores;
 use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
 use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerRole, WorkerStatus, RECENT_JOBS};
+use super::synthesis_cores::SynthesisCores;
 use super::timeline::Timeline;
 use super::work_queue::WorkQueue;
-use super::dispatcher::{self, Lane};
 use super::{synthesis, Engine, EngineError, Threads};
 use crate::circuit_source::CircuitSource;
+use crate::client_text::clipped;
 use crate::config::{format_size, Config};
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -58,7 +58,13 @@ impl Engine {
             (0..synth_workers).map(|i| Mutex::new(worker(WorkerRole::Synthesis, i, None, None, i >= partition_workers))).collect();
         for (d, dev) in devices.iter().enumerate() {
             for sub in 0..per_device {
-                workers.push(Mutex::new(worker(WorkerRole::Prover, d * per_device + sub, Some(dev.ordinal), Some(sub), urgent_prover(sub))));
+                workers.push(Mutex::new(worker(
+                    WorkerRole::Prover,
+                    d * per_device + sub,
+                    Some(dev.ordinal),
+                    Some(sub),
+                    urgent_prover(sub),
+                )));
             }
         }
         log::info!(
@@ -73,7 +79,10 @@ impl Engine {
             format_size(config.memory.urgent_reserve.0),
             timeline_path.as_ref().map_or("off".to_string(), |p| p.display().to_string())
         );
-        let rules = BatchRules { max_batch_size: config.scheduler.max_batch_size, max_wait: Duration::from_millis(config.scheduler.max_batch_wait_ms) };
+        let rules = BatchRules {
+            max_batch_size: config.scheduler.max_batch_size,
+            max_wait: Duration::from_millis(config.scheduler.max_batch_wait_ms),
+        };
         let shared = Arc::new(Shared {
             started: Instant::now(),
             accepting: AtomicBool::new(true),
@@ -97,7 +106,10 @@ impl Engine {
             config,
         });
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
-            std::thread::Builder::new().name(name.clone()).spawn(f).map_err(|e| EngineError::Start(format!("cannot spawn thread {name}: {e}")))
+            std::thread::Builder::new()
+                .name(name.clone())
+                .spawn(f)
+                .map_err(|e| EngineError::Start(format!("cannot spawn thread {name}: {e}")))
         };
         let mut threads = Threads::default();
         let sh = shared.clone();
@@ -174,7 +186,13 @@ pub fn status(sh: &Shared) -> EngineStatus {
         devices: sh
             .devices
             .iter()
-            .map(|d| DeviceStatus { ordinal: d.ordinal, name: d.name.clone(), vram: d.vram.usage(), in_service: d.in_service(), on_cpu: d.service() == Service::OnCpu })
+            .map(|d| DeviceStatus {
+                ordinal: d.ordinal,
+                name: d.name.clone(),
+                vram: d.vram.usage(),
+                in_service: d.in_service(),
+                on_cpu: d.service() == Service::OnCpu,
+            })
             .collect(),
         srs: sh.srs.entries(),
         pce: sh.pce.as_ref().map_or_else(Vec::new, |p| p.resident()),

@@ -152,9 +152,8 @@ impl EngineStatus {
         metric("cuzk_jobs_failed_total", "counter", "Jobs that failed.", one(self.jobs_failed as f64));
         metric("cuzk_jobs_cancelled_total", "counter", "Jobs cancelled.", one(self.jobs_cancelled as f64));
         metric("cuzk_partitions_proved_total", "counter", "Partition proofs made.", one(self.partitions_proved as f64));
-        let per_kind = |f: fn(&QueueStatus) -> usize| {
-            self.queues.iter().map(|q| (format!("{{kind=\"{}\"}}", q.kind), f(q) as f64)).collect()
-        };
+        let per_kind =
+            |f: fn(&QueueStatus) -> usize| self.queues.iter().map(|q| (format!("{{kind=\"{}\"}}", q.kind), f(q) as f64)).collect();
         metric("cuzk_queue_pending", "gauge", "Jobs waiting for dispatch, by proof kind.", per_kind(|q| q.pending));
         metric("cuzk_queue_in_progress", "gauge", "Jobs being proved, by proof kind.", per_kind(|q| q.in_progress));
         let busy = self

@@ -108,7 +108,16 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         // going through at the classic size a few partitions at a time.
         let pce_missing = pce.is_none() && sh.pce.is_some();
         let pce_arrived = || pce_missing && ready_pce().is_some();
-        match sh.memory.reserve(bytes, pinned, Purpose::Partition, urgent, |need| { sh.srs.make_room(need); }, || abandon() || pce_arrived()) {
+        match sh.memory.reserve(
+            bytes,
+            pinned,
+            Purpose::Partition,
+            urgent,
+            |need| {
+                sh.srs.make_room(need);
+            },
+            || abandon() || pce_arrived(),
+        ) {
             Ok(r) => break (pce, witness_only, matrices, h_copies_counted, r),
             Err(ReserveError::Abandoned) if !abandon() => continue,
             Err(ReserveError::Abandoned) => return,

@@ -140,13 +140,25 @@ pub fn analyze(reader: impl BufRead) -> Result<TimelineReport, String> {
 impl fmt::Display for TimelineReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "window {:.1} ms; {} partitions synthesized, mean {:.1} ms", self.window_ms, self.synth_count, self.synth_mean_ms)?;
-        writeln!(f, "{:<10} {:>4} {:>7} {:>11} {:>7} {:>6} {:>10} {:>10} {:>10}", "", "gpu", "proofs", "busy_ms", "busy%", "gaps", "gap_mean", "gap_p50", "gap_max")?;
-        let rows = self.workers.iter().map(|s| (format!("worker {}", s.id), s)).chain(self.gpus.iter().map(|s| (format!("GPU {}", s.id), s)));
+        writeln!(
+            f,
+            "{:<10} {:>4} {:>7} {:>11} {:>7} {:>6} {:>10} {:>10} {:>10}",
+            "", "gpu", "proofs", "busy_ms", "busy%", "gaps", "gap_mean", "gap_p50", "gap_max"
+        )?;
+        let rows =
+            self.workers.iter().map(|s| (format!("worker {}", s.id), s)).chain(self.gpus.iter().map(|s| (format!("GPU {}", s.id), s)));
         for (label, s) in rows {
             writeln!(
                 f,
                 "{label:<10} {:>4} {:>7} {:>11.1} {:>6.1}% {:>6} {:>10.1} {:>10.1} {:>10.1}",
-                s.gpu, s.proofs, s.busy_ms, 100.0 * s.busy_fraction, s.gaps.count, s.gaps.mean_ms, s.gaps.p50_ms, s.gaps.max_ms
+                s.gpu,
+                s.proofs,
+                s.busy_ms,
+                100.0 * s.busy_fraction,
+                s.gaps.count,
+                s.gaps.mean_ms,
+                s.gaps.p50_ms,
+                s.gaps.max_ms
             )?;
         }
         Ok(())

@@ -6,8 +6,8 @@
 //! work), and urgent items may go past the capacity
 //! ([`WorkQueue::push_past_capacity`]).
 
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex};
 
 struct State<T> {

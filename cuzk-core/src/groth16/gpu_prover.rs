@@ -41,10 +41,10 @@ mod inputs;
 pub mod plan;
 mod queries;
 pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
-pub use plan::{BatchSize, Chunks, HInputs, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
 use beside::{Beside, InScratch};
 use inputs::Abc;
 pub use inputs::{Matrices, StagedH};
+pub use plan::{BatchSize, Chunks, HInputs, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
 use queries::{compact, Witness};
 
 use super::gpu_srs::{Points, SrsPoints};
@@ -90,8 +90,7 @@ pub fn default_device() -> Result<i32, GpuProveError> {
     match cuzk_sys::device_count() {
         Ok(n) if n > 0 => Ok(0),
         Ok(_) => Err(GpuProveError::NoDevice(
-            if cuzk_sys::AVAILABLE { "no CUDA device found" } else { "cuzk-sys was built without CUDA (no nvcc)" }
-                .into(),
+            if cuzk_sys::AVAILABLE { "no CUDA device found" } else { "cuzk-sys was built without CUDA (no nvcc)" }.into(),
         )),
         Err(e) => Err(GpuProveError::NoDevice(e.to_string())),
     }
@@ -235,7 +234,12 @@ impl GpuProver {
             };
             debug!(
                 "batch MSMs gpu={} circuits={} g1_sets={} g1_chunk_points={} g2_sets={} g2_chunk_points={}",
-                self.device, assignments.len(), batch.g1_sets, batch.g1.max_chunk_points, batch.g2_sets, batch.g2.max_chunk_points
+                self.device,
+                assignments.len(),
+                batch.g1_sets,
+                batch.g1.max_chunk_points,
+                batch.g2_sets,
+                batch.g2.max_chunk_points
             );
             return self.msms_batched(params, points, assignments, first, plan.h, abc, chunks, batch, stop);
         }
@@ -338,10 +342,7 @@ impl GpuProver {
         plan: &Plan,
     ) -> Result<Fitted<'a>, GpuProveError> {
         if points.on_device() != (plan.points == PointsAt::Device) {
-            return Err(GpuProveError::Plan(format!(
-                "the plan reads the SRS points from {:?}; the call has them elsewhere",
-                plan.points
-            )));
+            return Err(GpuProveError::Plan(format!("the plan reads the SRS points from {:?}; the call has them elsewhere", plan.points)));
         }
         let chunks = self.msm_chunks(params, points, plan.chunks)?;
         let (host_points, h_on_device) = (plan.points == PointsAt::Host, plan.h == HTerm::Device);
@@ -412,8 +413,7 @@ impl GpuProver {
         chunks: MsmChunks,
         ws: &mut MsmWorkspace,
         times: &mut GpuTimings,
-        beside: impl FnOnce(&'b mut DeviceBuffer<FrRepr>, &'b mut DeviceBuffer<FrRepr>, &'b mut Option<DeviceBuffer<FrRepr>>) -> R
-            + Send,
+        beside: impl FnOnce(&'b mut DeviceBuffer<FrRepr>, &'b mut DeviceBuffer<FrRepr>, &'b mut Option<DeviceBuffer<FrRepr>>) -> R + Send,
     ) -> Result<(G1Projective, Duration, R), GpuProveError> {
         self.h_compute(st)?;
         times.h_term = t.elapsed();

@@ -85,10 +85,7 @@ pub fn pin_host_points(params: &Parameters) -> &HostPinning {
             .into_iter()
             .try_for_each(&mut pin);
         let pinning = match outcome {
-            Ok(()) => HostPinning::Pinned {
-                bytes: regions.iter().map(|r| r.bytes() as u64).sum(),
-                millis: t.elapsed().as_millis() as u64,
-            },
+            Ok(()) => HostPinning::Pinned { bytes: regions.iter().map(|r| r.bytes() as u64).sum(), millis: t.elapsed().as_millis() as u64 },
             Err(e) => {
                 regions.clear();
                 HostPinning::Failed(e.to_string())

@@ -17,12 +17,11 @@ pub mod verifier;
 
 pub use proof::{Proof, ProofError};
 pub use prover::{
-    prove, prove_batch, prove_batch_deterministic, prove_deterministic, prove_synthesized,
-    prove_synthesized_deterministic, prove_synthesized_until, assemble, MsmResults, ProveError,
+    assemble, prove, prove_batch, prove_batch_deterministic, prove_deterministic, prove_synthesized, prove_synthesized_deterministic,
+    prove_synthesized_until, MsmResults, ProveError,
+};
+pub use setup::{
+    generate_parameters, generate_parameters_from_pce, generate_random_parameters, params_layout, write_parameters, SetupError, ToxicWaste,
 };
 pub use stop::StopCheck;
-pub use setup::{
-    generate_parameters, generate_parameters_from_pce, generate_random_parameters, params_layout, write_parameters, SetupError,
-    ToxicWaste,
-};
 pub use verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

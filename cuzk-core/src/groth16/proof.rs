@@ -38,12 +38,12 @@ impl Proof {
         if bytes.len() != PROOF_BYTES {
             return Err(ProofError::Length(bytes.len()));
         }
-        let a = Option::<G1Affine>::from(G1Affine::from_compressed(bytes[..48].try_into().unwrap()))
-            .ok_or(ProofError::InvalidPoint("A"))?;
-        let b = Option::<G2Affine>::from(G2Affine::from_compressed(bytes[48..144].try_into().unwrap()))
-            .ok_or(ProofError::InvalidPoint("B"))?;
-        let c = Option::<G1Affine>::from(G1Affine::from_compressed(bytes[144..].try_into().unwrap()))
-            .ok_or(ProofError::InvalidPoint("C"))?;
+        let a =
+            Option::<G1Affine>::from(G1Affine::from_compressed(bytes[..48].try_into().unwrap())).ok_or(ProofError::InvalidPoint("A"))?;
+        let b =
+            Option::<G2Affine>::from(G2Affine::from_compressed(bytes[48..144].try_into().unwrap())).ok_or(ProofError::InvalidPoint("B"))?;
+        let c =
+            Option::<G1Affine>::from(G1Affine::from_compressed(bytes[144..].try_into().unwrap())).ok_or(ProofError::InvalidPoint("C"))?;
         for (name, inf) in [("A", a.is_identity()), ("B", b.is_identity()), ("C", c.is_identity())] {
             if bool::from(inf) {
                 return Err(ProofError::Infinity(name));

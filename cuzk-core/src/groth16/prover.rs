@@ -27,7 +27,9 @@ pub enum ProveError {
     Synthesis(#[from] SynthesisError),
     #[error("{0}")]
     Domain(#[from] NttError),
-    #[error("the parameters' {query} query has {params} points but the circuit needs {circuit}: the parameters belong to a different circuit")]
+    #[error(
+        "the parameters' {query} query has {params} points but the circuit needs {circuit}: the parameters belong to a different circuit"
+    )]
     ParamsMismatch { query: &'static str, params: usize, circuit: usize },
     #[error("circuits in one batch must have the same shape; circuit {index} differs in {what}")]
     BatchShape { index: usize, what: &'static str },
@@ -77,10 +79,13 @@ pub fn prove_synthesized(params: &Parameters, assignments: &[ProvingAssignment])
 
 /// [`prove_synthesized`] that gives up with [`ProveError::Stopped`] at the
 /// next circuit, H term or MSM boundary once `stop` asks it to.
-pub fn prove_synthesized_until(params: &Parameters, assignments: &[ProvingAssignment], stop: StopCheck<'_>) -> Result<Vec<Proof>, ProveError> {
+pub fn prove_synthesized_until(
+    params: &Parameters,
+    assignments: &[ProvingAssignment],
+    stop: StopCheck<'_>,
+) -> Result<Vec<Proof>, ProveError> {
     let mut rng = rand_core::OsRng;
-    let randomness: Vec<(Fr, Fr)> =
-        assignments.iter().map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
+    let randomness: Vec<(Fr, Fr)> = assignments.iter().map(|_| (Fr::random(&mut rng), Fr::random(&mut rng))).collect();
     prove_checked(params, assignments, &randomness, stop)
 }
 
@@ -126,10 +131,8 @@ fn synthesize_all<C: Circuit<Fr> + Send>(circuits: Vec<C>) -> Result<Vec<Proving
         groups.push(it.by_ref().take(per).collect());
     }
     let out: Vec<Result<Vec<ProvingAssignment>, SynthesisError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|g| s.spawn(move || g.into_iter().map(synthesize).collect::<Result<Vec<_>, _>>()))
-            .collect();
+        let handles: Vec<_> =
+            groups.into_iter().map(|g| s.spawn(move || g.into_iter().map(synthesize).collect::<Result<Vec<_>, _>>())).collect();
         handles.into_iter().map(|h| h.join().expect("synthesis thread panicked")).collect()
     });
     let mut all = Vec::new();
@@ -147,10 +150,7 @@ pub(crate) fn check_same_shape(a: &ProvingAssignment, b: &ProvingAssignment, ind
         "public input count"
     } else if a.aux_assignment.len() != b.aux_assignment.len() {
         "auxiliary variable count"
-    } else if a.a_aux_density != b.a_aux_density
-        || a.b_input_density != b.b_input_density
-        || a.b_aux_density != b.b_aux_density
-    {
+    } else if a.a_aux_density != b.a_aux_density || a.b_input_density != b.b_input_density || a.b_aux_density != b.b_aux_density {
         "density (which variables appear in A or B)"
     } else {
         return Ok(());
@@ -198,8 +198,7 @@ fn prove_one(params: &Parameters, pa: &ProvingAssignment, r: Fr, s: Fr, stop: St
     go_on()?;
     let l_acc = msm(&params.l, aux);
     go_on()?;
-    let a_acc = msm(&params.a[..n_in], inputs)
-        + msm_with_density(&params.a[n_in..], Some(&pa.a_aux_density), aux);
+    let a_acc = msm(&params.a[..n_in], inputs) + msm_with_density(&params.a[n_in..], Some(&pa.a_aux_density), aux);
     go_on()?;
     let b1_acc = msm_with_density(&params.b_g1[..b_in], Some(&pa.b_input_density), inputs)
         + msm_with_density(&params.b_g1[b_in..], Some(&pa.b_aux_density), aux);
@@ -226,12 +225,6 @@ pub struct MsmResults {
 pub fn assemble(vk: &crate::srs::VerifyingKey, m: MsmResults, r: Fr, s: Fr) -> Proof {
     let g_a: G1Projective = vk.alpha_g1.to_curve() + m.a + vk.delta_g1 * r;
     let g_b: G2Projective = vk.beta_g2.to_curve() + m.b_g2 + vk.delta_g2 * s;
-    let g_c: G1Projective = m.h
-        + m.l
-        + m.a * s
-        + m.b_g1 * r
-        + vk.alpha_g1 * s
-        + vk.beta_g1 * r
-        + vk.delta_g1 * (r * s);
+    let g_c: G1Projective = m.h + m.l + m.a * s + m.b_g1 * r + vk.alpha_g1 * s + vk.beta_g1 * r + vk.delta_g1 * (r * s);
     Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
 }

@@ -107,20 +107,13 @@ pub trait QuerySink {
 const SLAB: usize = 1 << 22;
 
 /// Generates parameters from random toxic waste.
-pub fn generate_random_parameters<C: Circuit<Fr>>(
-    circuit: C,
-    rng: &mut impl RngCore,
-) -> Result<Parameters, SetupError> {
+pub fn generate_random_parameters<C: Circuit<Fr>>(circuit: C, rng: &mut impl RngCore) -> Result<Parameters, SetupError> {
     generate_parameters(circuit, &ToxicWaste::random(rng), None)
 }
 
 /// Generates parameters from the given toxic waste, in memory, on the GPU
 /// when there is one ([`Device::detect`]).
-pub fn generate_parameters<C: Circuit<Fr>>(
-    circuit: C,
-    tw: &ToxicWaste,
-    progress: Option<Progress>,
-) -> Result<Parameters, SetupError> {
+pub fn generate_parameters<C: Circuit<Fr>>(circuit: C, tw: &ToxicWaste, progress: Option<Progress>) -> Result<Parameters, SetupError> {
     generate_parameters_from_pce(crate::pce::record("setup", circuit)?, tw, progress, Device::detect())
 }
 
@@ -200,13 +193,7 @@ fn generate_into<S: QuerySink>(
 }
 
 /// Computes and emits every query of the QAP at τ.
-fn queries<S: QuerySink>(
-    qap: QapAtTau,
-    tw: &ToxicWaste,
-    progress: Option<Progress>,
-    device: Device,
-    sink: &mut S,
-) -> SinkResult<S::Error> {
+fn queries<S: QuerySink>(qap: QapAtTau, tw: &ToxicWaste, progress: Option<Progress>, device: Device, sink: &mut S) -> SinkResult<S::Error> {
     let n = qap.domain.size();
     let z_tau = tw.tau.pow_vartime([n as u64]) - Fr::ONE;
     if bool::from(z_tau.is_zero()) {
@@ -269,9 +256,8 @@ fn queries<S: QuerySink>(
     }
     emit_g1(sink, l_len, &mut (0..l_len).map(l_scalar))?;
     drop(ct_aux);
-    let nonzero_of = |inputs: &[Fr], aux: &[Fr]| -> Vec<Fr> {
-        inputs.iter().chain(aux).copied().filter(|x| !x.is_zero_vartime()).collect()
-    };
+    let nonzero_of =
+        |inputs: &[Fr], aux: &[Fr]| -> Vec<Fr> { inputs.iter().chain(aux).copied().filter(|x| !x.is_zero_vartime()).collect() };
     emit_g1(sink, a_len, &mut at_inputs.iter().chain(&at_aux).copied().filter(|x| !x.is_zero_vartime()))?;
     drop((at_inputs, at_aux));
     // B's scalars serve two sections (G1 and G2): held once, then dropped.
@@ -381,8 +367,7 @@ mod tests {
     /// bellperson 0.27's parameters for the same toxic waste, as file bytes.
     fn bellperson_bytes<C: Circuit<Fr>>(circuit: C, tw: &ToxicWaste) -> Vec<u8> {
         let (g1, g2) = (G1Projective::generator(), G2Projective::generator());
-        let p = bp::generate_parameters::<blstrs::Bls12, _>(circuit, g1, g2, tw.alpha, tw.beta, tw.gamma, tw.delta, tw.tau)
-            .unwrap();
+        let p = bp::generate_parameters::<blstrs::Bls12, _>(circuit, g1, g2, tw.alpha, tw.beta, tw.gamma, tw.delta, tw.tau).unwrap();
         let mut bytes = Vec::new();
         p.write(&mut bytes).unwrap();
         bytes

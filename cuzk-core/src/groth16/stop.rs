@@ -32,10 +32,6 @@ impl<'a> StopCheck<'a> {
 
 impl std::fmt::Debug for StopCheck<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "StopCheck(..)"
-        } else {
-            "StopCheck::NEVER"
-        })
+        f.write_str(if self.0.is_some() { "StopCheck(..)" } else { "StopCheck::NEVER" })
     }
 }

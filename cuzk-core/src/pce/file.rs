@@ -265,8 +265,7 @@ fn read_header(src: &(impl Source + ?Sized)) -> Result<(Header, Vec<u8>), Parse>
         return Err(PceError::Malformed(format!("a circuit id of {id_len} bytes")).into());
     }
     let rest = take(src, &mut at, id_len + 64)?;
-    let circuit_id =
-        String::from_utf8(rest[..id_len].to_vec()).map_err(|_| PceError::Malformed("the circuit id is not UTF-8".into()))?;
+    let circuit_id = String::from_utf8(rest[..id_len].to_vec()).map_err(|_| PceError::Malformed("the circuit id is not UTF-8".into()))?;
     let field = |i: usize| u64::from_le_bytes(rest[id_len + 8 * i..id_len + 8 * i + 8].try_into().unwrap());
     let [ni, na, rows, ncoeffs, nnz_a, nnz_b, nnz_c, order] = std::array::from_fn(field);
     let to_usize = |v: u64, what: &str| usize::try_from(v).map_err(|_| PceError::Malformed(format!("{what} {v} too large")));

@@ -6,8 +6,8 @@
 use super::Pce;
 use crate::arith::blst_layout::{repr, repr_mut};
 use blstrs::Scalar as Fr;
-use ff::Field;
 use cuzk_sys::{Csr, DeviceBuffer, FrRepr, SpmvMatrices, Stream};
+use ff::Field;
 use std::sync::{Arc, Weak};
 
 /// One circuit's matrices on one device.
@@ -29,8 +29,7 @@ impl GpuPce {
     /// Uploads `pce`'s matrices and coefficients to `device` (returns when
     /// the copies are done).
     pub fn upload(pce: &Pce, device: i32) -> cuzk_sys::Result<Self> {
-        let matrices =
-            SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], repr(&pce.coeffs), pce.shape.num_vars())?;
+        let matrices = SpmvMatrices::new(device, [csr(&pce.a), csr(&pce.b), csr(&pce.c)], repr(&pce.coeffs), pce.shape.num_vars())?;
         Ok(GpuPce { matrices, num_inputs: pce.shape.num_inputs })
     }
 

@@ -78,11 +78,7 @@ impl Shape {
 
     /// The shape of a witness produced by [`WitnessOnly`].
     pub fn of_witness(w: &WitnessOnly) -> Self {
-        Shape {
-            num_inputs: w.input_assignment.len(),
-            num_aux: w.aux_assignment.len(),
-            input_order: input_order_hash(&w.input_positions),
-        }
+        Shape { num_inputs: w.input_assignment.len(), num_aux: w.aux_assignment.len(), input_order: input_order_hash(&w.input_positions) }
     }
 }
 
@@ -306,9 +302,8 @@ impl Pce {
 
     /// Checks a witness's shape against the recorded one.
     pub fn check_shape(&self, shape: &Shape) -> Result<(), PceError> {
-        let mismatch = |what, circuit: String, pce: String| {
-            Err(PceError::ShapeMismatch { circuit_id: self.circuit_id.clone(), what, circuit, pce })
-        };
+        let mismatch =
+            |what, circuit: String, pce: String| Err(PceError::ShapeMismatch { circuit_id: self.circuit_id.clone(), what, circuit, pce });
         let rec = &self.shape;
         if shape.num_inputs != rec.num_inputs {
             return mismatch("the number of inputs", shape.num_inputs.to_string(), rec.num_inputs.to_string());

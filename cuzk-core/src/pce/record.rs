@@ -11,8 +11,8 @@
 //! stand-ins for those variables first, written back as the parent's
 //! variables when the part is appended.
 
-use crate::cs::WitnessOnly;
 use super::{input_order_hash, Pce, PceError, Shape, SparseMatrix, COEFF_MINUS_ONE, COEFF_ONE};
+use crate::cs::WitnessOnly;
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar as Fr;
 use ff::Field;
@@ -122,11 +122,7 @@ impl<const WITNESS: bool> Recorder<WITNESS> {
                 }
             }
         }
-        let shape = Shape {
-            num_inputs: self.num_inputs,
-            num_aux: self.num_aux,
-            input_order: input_order_hash(&self.input_positions),
-        };
+        let shape = Shape { num_inputs: self.num_inputs, num_aux: self.num_aux, input_order: input_order_hash(&self.input_positions) };
         Pce::from_parts(circuit_id, shape, self.coeffs, self.a, self.b, self.c)
     }
 }
@@ -304,7 +300,10 @@ impl<const WITNESS: bool> Part<WITNESS> {
     /// `stand_ins` allocates another number of variables, an input, or a
     /// coefficient other than ±1 (which would join the parent's table where
     /// a sequential recording has none).
-    pub fn new<T>(imports: Vec<Variable>, stand_ins: impl FnOnce(&mut Recorder<WITNESS>) -> Result<T, SynthesisError>) -> Result<(Self, T), SynthesisError> {
+    pub fn new<T>(
+        imports: Vec<Variable>,
+        stand_ins: impl FnOnce(&mut Recorder<WITNESS>) -> Result<T, SynthesisError>,
+    ) -> Result<(Self, T), SynthesisError> {
         let aux = |v: &Variable| match v.get_unchecked() {
             Index::Aux(i) => Some(i),
             Index::Input(_) => None,
@@ -369,7 +368,10 @@ pub fn record_with_witness<C: Circuit<Fr>>(circuit_id: &str, circuit: C) -> Resu
 
 /// Records what `synthesize` does to a recorder (a circuit's synthesis, or
 /// one that records parts of it apart), as [`record`] does.
-pub(crate) fn record_by(circuit_id: &str, synthesize: impl FnOnce(&mut Recorder<false>) -> Result<(), SynthesisError>) -> Result<Pce, PceError> {
+pub(crate) fn record_by(
+    circuit_id: &str,
+    synthesize: impl FnOnce(&mut Recorder<false>) -> Result<(), SynthesisError>,
+) -> Result<Pce, PceError> {
     Ok(recorded(Recorder::new(), circuit_id, synthesize)?.0)
 }
 

@@ -37,7 +37,10 @@ pub fn evaluate(pce: &Pce, inputs: &[Fr], aux: &[Fr]) -> (Vec<Fr>, Vec<Fr>, Vec<
         }
     };
     std::thread::scope(|s| {
-        let chunks = a.spare_capacity_mut()[..n].chunks_mut(chunk).zip(b.spare_capacity_mut()[..n].chunks_mut(chunk)).zip(c.spare_capacity_mut()[..n].chunks_mut(chunk));
+        let chunks = a.spare_capacity_mut()[..n]
+            .chunks_mut(chunk)
+            .zip(b.spare_capacity_mut()[..n].chunks_mut(chunk))
+            .zip(c.spare_capacity_mut()[..n].chunks_mut(chunk));
         for (i, ((ca, cb), cc)) in chunks.enumerate() {
             let rows = &rows;
             s.spawn(move || rows(i * chunk, [ca, cb, cc]));

@@ -424,14 +424,22 @@ fn densities_marked_on_threads_equal_a_serial_marking() {
         .map(|k| {
             rng = splitmix(rng);
             // Some aux never touched, the inputs often.
-            if k % 5 == 0 { (rng % ni as u64) as u32 } else { (ni as u64 + rng % (na as u64 - 1000)) as u32 }
+            if k % 5 == 0 {
+                (rng % ni as u64) as u32
+            } else {
+                (ni as u64 + rng % (na as u64 - 1000)) as u32
+            }
         })
         .collect();
     let (inputs, aux) = densities(&cols, ni, na);
     let (mut want_in, mut want_aux) = (Density::zeros(ni), Density::zeros(na));
     for &c in &cols {
         let c = c as usize;
-        if c < ni { want_in.set(c) } else { want_aux.set(c - ni) }
+        if c < ni {
+            want_in.set(c)
+        } else {
+            want_aux.set(c - ni)
+        }
     }
     assert!(inputs == want_in && aux == want_aux);
     assert!(aux.count() < na && inputs.count() == ni);

@@ -4,8 +4,7 @@
 use super::{Parameters, ParamsError, PointFault, VerifyingKey};
 use crate::arith::MsmAffine;
 use blst::{
-    blst_p1_affine, blst_p1_affine_in_g1, blst_p1_deserialize, blst_p2_affine,
-    blst_p2_affine_in_g2, blst_p2_deserialize, BLST_ERROR,
+    blst_p1_affine, blst_p1_affine_in_g1, blst_p1_deserialize, blst_p2_affine, blst_p2_affine_in_g2, blst_p2_deserialize, BLST_ERROR,
 };
 use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
@@ -128,12 +127,7 @@ impl<'a> Cursor<'a> {
 /// into fresh memory by the threads that decode them: a production SRS is
 /// ~45 GiB, which one thread would otherwise fill with placeholders first,
 /// page fault by page fault, while the others wait.
-fn decode_points<A: FilePoint>(
-    section: &'static str,
-    bytes: &[u8],
-    base: usize,
-    opts: ReadOptions,
-) -> Result<Vec<A>, ParamsError> {
+fn decode_points<A: FilePoint>(section: &'static str, bytes: &[u8], base: usize, opts: ReadOptions) -> Result<Vec<A>, ParamsError> {
     let size = A::UNCOMPRESSED_BYTES;
     let count = bytes.len() / size;
     let mut out: Vec<A> = Vec::with_capacity(count);
@@ -266,11 +260,7 @@ impl Parameters {
     /// Reads a `.params` file as [`read_file`](Self::read_file) does while
     /// `also` runs on the file's bytes on a thread of its own (a digest of
     /// the file computed during the decoding); returns both results.
-    pub fn read_file_with<T: Send>(
-        path: &Path,
-        opts: ReadOptions,
-        also: impl FnOnce(&[u8]) -> T + Send,
-    ) -> Result<(Self, T), ParamsError> {
+    pub fn read_file_with<T: Send>(path: &Path, opts: ReadOptions, also: impl FnOnce(&[u8]) -> T + Send) -> Result<(Self, T), ParamsError> {
         let map = map_file(path)?;
         let bytes: &[u8] = &map;
         std::thread::scope(|s| {

@@ -35,8 +35,7 @@ fn write_points<P: Encode, W: Write>(w: &mut W, points: &[P]) -> io::Result<()> 
 
 /// A section's u32 big-endian point count.
 fn write_count<W: Write>(w: &mut W, n: usize) -> io::Result<()> {
-    let count = u32::try_from(n)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32-1 points in one section"))?;
+    let count = u32::try_from(n).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "more than 2^32-1 points in one section"))?;
     w.write_all(&count.to_be_bytes())
 }
 

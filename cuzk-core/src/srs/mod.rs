@@ -92,7 +92,6 @@ impl Parameters {
 
     /// Size of the point data in bytes (what loading this SRS costs).
     pub fn size_bytes(&self) -> usize {
-        (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + self.vk.ic.len()) * 96
-            + self.b_g2.len() * 192
+        (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + self.vk.ic.len()) * 96 + self.b_g2.len() * 192
     }
 }

@@ -24,9 +24,9 @@ mod aux_sink;
 mod create_label;
 mod num_bits;
 #[cfg(feature = "filecoin")]
-mod poseidon;
-#[cfg(feature = "filecoin")]
 mod por;
+#[cfg(feature = "filecoin")]
+mod poseidon;
 mod sha256;
 mod sha256_packed;
 mod word;
@@ -35,8 +35,8 @@ mod word;
 pub use create_label::create_label;
 pub use num_bits::to_bits_le;
 #[cfg(feature = "filecoin")]
-pub use poseidon::poseidon_hash;
-#[cfg(feature = "filecoin")]
 pub use por::{por, PathLevel};
+#[cfg(feature = "filecoin")]
+pub use poseidon::poseidon_hash;
 pub use sha256::sha256;
 pub use sha256_packed::{sha256_multi_leaf, sha256_packed};

@@ -37,13 +37,7 @@ pub type PathLevel = (Vec<Option<Fr>>, Option<usize>);
 /// order. Into a witness generator, for SHA-256 or Poseidon trees, with the
 /// value, the root and every sibling and index known, the hashes are our
 /// witness generators; otherwise `PoRCircuit` itself runs.
-pub fn por<H, U, V, W, CS>(
-    mut cs: CS,
-    value: Root<Fr>,
-    path: Vec<PathLevel>,
-    root: Root<Fr>,
-    private: bool,
-) -> Result<(), SynthesisError>
+pub fn por<H, U, V, W, CS>(mut cs: CS, value: Root<Fr>, path: Vec<PathLevel>, root: Root<Fr>, private: bool) -> Result<(), SynthesisError>
 where
     H: 'static + Hasher,
     U: 'static + PoseidonArity,
@@ -59,9 +53,7 @@ where
     let path_known = path.iter().all(|(hashes, index)| index.is_some() && hashes.iter().all(Option::is_some));
     if !(cs.is_witness_generator() && hasher_known && path_known && known(&value) && known(&root)) {
         let auth_path: AuthPath<H, U, V, W> = path.into();
-        return PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(
-            cs, value, auth_path, root, private,
-        );
+        return PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(cs, value, auth_path, root, private);
     }
 
     // The split `AuthPath::from` makes: the last level is the top tree's

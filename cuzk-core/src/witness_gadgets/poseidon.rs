@@ -142,7 +142,6 @@ impl<A: Arity<Fr>> Mds<'_, A> {
 
 /// `state · matrix` (row vector times matrix).
 fn dense(state: &mut [Fr], matrix: &[Vec<Fr>]) {
-    let result: Vec<Fr> =
-        (0..state.len()).map(|j| state.iter().zip(matrix).map(|(s, row)| *s * row[j]).sum()).collect();
+    let result: Vec<Fr> = (0..state.len()).map(|j| state.iter().zip(matrix).map(|(s, row)| *s * row[j]).sum()).collect();
     state.copy_from_slice(&result);
 }

@@ -21,8 +21,7 @@ use super::sha256::{digest_words, DigestBits, DigestWord};
 pub fn sha256_packed<CS: ConstraintSystem<Fr>>(mut cs: CS, bits: &[Boolean]) -> Result<AllocatedNum<Fr>, SynthesisError> {
     if !cs.is_witness_generator() || bits.iter().any(|b| b.get_value().is_none()) {
         let be_bits = bellpepper::gadgets::sha256::sha256(cs.namespace(|| "hash"), bits)?;
-        let le_bits: Vec<Boolean> =
-            be_bits.chunks(8).flat_map(|byte| byte.iter().rev()).take(Fr::CAPACITY as usize).cloned().collect();
+        let le_bits: Vec<Boolean> = be_bits.chunks(8).flat_map(|byte| byte.iter().rev()).take(Fr::CAPACITY as usize).cloned().collect();
         return multipack::pack_bits(cs.namespace(|| "pack_le"), &le_bits);
     }
     packed_witness(cs, bits)
@@ -31,10 +30,7 @@ pub fn sha256_packed<CS: ConstraintSystem<Fr>>(mut cs: CS, bits: &[Boolean]) -> 
 /// `Sha256Function::hash_multi_leaf_circuit(cs, leaves, _)` (and, for two
 /// leaves, `hash2_circuit`): each leaf's 255 bits padded to 32 bytes, each
 /// byte's bits most significant first, hashed and packed.
-pub fn sha256_multi_leaf<CS: ConstraintSystem<Fr>>(
-    mut cs: CS,
-    leaves: &[AllocatedNum<Fr>],
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
+pub fn sha256_multi_leaf<CS: ConstraintSystem<Fr>>(mut cs: CS, leaves: &[AllocatedNum<Fr>]) -> Result<AllocatedNum<Fr>, SynthesisError> {
     let mut bits = Vec::with_capacity(leaves.len() * 256);
     for (i, leaf) in leaves.iter().enumerate() {
         let mut le = to_bits_le(cs.namespace(|| format!("{i}_num_into_bits")), leaf)?;
@@ -46,10 +42,7 @@ pub fn sha256_multi_leaf<CS: ConstraintSystem<Fr>>(
 
 /// The witness path of [`sha256_packed`], for callers that have checked
 /// `cs` is a witness generator and every bit has a value.
-pub(crate) fn packed_witness<CS: ConstraintSystem<Fr>>(
-    mut cs: CS,
-    bits: &[Boolean],
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
+pub(crate) fn packed_witness<CS: ConstraintSystem<Fr>>(mut cs: CS, bits: &[Boolean]) -> Result<AllocatedNum<Fr>, SynthesisError> {
     let mut sink = AuxSink::new();
     let digest = digest_words(&mut cs, &mut sink, bits, DigestBits::ValuesOnly)?;
     sink.flush(&mut cs);

@@ -27,7 +27,10 @@ pub(crate) struct Word {
 pub(crate) enum Bit {
     Const(bool),
     /// A variable; `not` when the gadget holds it as `Boolean::Not`.
-    Var { value: bool, not: bool },
+    Var {
+        value: bool,
+        not: bool,
+    },
 }
 
 impl Bit {
@@ -142,11 +145,7 @@ impl Word {
 
     /// `UInt32::rotr`.
     pub(crate) fn rotr(&self, by: u32) -> Word {
-        Word {
-            value: self.value.rotate_right(by),
-            konst: self.konst.rotate_right(by),
-            not: self.not.rotate_right(by),
-        }
+        Word { value: self.value.rotate_right(by), konst: self.konst.rotate_right(by), not: self.not.rotate_right(by) }
     }
 
     /// `UInt32::shr`: the bits shifted in are constant false.
@@ -206,11 +205,8 @@ impl Sum {
     pub(crate) fn of(operands: &[Word]) -> Sum {
         assert!((2..=10).contains(&operands.len()), "addmany takes 2 to 10 operands");
         let total = operands.iter().map(|w| u64::from(w.value)).sum();
-        let bits = if operands.iter().all(Word::is_constant) {
-            0
-        } else {
-            64 - (operands.len() as u64 * u64::from(u32::MAX)).leading_zeros()
-        };
+        let bits =
+            if operands.iter().all(Word::is_constant) { 0 } else { 64 - (operands.len() as u64 * u64::from(u32::MAX)).leading_zeros() };
         Sum { total, bits }
     }
 

@@ -4,9 +4,7 @@
 
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::cs::ProvingAssignment;
-use cuzk_core::engine::{
-    BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, ProofOutput, ProveInput, ProverBackend, ProverError,
-};
+use cuzk_core::engine::{BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, ProofOutput, ProveInput, ProverBackend, ProverError};
 use cuzk_core::groth16::{prepare_verifying_key, verify_proof, Proof};
 use cuzk_core::Fr;
 use std::sync::{Arc, Condvar, Mutex};

@@ -125,10 +125,7 @@ impl GpuBackend {
         let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
         let t = Instant::now();
         let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, input.params)?);
-        log::info!(
-            "device SRS uploaded gpu={} bytes={} upload_ms={}",
-            dev.info.ordinal, bytes, t.elapsed().as_millis()
-        );
+        log::info!("device SRS uploaded gpu={} bytes={} upload_ms={}", dev.info.ordinal, bytes, t.elapsed().as_millis());
         resident.push(Resident::new(input.params, srs.clone(), vram));
         Ok(Some(srs))
     }
@@ -198,7 +195,13 @@ impl GpuBackend {
     /// budget `vram` holds the streamed SpMV's peak for one partition but
     /// not the matrices beside a working set (else they are better made
     /// resident: [`Self::ensure_pce`]).
-    pub(super) fn ensure_streamed(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<StreamedPce>> {
+    pub(super) fn ensure_streamed(
+        &self,
+        dev: &GpuDevice,
+        pce: &Arc<Pce>,
+        params: &Parameters,
+        vram: &Arc<VramBudget>,
+    ) -> Option<Arc<StreamedPce>> {
         let mut streamed = dev.streamed.lock().unwrap();
         if let Some(s) = find_copy(&mut streamed, pce) {
             return Some(s);

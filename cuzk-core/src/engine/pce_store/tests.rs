@@ -42,7 +42,8 @@ fn corrupt_or_foreign_file_is_rebuilt() {
     assert!(crate::pce::file::read(&file).is_ok(), "the rebuilt file is valid");
     // Another circuit's R1CS under this id, same file name: refused,
     // never a wrong proof; the next partition records it anew.
-    let other = crate::pce::record(&job.circuit_id(), crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
+    let other =
+        crate::pce::record(&job.circuit_id(), crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 3 }.blank()).unwrap();
     crate::pce::file::write(&other, &file).unwrap();
     let s = store(dir.path(), 1 << 30);
     let err = s.synthesize(&job, 0, None, 1).unwrap_err();
@@ -299,7 +300,15 @@ fn witness_only_partitions_carry_no_abc() {
     let params = Arc::new(params);
     let vram = VramBudget::new(u64::MAX);
     let assignments = [pa];
-    let input = ProveInput { params: &params, assignments: &assignments, vram: &vram, pce: Some(&pce), host_memory: None, h_copies_counted: true, stop: crate::groth16::StopCheck::NEVER };
+    let input = ProveInput {
+        params: &params,
+        assignments: &assignments,
+        vram: &vram,
+        pce: Some(&pce),
+        host_memory: None,
+        h_copies_counted: true,
+        stop: crate::groth16::StopCheck::NEVER,
+    };
     assert!(input.with_abc().unwrap()[0] == classic);
     let proofs = CpuBackend.compute(0, (), &input).unwrap();
     let pvk = crate::groth16::prepare_verifying_key(&params.vk);

@@ -131,12 +131,10 @@ impl GpuProver {
             // runs the H terms, the H MSMs and L (seconds of GPU work that
             // hide it; it is ~0.4 s per 2^27 circuit).
             let compaction = s.spawn(|| CompactedScalars::of(assignments));
-            let h_and_l = self
-                .h_msms(params, points, assignments, first, h, abc, chunks, &mut times, stop)
-                .and_then(|hs| {
-                    go_on()?;
-                    Ok((hs, self.l_msms(params, points, assignments, plan)?))
-                });
+            let h_and_l = self.h_msms(params, points, assignments, first, h, abc, chunks, &mut times, stop).and_then(|hs| {
+                go_on()?;
+                Ok((hs, self.l_msms(params, points, assignments, plan)?))
+            });
             let t = Instant::now();
             let scalars = join(compaction);
             (h_and_l, t.elapsed(), scalars)

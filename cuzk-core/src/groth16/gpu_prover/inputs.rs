@@ -127,9 +127,7 @@ impl GpuProver {
             )));
         }
         let on_device = m.device.filter(|g| spmv && g.device() == self.device && g.num_vars() == ni + na && g.num_constraints() == n);
-        let streamed = m
-            .streamed
-            .filter(|s| streamed && on_device.is_none() && s.device() == self.device && s.made_from(m.host));
+        let streamed = m.streamed.filter(|s| streamed && on_device.is_none() && s.device() == self.device && s.made_from(m.host));
         Ok(Abc { spmv: on_device, streamed, host: Some(m.host) })
     }
 

@@ -230,11 +230,8 @@ impl Plan {
         let points = if req.srs_resident { PointsAt::Device } else { PointsAt::Host };
         let full = req.granted >= s.h_bytes.saturating_add(s.msm_bytes);
         // A pre-staged first circuit has its H buffers already.
-        let h = if req.first_staged.is_some() || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted {
-            HTerm::Device
-        } else {
-            HTerm::Cpu
-        };
+        let h =
+            if req.first_staged.is_some() || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted { HTerm::Device } else { HTerm::Cpu };
         let mut spare = if full { req.spare } else { 0 };
         // z beside a whole working set (its part beyond the grant
         // borrowed), else out of the grant for circuits that carry their
@@ -335,7 +332,10 @@ impl Request {
     /// One witness-only circuit whose matrices stream to this device, and
     /// a grant that holds the streamed SpMV's peak.
     fn streams(&self) -> bool {
-        self.pce_streamed && self.witness_only && self.circuits == 1 && self.sizes.streamed_bytes > 0
+        self.pce_streamed
+            && self.witness_only
+            && self.circuits == 1
+            && self.sizes.streamed_bytes > 0
             && self.sizes.streamed_bytes <= self.granted
     }
 
@@ -406,9 +406,7 @@ impl fmt::Display for Plan {
             Queries::InHScratch(Scratch::L) => write!(f, "in_h_scratch(l)")?,
             Queries::InHScratch(Scratch::LAndB) => write!(f, "in_h_scratch(l,b)")?,
             Queries::Batched(BatchSize::Within(b)) => write!(f, "batched(within {})", crate::config::format_size(b))?,
-            Queries::Batched(BatchSize::Exactly(b)) => {
-                write!(f, "batched({} g1 sets, {} g2 sets)", b.g1_sets, b.g2_sets)?
-            }
+            Queries::Batched(BatchSize::Exactly(b)) => write!(f, "batched({} g1 sets, {} g2 sets)", b.g1_sets, b.g2_sets)?,
         }
         let next = match self.next {
             NextInputs::WhenDue => "when_due",
@@ -538,14 +536,20 @@ mod tests {
     #[test]
     fn streamed_srs_runs_l_and_b_in_the_h_scratch() {
         let p = plan(40 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
         assert_eq!(p.borrowed(&request(40 * GIB, 1)), 0);
     }
 
     #[test]
     fn streamed_srs_two_circuits_stage_the_next() {
         let p = plan(40 * GIB, 2);
-        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=within(4GiB)"
+        );
     }
 
     #[test]
@@ -558,11 +562,17 @@ mod tests {
     #[test]
     fn sixteen_gib_keeps_h_on_the_device_and_chunks_the_msms() {
         let p = plan(16 * GIB, 1);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
         // Two circuits under the limit: no second set of H buffers.
         assert_eq!(plan(16 * GIB, 2).next, NextInputs::WhenDue);
         // A batch under it: batch MSMs within the whole grant.
-        assert_eq!(plan(16 * GIB, 4).to_string(), "circuits=4 points=host h=device inputs=uploaded queries=batched(within 16GiB) next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            plan(16 * GIB, 4).to_string(),
+            "circuits=4 points=host h=device inputs=uploaded queries=batched(within 16GiB) next=when_due chunks=within(4GiB)"
+        );
     }
 
     #[test]
@@ -588,7 +598,10 @@ mod tests {
         // Two circuits: the second set of H buffers has its own z.
         let req = pce_request(139 * GIB, 2);
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=spmv_on_device queries=beside_h next=second_h_buffers chunks=whole");
+        assert_eq!(
+            p.to_string(),
+            "circuits=2 points=device h=device inputs=spmv_on_device queries=beside_h next=second_h_buffers chunks=whole"
+        );
         assert_eq!(p.borrowed(&req), 12 * GIB + 4 * GIB + 9 * GIB);
     }
 
@@ -596,7 +609,10 @@ mod tests {
     fn resident_matrices_with_the_srs_streamed() {
         let req = pce_request(46 * GIB, 2);
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
         assert_eq!(p.borrowed(&req), 0);
     }
 
@@ -618,7 +634,10 @@ mod tests {
     fn sixteen_gib_uploads_abc_even_with_resident_matrices() {
         let req = Request { srs_resident: false, ..granted(16 * GIB, 0) };
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
         assert_eq!(p.borrowed(&req), 0);
     }
 
@@ -629,13 +648,19 @@ mod tests {
         // chunked within the rest, rather than a, b, c on the host.
         let req = granted(20 * GIB, 0);
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(4GiB)"
+        );
         assert!(p.z_in_grant);
         assert_eq!(p.borrowed(&req), 0);
         assert_eq!(p.without_borrowing(&req), p);
         // Circuits that carry a, b, c upload them instead (no smaller chunks).
         let carried = Request { witness_only: false, ..req };
-        assert_eq!(Plan::choose(&carried).to_string(), "circuits=1 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(8GiB)");
+        assert_eq!(
+            Plan::choose(&carried).to_string(),
+            "circuits=1 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(8GiB)"
+        );
         // Too small a grant for z beside the H buffers: uploaded (host SpMV).
         let tiny = Request { granted: 16 * GIB, ..req };
         assert_eq!(Plan::choose(&tiny).inputs, HInputs::Uploaded);
@@ -650,7 +675,10 @@ mod tests {
         assert_eq!(p.borrowed(&req), 3 * GIB);
         // Another worker took the spare VRAM: z out of the grant instead.
         let q = p.without_borrowing(&req);
-        assert_eq!(q.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(7GiB)");
+        assert_eq!(
+            q.to_string(),
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(7GiB)"
+        );
         assert!(q.z_in_grant);
         assert_eq!(q.borrowed(&req), 0);
         // No spare at all: the same plan directly.
@@ -706,7 +734,10 @@ mod tests {
         assert!(room < sizes.h_bytes + sizes.msm_bytes + sizes.z_bytes, "one whole working set does not fit");
         let req = Request { sizes, ..granted(room, 0) };
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(10GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(10GiB)"
+        );
         assert!(p.z_in_grant);
         assert_eq!(p.borrowed(&req), 0);
     }
@@ -731,7 +762,10 @@ mod tests {
             sizes,
         };
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=spmv_streamed queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=host h=device inputs=spmv_streamed queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
         assert_eq!(p.borrowed(&req), 0);
         assert_eq!(p.without_borrowing(&req), p);
         let uploaded = |req: &Request| Plan::choose(req).inputs;
