@@ -379,7 +379,7 @@ fn request_id_is_an_idempotency_key() {
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Completed, "{}", r.error_message);
     let s = c.get_status(&pb::GetStatusRequest {}).unwrap();
     let log = d.log();
-    let resubmitted = log.lines().filter(|l| l.contains("job resubmitted") && l.contains("request_id=Some(\"porep-1000-7\")")).count();
+    let resubmitted = log.lines().filter(|l| l.contains("job resubmitted") && l.contains("request_id=\"porep-1000-7\"")).count();
     assert_eq!(resubmitted, 1, "{log}");
     assert_eq!((s.total_proofs_completed, s.total_proofs_failed), (3, 0));
     d.stop();
@@ -595,8 +595,9 @@ fn drain_past_shutdown_timeout_cancels() {
     d.signal(libc::SIGTERM);
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(status_of(&r), pb::await_proof_response::Status::Cancelled, "{}", r.error_message);
-    // Its timings are those up to the cancel (1.3 s at least), not zeros.
-    assert!(r.total_ms >= 1300 && r.total_ms >= r.queue_wait_ms + r.srs_load_ms, "timings of the cancelled job: {r:?}");
+    // Its timings are those up to the cancel, not zeros: it ran through
+    // the whole drain (shutdown_timeout, 1 s) before it was cancelled.
+    assert!(r.total_ms >= 1000 && r.total_ms >= r.queue_wait_ms + r.srs_load_ms, "timings of the cancelled job: {r:?}");
     assert!(d.wait(Duration::from_secs(60)).success(), "{}", d.log());
     assert!(start.elapsed() < Duration::from_secs(30), "exit took {:?}", start.elapsed());
     let log = d.log();
