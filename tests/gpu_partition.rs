@@ -26,7 +26,11 @@
 //! query MSMs after the H MSM or beside it. A resident regime whose working
 //! set the card cannot hold beside the SRS (at 2^27, 45 GiB of points: an
 //! 80 GB card holds one working set beside them, not a second workspace or
-//! a second set of H buffers) is printed as skipped there.
+//! a second set of H buffers) is printed as skipped there; it does run
+//! the resident regime of such a card, the MSMs chunked within the ~10 GiB
+//! it has left beside the SRS, the matrices, the H buffers and z, with the
+//! query MSMs after the H MSM and beside it in the H term's third buffer.
+//! `CUZK_PARTITION_ONLY=resident` runs the resident regimes alone.
 
 use cuzk_core::arith::Density;
 use cuzk_core::circuits::Synthetic;
@@ -251,6 +255,9 @@ fn report(what: &str, stage: Duration, t: &GpuTimings, epilogue: Duration, peak:
 fn gpu_partition_matches_discrete_logs() {
     let Some(dev) = cuzk_sys::test_device("gpu_partition_matches_discrete_logs") else { return };
     let log_n: u32 = std::env::var("CUZK_PARTITION_LOG_N").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
+    // The resident-SRS regimes only (a quicker run at 2^27).
+    let only_resident = std::env::var("CUZK_PARTITION_ONLY").is_ok_and(|v| v == "resident");
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     assert!((10..=27).contains(&log_n), "CUZK_PARTITION_LOG_N must be 10..=27");
     let seed = cuzk_sys::test_seed("gpu_partition");
     println!("seed {seed}, 2^{log_n} domain");
@@ -317,8 +324,36 @@ fn gpu_partition_matches_discrete_logs() {
         assert_eq!(proof.to_bytes(), want, "resident SRS: the proof differs from the independent computation");
         report(&regime, stage, &times, epilogue, peak);
     }
+    // Resident, the MSMs chunked within what an 80 GB card has left beside
+    // the SRS, the matrices, the H buffers and z (~10 GiB at 2^27): the
+    // query MSMs after the H MSM, then L and B beside it in the H term's
+    // third buffer (the planner's choice there). Two proofs each.
+    let within = if log_n >= 27 { 10u64 << 30 } else { msm_ws / 2 };
+    for (queries, what) in [(Queries::AfterH, "after H"), (Queries::InHScratch(Scratch::LAndB), "L and B beside H in the third buffer")] {
+        let regime = format!("resident SRS, MSMs within {:.1} GiB (an 80 GB card), queries {what}", gib(within));
+        if !room_for(dev, h_bytes + within, &regime) {
+            skipped += 1;
+            continue;
+        }
+        let p = plan(1, PointsAt::Device, queries, NextInputs::WhenDue, Chunks::Within(within));
+        let ran = prover.fit(params, SrsPoints::Device(&resident), &pa, None, &p).unwrap().queries;
+        if log_n >= 27 {
+            assert_eq!(ran, queries, "{regime}: the executor kept another plan");
+        }
+        for round in 1..=2 {
+            let (m, stage, times, peak) = prove_once(dev, &prover, params, &pa, SrsPoints::Device(&resident), p);
+            same(&regime, &m, &expected);
+            assert_eq!(assemble(&params.vk, m, r, s).to_bytes(), want, "{regime}: the proof differs from the independent computation");
+            report(&format!("{regime} (ran: {ran:?}), proof {round}"), stage, &times, Duration::ZERO, peak);
+            assert!(peak <= h_bytes + within, "{regime}: peak use {peak} bytes above the H buffers and {within} bytes of MSMs");
+        }
+    }
     println!("(SRS upload {:?}, {:.1} GiB resident)", upload, DeviceSrs::bytes(params) as f64 / (1u64 << 30) as f64);
     drop(resident);
+    if only_resident {
+        println!("partition 2^{log_n}: resident-SRS proofs byte-identical to the discrete-log computation (CUZK_PARTITION_ONLY=resident: the other regimes not run)");
+        return;
+    }
 
     // A VRAM limit: SRS from host memory, H on the device, MSMs chunked;
     // one circuit, then a batch (CUZK_PARTITION_BATCH copies of the

@@ -317,8 +317,8 @@ impl GpuProver {
     /// the choices that do not apply dropped. A second MSM workspace
     /// ([`Queries::BesideH`]) needs the points resident and the H term on
     /// the device; the H term's third buffer ([`Queries::InHScratch`]) the
-    /// points from host memory, the H term and the witness on the device,
-    /// and room there for chunks good enough (`plan_beside`);
+    /// H term and the witness on the device, and room there for chunks
+    /// good enough (`plan_beside`);
     /// batch MSMs the points from host memory and two circuits; a second
     /// set of H buffers the H term on the device and two circuits; the
     /// SpMV the H term on the device and `pce`'s matrices resident there.
@@ -358,8 +358,8 @@ impl GpuProver {
         let queries = match plan.queries {
             Queries::Batched(_) if host_points && several => plan.queries,
             Queries::BesideH if !host_points && h_on_device => plan.queries,
-            Queries::InHScratch(want) if host_points && h_on_device => {
-                scratch = self.in_scratch(params, shape, want, chunks)?;
+            Queries::InHScratch(want) if h_on_device => {
+                scratch = self.in_scratch(params, shape, want, chunks, !host_points)?;
                 match scratch {
                     InScratch { l: None, .. } => Queries::AfterH,
                     InScratch { b: None, .. } => Queries::InHScratch(Scratch::L),

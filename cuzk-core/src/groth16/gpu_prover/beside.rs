@@ -1,9 +1,11 @@
 //! Query MSMs beside the H MSM in the H term's idle third buffer
-//! ([`Queries::InHScratch`](super::Queries::InHScratch)), for SRS points in
-//! host memory.
+//! ([`Queries::InHScratch`](super::Queries::InHScratch)): SRS points in
+//! host memory, or resident where the VRAM left beside them holds no
+//! workspace of the queries' own (an 80 GB card at 2^27).
 //!
 //! Under a VRAM limit the H MSM is bound by its arithmetic, and the query
-//! MSMs by their point uploads. While the H MSM runs, the H term's third
+//! MSMs by their point uploads; with resident points both by arithmetic,
+//! each filling the other's sorts and bucket reductions. While the H MSM runs, the H term's third
 //! buffer (`bufs.c`, 4 GiB at 2^27) waits for A's compacted scalars. Lent
 //! to the thread that uploaded the witness, it is L's whole workspace
 //! first, then holds B's compacted scalars at its start with the rest as
@@ -58,6 +60,7 @@ impl GpuProver {
         shape: &ProvingAssignment,
         want: Scratch,
         chunks: MsmChunks,
+        points_on_device: bool,
     ) -> Result<InScratch, GpuProveError> {
         let log_n = h_log_n(shape.num_constraints())?;
         let n_aux = shape.aux_assignment.len();
@@ -66,27 +69,39 @@ impl GpuProver {
         }
         let scratch_len = HTermBuffers::c_len(log_n);
         let bytes = (scratch_len * std::mem::size_of::<FrRepr>()) as u64;
-        let Some(l) = self.plan_beside::<G1>(params.l.len() as u64, bytes, chunks.g1)? else {
+        let Some(l) = self.plan_beside::<G1>(params.l.len() as u64, bytes, chunks.g1, points_on_device)? else {
             return Ok(InScratch::default());
         };
         let b = if want == Scratch::LAndB && fits_scratch(n_aux, &shape.b_aux_density, scratch_len) {
             let n_b = set_below(&shape.b_aux_density, n_aux);
             let bytes = MsmWorkspace::bytes_after::<FrRepr>(scratch_len, n_b);
             let n = n_b as u64;
-            self.plan_beside::<G1>(n, bytes, chunks.g1)?.zip(self.plan_beside::<G2>(n, bytes, chunks.g2)?)
+            self.plan_beside::<G1>(n, bytes, chunks.g1, points_on_device)?.zip(self.plan_beside::<G2>(
+                n,
+                bytes,
+                chunks.g2,
+                points_on_device,
+            )?)
         } else {
             None
         };
         Ok(InScratch { l: Some(l), b })
     }
 
-    /// A plan for `n` points from host memory, scalars on the device, in a
-    /// lent workspace of `bytes`; None where none fits, or where its chunks
-    /// would be under both [`GOOD_CHUNK_POINTS`] and half those of `after`
-    /// (the plan the MSM gets after the H MSM).
-    fn plan_beside<G: Group>(&self, n: u64, bytes: u64, after: Option<MsmOptions>) -> Result<Option<MsmOptions>, GpuProveError> {
-        let Ok(o) = msm::options_for_budget::<G>(self.device, n, false, true, bytes) else { return Ok(None) };
-        let fits = msm::workspace_bytes::<G>(self.device, n, false, true, o)? <= bytes;
+    /// A plan for `n` points (from host memory, or resident where
+    /// `points_on_device`), scalars on the device, in a lent workspace of
+    /// `bytes`; None where none fits, or where its chunks would be under
+    /// both [`GOOD_CHUNK_POINTS`] and half those of `after` (the plan the
+    /// MSM gets after the H MSM).
+    fn plan_beside<G: Group>(
+        &self,
+        n: u64,
+        bytes: u64,
+        after: Option<MsmOptions>,
+        points_on_device: bool,
+    ) -> Result<Option<MsmOptions>, GpuProveError> {
+        let Ok(o) = msm::options_for_budget::<G>(self.device, n, points_on_device, true, bytes) else { return Ok(None) };
+        let fits = msm::workspace_bytes::<G>(self.device, n, points_on_device, true, o)? <= bytes;
         let chunk = o.chunk_points(n);
         let good = chunk >= GOOD_CHUNK_POINTS.min(n) || 2 * chunk >= after.unwrap_or_default().chunk_points(n);
         Ok((fits && good).then_some(o))

@@ -160,7 +160,12 @@ impl GpuProver {
         }
         let st = match *slot {
             Some(ref mut st) => st,
-            None => slot.insert(StagedH::new(self.device, h_log_n(pa.num_constraints())?, abc.spmv.map(GpuPce::num_vars))?),
+            None => {
+                let t = std::time::Instant::now();
+                let st = StagedH::new(self.device, h_log_n(pa.num_constraints())?, abc.spmv.map(GpuPce::num_vars))?;
+                log::debug!("gpu H buffers allocated gpu={} ms={}", self.device, t.elapsed().as_millis());
+                slot.insert(st)
+            }
         };
         if !ready {
             self.restage(pa, st, abc)?;
@@ -230,8 +235,17 @@ impl GpuProver {
             Some(ref mut z) => z,
             None => st.z.insert(DeviceBuffer::new(self.device, pce.num_vars().max(1))?),
         };
+        let t = std::time::Instant::now();
         pce.upload_witness(&Stream::new(self.device)?, inputs, aux, z)?;
-        self.spmv_from_z(pce, st)
+        let upload = t.elapsed();
+        self.spmv_from_z(pce, st)?;
+        log::debug!(
+            "gpu staged by the SpMV gpu={} witness_upload_ms={} spmv_ms={}",
+            self.device,
+            upload.as_millis(),
+            (t.elapsed() - upload).as_millis()
+        );
+        Ok(())
     }
 
     /// a, b, c into `st`'s buffers by the SpMV over the witness in `st.z`

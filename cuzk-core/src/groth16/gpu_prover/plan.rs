@@ -15,6 +15,12 @@
 //!   leave the multiply pipe idle (sorts, bucket reductions, host round
 //!   trips). Not during the H term: the NTTs are bound by memory
 //!   bandwidth, which the MSMs' sorts take from them.
+//! - The SRS resident, chunked MSMs and no room for a second workspace
+//!   (an 80 GB card at 2^27, beside the SRS and the matrices): L, then B,
+//!   beside the H MSM in the H term's idle third buffer
+//!   ([`Queries::InHScratch`]), A after it. Whole MSMs (a card with room
+//!   for one whole working set but not a second) run after H: a query
+//!   chunked into the third buffer then costs more than it overlaps.
 //! - The SRS streamed from host memory: L (then B) runs beside the H MSM in
 //!   the H term's idle third buffer ([`Queries::InHScratch`]): the H MSM is
 //!   bound by arithmetic, L by its point uploads. No VRAM of its own. The
@@ -104,9 +110,9 @@ pub enum Queries {
     /// On a second thread while the H MSM runs, in a workspace of their own
     /// (points resident in VRAM; from host memory they run after the H MSM).
     BesideH,
-    /// Points from host memory: these, on a second thread while the H MSM
-    /// runs, in the H term's third buffer (idle until A's scalars are
-    /// compacted into it); the others after the H MSM.
+    /// These, on a second thread while the H MSM runs, in the H term's
+    /// third buffer (idle until A's scalars are compacted into it); the
+    /// others after the H MSM.
     InHScratch(Scratch),
     /// Points from host memory and a batch: every circuit's H term and H
     /// MSM, then L, A, B_G1 and B_G2 each as batch MSMs over every circuit
@@ -273,11 +279,13 @@ impl Plan {
         };
         let beside = h == HTerm::Device && points == PointsAt::Device && spare >= s.query_bytes;
         let queries = if queries == Queries::AfterH && beside { Queries::BesideH } else { queries };
-        // The H MSM in chunks no larger than those of the queries beside
-        // it in one H buffer (see the module's documentation).
+        let queries = in_scratch_where_chunked(points, h, queries, chunks);
+        // With points from host memory, the H MSM in chunks no larger than
+        // those of the queries beside it in one H buffer (see the module's
+        // documentation).
         let chunks = match (queries, chunks) {
-            (Queries::InHScratch(_), Chunks::Whole) => Chunks::Within(s.h_bytes / 3),
-            (Queries::InHScratch(_), Chunks::Within(b)) => Chunks::Within(b.min(s.h_bytes / 3)),
+            (Queries::InHScratch(_), Chunks::Whole) if points == PointsAt::Host => Chunks::Within(s.h_bytes / 3),
+            (Queries::InHScratch(_), Chunks::Within(b)) if points == PointsAt::Host => Chunks::Within(b.min(s.h_bytes / 3)),
             (_, c) => c,
         };
         Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks, z_in_grant }
@@ -313,7 +321,18 @@ impl Plan {
             None if req.streams() && self.h == HTerm::Device => (HInputs::SpmvStreamed, self.chunks, false),
             None => (HInputs::Uploaded, self.chunks, false),
         };
+        let queries = in_scratch_where_chunked(self.points, self.h, queries, chunks);
         Plan { next: NextInputs::WhenDue, queries, inputs, chunks, z_in_grant, ..self }
+    }
+}
+
+/// `queries`, or with the points resident and the MSMs chunked, L and B in
+/// the H term's third buffer where they would run after the H MSM (no room
+/// for a workspace of their own; whole, they run faster after H).
+fn in_scratch_where_chunked(points: PointsAt, h: HTerm, queries: Queries, chunks: Chunks) -> Queries {
+    match (queries, chunks) {
+        (Queries::AfterH, Chunks::Within(_)) if points == PointsAt::Device && h == HTerm::Device => Queries::InHScratch(Scratch::LAndB),
+        (q, _) => q,
     }
 }
 
@@ -582,10 +601,13 @@ mod tests {
     }
 
     #[test]
-    fn a_resident_srs_under_a_limit_chunks_without_overlap() {
+    fn a_resident_srs_under_a_limit_chunks_with_l_and_b_in_the_third_buffer() {
         let req = Request { circuits: 2, pce_resident: false, witness_only: false, ..granted(16 * GIB, 100 * GIB) };
         let p = Plan::choose(&req);
-        assert_eq!(p.to_string(), "circuits=2 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(4GiB)");
+        assert_eq!(
+            p.to_string(),
+            "circuits=2 points=device h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
     }
 
     #[test]
@@ -650,7 +672,7 @@ mod tests {
         let p = Plan::choose(&req);
         assert_eq!(
             p.to_string(),
-            "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(4GiB)"
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
         );
         assert!(p.z_in_grant);
         assert_eq!(p.borrowed(&req), 0);
@@ -659,7 +681,7 @@ mod tests {
         let carried = Request { witness_only: false, ..req };
         assert_eq!(
             Plan::choose(&carried).to_string(),
-            "circuits=1 points=device h=device inputs=uploaded queries=after_h next=when_due chunks=within(8GiB)"
+            "circuits=1 points=device h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(8GiB)"
         );
         // Too small a grant for z beside the H buffers: uploaded (host SpMV).
         let tiny = Request { granted: 16 * GIB, ..req };
@@ -677,7 +699,7 @@ mod tests {
         let q = p.without_borrowing(&req);
         assert_eq!(
             q.to_string(),
-            "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(7GiB)"
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(7GiB)"
         );
         assert!(q.z_in_grant);
         assert_eq!(q.borrowed(&req), 0);
@@ -726,7 +748,9 @@ mod tests {
     /// An 80 GB card (77 GiB budget): the SRS and matrices resident leave
     /// room for one working set, whole less ~7 GiB, which the partition's
     /// call is granted under the compute lock: the SpMV into z in the
-    /// grant, the MSMs chunked within the ~10 GiB left, after H.
+    /// grant, the MSMs chunked within the ~10 GiB left, L and B beside the
+    /// H MSM in the H term's third buffer (no room for a workspace of
+    /// their own).
     #[test]
     fn an_80_gb_card_chunks_beside_the_resident_srs() {
         let sizes = Sizes { msm_bytes: 17 * GIB, ..PARTITION_2_27 };
@@ -736,7 +760,7 @@ mod tests {
         let p = Plan::choose(&req);
         assert_eq!(
             p.to_string(),
-            "circuits=1 points=device h=device inputs=spmv_on_device queries=after_h next=when_due chunks=within(10GiB)"
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(10GiB)"
         );
         assert!(p.z_in_grant);
         assert_eq!(p.borrowed(&req), 0);
