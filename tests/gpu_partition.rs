@@ -328,8 +328,15 @@ fn gpu_partition_matches_discrete_logs() {
     // the SRS, the matrices, the H buffers and z (~10 GiB at 2^27): the
     // query MSMs after the H MSM, then L and B beside it in the H term's
     // third buffer (the planner's choice there). Two proofs each.
+    // Then within 6 GiB: what is left where the next partition's witness
+    // (4 GiB) waits on the device beside it.
     let within = if log_n >= 27 { 10u64 << 30 } else { msm_ws / 2 };
-    for (queries, what) in [(Queries::AfterH, "after H"), (Queries::InHScratch(Scratch::LAndB), "L and B beside H in the third buffer")] {
+    let in_scratch = Queries::InHScratch(Scratch::LAndB);
+    for (queries, within, what) in [
+        (Queries::AfterH, within, "after H"),
+        (in_scratch, within, "L and B beside H in the third buffer"),
+        (in_scratch, within * 3 / 5, "L and B beside H in the third buffer"),
+    ] {
         let regime = format!("resident SRS, MSMs within {:.1} GiB (an 80 GB card), queries {what}", gib(within));
         if !room_for(dev, h_bytes + within, &regime) {
             skipped += 1;
