@@ -455,7 +455,13 @@ fn gpu_partition_matches_discrete_logs() {
         (Queries::InHScratch(Scratch::LAndB), Chunks::Within(2 * budget), "in the third buffer, chunked within twice that"),
     ] {
         let p = plan(1, PointsAt::Host, queries, NextInputs::WhenDue, chunks);
-        let ran = prover.fit(params, SrsPoints::Host(params), &batch[0], None, &p).unwrap().queries;
+        let fitted = prover.fit(params, SrsPoints::Host(params), &batch[0], None, &p).unwrap();
+        let ran = fitted.queries;
+        if ran == Queries::AfterH {
+            // No L in the third buffer: the MSMs as planned, not in its
+            // chunks (a WinningPoSt ran in 17 MiB chunks so).
+            assert_eq!(fitted.chunks, p.chunks, "{what}: L after H, chunks changed");
+        }
         for round in 1..=2 {
             let (m, stage, times, peak) = prove_once(dev, &prover, params, &batch[0], SrsPoints::Host(params), p);
             same("no limit, SRS from host memory", &m, &expected);

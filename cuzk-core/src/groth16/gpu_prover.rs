@@ -368,13 +368,26 @@ impl GpuProver {
             }
             _ => Queries::AfterH,
         };
+        // With the points from host memory and L beside the H MSM in the
+        // third buffer, every MSM in chunks no larger than that buffer (see
+        // `plan`'s module documentation); where L does not run there (a
+        // small circuit's buffer holds no chunk worth it), as planned.
+        let (plan_chunks, chunks) = match (queries, plan.chunks) {
+            (Queries::InHScratch(_), c) if host_points => {
+                let log_n = h_log_n(shape.num_constraints())?;
+                let third = (HTermBuffers::c_len(log_n) * std::mem::size_of::<FrRepr>()) as u64;
+                let capped = plan::within_one_buffer(c, third);
+                (capped, if capped == c { chunks } else { self.msm_chunks(params, points, capped)? })
+            }
+            (_, c) => (c, chunks),
+        };
         let batched = matches!(queries, Queries::Batched(_));
         let next = match plan.next {
             NextInputs::SecondHBuffers if h_on_device && several && !batched => plan.next,
             _ => NextInputs::WhenDue,
         };
         let z_in_grant = plan.z_in_grant && inputs == HInputs::SpmvOnDevice;
-        Ok(Fitted { plan: Plan { inputs, queries, next, z_in_grant, ..*plan }, chunks, scratch, abc })
+        Ok(Fitted { plan: Plan { inputs, queries, next, z_in_grant, chunks: plan_chunks, ..*plan }, chunks, scratch, abc })
     }
 
     /// The MSMs' chunking for `chunks` (budgets become chunk sizes here,

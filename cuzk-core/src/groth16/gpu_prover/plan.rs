@@ -32,7 +32,9 @@
 //!   GiB and less than the SRS resident needs got the slower plan.
 //!   The executor fits the plan to the device before it runs: a choice
 //!   that does not apply there (a buffer too small for L's chunks, say) is
-//!   dropped, and the plan as it runs is what is logged.
+//!   dropped, and the plan as it runs is what is logged. The chunks of one
+//!   H buffer come with L in it: a small circuit (a WinningPoSt) whose
+//!   buffer holds no chunk worth running L in keeps its MSMs whole.
 //! - Streamed, and a batch of [`BATCH_MSMS_FROM_CIRCUITS`] or more: every
 //!   circuit's H first, then each query as one batch MSM over all circuits
 //!   ([`Queries::Batched`]), so each SRS chunk crosses PCIe once per batch.
@@ -280,14 +282,6 @@ impl Plan {
         let beside = h == HTerm::Device && points == PointsAt::Device && spare >= s.query_bytes;
         let queries = if queries == Queries::AfterH && beside { Queries::BesideH } else { queries };
         let queries = in_scratch_where_chunked(points, h, queries, chunks);
-        // With points from host memory, the H MSM in chunks no larger than
-        // those of the queries beside it in one H buffer (see the module's
-        // documentation).
-        let chunks = match (queries, chunks) {
-            (Queries::InHScratch(_), Chunks::Whole) if points == PointsAt::Host => Chunks::Within(s.h_bytes / 3),
-            (Queries::InHScratch(_), Chunks::Within(b)) if points == PointsAt::Host => Chunks::Within(b.min(s.h_bytes / 3)),
-            (_, c) => c,
-        };
         Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks, z_in_grant }
     }
 
@@ -323,6 +317,17 @@ impl Plan {
         };
         let queries = in_scratch_where_chunked(self.points, self.h, queries, chunks);
         Plan { next: NextInputs::WhenDue, queries, inputs, chunks, z_in_grant, ..self }
+    }
+}
+
+/// `chunks` capped at one H buffer of `bytes` (the third, where L runs
+/// beside the H MSM with the points from host memory: see the module's
+/// documentation); chunk options given exactly stay.
+pub fn within_one_buffer(chunks: Chunks, bytes: u64) -> Chunks {
+    match chunks {
+        Chunks::Whole => Chunks::Within(bytes),
+        Chunks::Within(b) => Chunks::Within(b.min(bytes)),
+        c @ Chunks::Exactly(_) => c,
     }
 }
 
@@ -555,10 +560,7 @@ mod tests {
     #[test]
     fn streamed_srs_runs_l_and_b_in_the_h_scratch() {
         let p = plan(40 * GIB, 1);
-        assert_eq!(
-            p.to_string(),
-            "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
-        );
+        assert_eq!(p.to_string(), "circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks=whole");
         assert_eq!(p.borrowed(&request(40 * GIB, 1)), 0);
     }
 
@@ -567,7 +569,7 @@ mod tests {
         let p = plan(40 * GIB, 2);
         assert_eq!(
             p.to_string(),
-            "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=within(4GiB)"
+            "circuits=2 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=second_h_buffers chunks=whole"
         );
     }
 
@@ -633,7 +635,7 @@ mod tests {
         let p = Plan::choose(&req);
         assert_eq!(
             p.to_string(),
-            "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+            "circuits=2 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=whole"
         );
         assert_eq!(p.borrowed(&req), 0);
     }
@@ -739,8 +741,11 @@ mod tests {
         for vram in [16, 24, 32, 48, 60] {
             let p = plan(vram * GIB, 1);
             assert_eq!((p.points, p.queries), (PointsAt::Host, Queries::InHScratch(Scratch::LAndB)), "{vram} GiB");
-            assert_eq!(p.chunks, Chunks::Within(4 * GIB), "{vram} GiB");
+            // As the executor runs it where L fits the third buffer.
+            assert_eq!(within_one_buffer(p.chunks, 4 * GIB), Chunks::Within(4 * GIB), "{vram} GiB");
         }
+        let exactly = Chunks::Exactly(MsmOptions { max_chunk_points: 1 << 10, ..Default::default() });
+        assert_eq!(within_one_buffer(exactly, 4 * GIB), exactly);
         // Batch MSMs keep their own sizing.
         assert_eq!(plan(40 * GIB, BATCH_MSMS_FROM_CIRCUITS).chunks, Chunks::Whole);
     }
