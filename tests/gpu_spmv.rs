@@ -13,12 +13,19 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 /// A random CSR matrix over `vars` columns: row lengths 0..=6 with some
-/// empty rows and every 97th row long (300 entries), coefficient indices
-/// over the whole table (1, −1 and the rest).
+/// empty rows, every 97th row long (300 entries, summed by a whole warp on
+/// the device), and in every 1000 rows a run of 20 around the warp's
+/// threshold (30..=36 entries: several long rows in one warp, next to
+/// short ones); coefficient indices over the whole table (1, −1 and the
+/// rest).
 fn random_matrix(rng: &mut ChaCha20Rng, rows: usize, vars: u32, coeffs: u32) -> SparseMatrix {
     let mut m = SparseMatrix { row_ptr: vec![0], cols: Vec::new(), coeff_idx: Vec::new() };
     for r in 0..rows {
-        let len = if r % 97 == 5 { 300 } else { rng.gen_range(0..=6) };
+        let len = match r % 1000 {
+            _ if r % 97 == 5 => 300,
+            k @ 210..=229 => 30 + k % 7,
+            _ => rng.gen_range(0..=6),
+        };
         for _ in 0..len {
             m.cols.push(rng.gen_range(0..vars));
             m.coeff_idx.push(match rng.gen_range(0..4) {
