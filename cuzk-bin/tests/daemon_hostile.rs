@@ -391,7 +391,7 @@ fn a_flood_of_idle_connections_does_not_shut_out_status() {
         let mut n = 0usize;
         while !flood_stop.load(std::sync::atomic::Ordering::Relaxed) {
             let Ok(mut s) = TcpStream::connect(&flood_addr) else { continue };
-            if n % 5 == 0 {
+            if n.is_multiple_of(5) {
                 let _ = s.write_all(b"GET /sta"); // slow: half a request line
             }
             open.push_back(s);

@@ -141,7 +141,7 @@ impl Circuit<Fr> for Synthetic {
                 latest_full = idx;
             } else {
                 latest_bool = idx;
-                if idx % 3 == 0 {
+                if idx.is_multiple_of(3) {
                     pool.push_back(idx);
                     last_pooled = idx;
                 }
