@@ -216,6 +216,7 @@ fn raw_call<Resp: prost::Message + Default + Unpin>(
     method: &'static str,
     body: Vec<u8>,
 ) -> (grpcio::RpcStatusCode, String) {
+    #[allow(clippy::ptr_arg)] // grpcio's Marshaller<Vec<u8>> takes fn(&Vec<u8>, ..), not a slice
     fn as_is(b: &Vec<u8>, buf: &mut grpcio::GrpcSlice) -> grpcio::Result<()> {
         *buf = grpcio::GrpcSlice::from(b.clone());
         Ok(())
