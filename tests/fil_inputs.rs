@@ -235,13 +235,13 @@ fn corrupted_porep_vanilla_proofs_are_refused_and_named() {
         ),
         (format!("/0/comm_d_proofs{path}/2/hashes/0/7"), Box::new(flip), &["challenge 0", "comm_d (tree_d) path does not hash"]),
         (
-            format!("/0/replica_column_proofs/drg_parents/2/column/rows/1/4"),
+            "/0/replica_column_proofs/drg_parents/2/column/rows/1/4".to_string(),
             Box::new(flip),
             &["challenge 0", "filecoin-proofs' check fails"],
         ),
-        (format!("/1/labeling_proofs/0/parents/0/3"), Box::new(flip), &["challenge 1", "filecoin-proofs' check fails"]),
+        ("/1/labeling_proofs/0/parents/0/3".to_string(), Box::new(flip), &["challenge 1", "filecoin-proofs' check fails"]),
         (
-            format!("/0/replica_column_proofs/exp_parents"),
+            "/0/replica_column_proofs/exp_parents".to_string(),
             Box::new(|v| {
                 v.as_array_mut().unwrap().pop();
             }),
@@ -255,7 +255,7 @@ fn corrupted_porep_vanilla_proofs_are_refused_and_named() {
             &["comm_r_last (tree_r_last) path has 1 levels"],
         ),
         (
-            format!("/1/replica_column_proofs/c_x/column/rows"),
+            "/1/replica_column_proofs/c_x/column/rows".to_string(),
             Box::new(|v| {
                 v.as_array_mut().unwrap().pop();
             }),

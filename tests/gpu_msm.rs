@@ -142,7 +142,7 @@ fn edge_cases<A: Case>(dev: i32) {
         inf[i] = A::identity();
     }
     check(dev, "infinity among points", &inf, &mixed, None);
-    check(dev, "all infinity", &vec![A::identity(); 50], &scalars(&mut rng, 50), None);
+    check(dev, "all infinity", &[A::identity(); 50], &scalars(&mut rng, 50), None);
     // Tiny sizes with edge scalars.
     for n in 1..=4 {
         for &v in &specials {

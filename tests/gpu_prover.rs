@@ -171,21 +171,18 @@ fn gpu_every_plan_matches_cpu_prover() {
         };
         let err = prover
             .run(&c.params, SrsPoints::Host(&c.params), &witness_only, None, None, &plan)
-            .err()
-            .expect("witness-only assignments without a PCE");
+            .expect_err("witness-only assignments without a PCE");
         assert!(err.to_string().contains("witness only"), "{err}");
         // So is another circuit's PCE.
         let other = pce::record("other", "synthetic:999".parse::<CircuitSpec>().unwrap().blank()).unwrap();
         let wrong = Some(Matrices { host: &other, device: None, streamed: None });
-        let err =
-            prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, wrong, None, &plan).err().expect("another circuit's PCE");
+        let err = prover.run(&c.params, SrsPoints::Host(&c.params), &witness_only, wrong, None, &plan).expect_err("another circuit's PCE");
         assert!(err.to_string().contains("PCE of \"other\""), "{err}");
         // A plan whose points are elsewhere than the call's is refused.
         let wrong = Plan { points: PointsAt::Device, ..plan };
         let err = prover
             .run(&c.params, SrsPoints::Host(&c.params), &c.assignments, None, None, &wrong)
-            .err()
-            .expect("a plan for resident points ran on host points");
+            .expect_err("a plan for resident points ran on host points");
         assert!(err.to_string().contains("plan"), "{err}");
         println!("every plan, {spec:?}: {plans} plans, {batch} GPU proofs each byte-identical to the CPU prover");
     }

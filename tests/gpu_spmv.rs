@@ -123,7 +123,7 @@ fn gpu_spmv_zero_pads() {
     for (cpu, dev_out) in [(&a, &outs[0]), (&b, &outs[1]), (&c, &outs[2])] {
         let mut host = vec![[0u64; 4]; 1024];
         dev_out.copy_to_host(&stream, 0, &mut host).unwrap();
-        let expect: Vec<[u64; 4]> = cpu.iter().map(|x| fr_limbs(x)).chain(std::iter::repeat([0; 4]).take(24)).collect();
+        let expect: Vec<[u64; 4]> = cpu.iter().map(fr_limbs).chain(std::iter::repeat_n([0; 4], 24)).collect();
         assert_eq!(host, expect);
     }
 }
@@ -295,7 +295,7 @@ fn gpu_streamed_spmv_equals_cpu() {
             }
             let got = streamed_to_host(dev, &pce, &zi, &za, staging, 13).unwrap();
             for ((name, cpu), gpu) in ["a", "b", "c"].iter().zip([&a, &b, &c]).zip(&got) {
-                let expect: Vec<[u64; 4]> = cpu.iter().map(fr_limbs).chain(std::iter::repeat([0; 4]).take(13)).collect();
+                let expect: Vec<[u64; 4]> = cpu.iter().map(fr_limbs).chain(std::iter::repeat_n([0; 4], 13)).collect();
                 if let Some(r) = expect.iter().zip(gpu).position(|(x, y)| x != y) {
                     panic!("{what}, staging {staging}, pinned {pinned}: {name}[{r}] differs: CPU {:?}, GPU {:?}", expect[r], gpu[r]);
                 }

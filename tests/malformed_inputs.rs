@@ -289,8 +289,8 @@ fn the_subgroup_check_after_decoding_names_the_point_as_decoding_does() {
     for (section, at) in g1_points {
         let mut b = bytes.clone();
         b[at..at + 96].copy_from_slice(&point_outside_subgroup());
-        let decoding = Parameters::from_bytes(&b, ReadOptions::default()).err().expect("refused");
-        let after = Parameters::from_bytes(&b, ReadOptions::trusted()).unwrap().check_subgroups().err().expect("refused");
+        let decoding = Parameters::from_bytes(&b, ReadOptions::default()).expect_err("refused");
+        let after = Parameters::from_bytes(&b, ReadOptions::trusted()).unwrap().check_subgroups().expect_err("refused");
         assert!(matches!(decoding, ParamsError::InvalidPoint { section: s, .. } if s == section), "{decoding}");
         assert_eq!(after.to_string(), decoding.to_string());
     }
@@ -314,6 +314,6 @@ fn the_self_check_key_comes_from_the_params_head_without_a_vk() {
     // Neither file: the error names the .vk.
     std::fs::remove_file(&vk).unwrap();
     std::fs::remove_file(&path).unwrap();
-    let e = cache.check_files("head", false, true).err().expect("nothing to check with").to_string();
+    let e = cache.check_files("head", false, true).expect_err("nothing to check with").to_string();
     assert!(e.contains("head.vk"), "{e}");
 }

@@ -145,7 +145,6 @@ mod tests {
             srs_load_ms: 2,
             synthesis_ms: 3,
             gpu_compute_ms: 4,
-            ..Default::default()
         }
     }
 

@@ -216,6 +216,7 @@ fn raw_call<Resp: prost::Message + Default + Unpin>(
     method: &'static str,
     body: Vec<u8>,
 ) -> (grpcio::RpcStatusCode, String) {
+    #[allow(clippy::ptr_arg)] // grpcio's Marshaller<Vec<u8>> takes fn(&Vec<u8>, ..), not a slice
     fn as_is(b: &Vec<u8>, buf: &mut grpcio::GrpcSlice) -> grpcio::Result<()> {
         *buf = grpcio::GrpcSlice::from(b.clone());
         Ok(())
@@ -391,7 +392,7 @@ fn a_flood_of_idle_connections_does_not_shut_out_status() {
         let mut n = 0usize;
         while !flood_stop.load(std::sync::atomic::Ordering::Relaxed) {
             let Ok(mut s) = TcpStream::connect(&flood_addr) else { continue };
-            if n % 5 == 0 {
+            if n.is_multiple_of(5) {
                 let _ = s.write_all(b"GET /sta"); // slow: half a request line
             }
             open.push_back(s);

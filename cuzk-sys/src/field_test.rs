@@ -44,7 +44,7 @@ pub fn field_op(device: i32, field: Field, op: Op, a: &[u64], b: &[u64], out: &m
 /// emulated on the host (native/ff/mont_sqr.cuh): no device needed, but
 /// the CUDA build (the no-CUDA build answers an error).
 pub fn fp_sqr_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
-    if a.len() != out.len() || a.len() % 6 != 0 {
+    if a.len() != out.len() || !a.len().is_multiple_of(6) {
         return Err(Error::invalid("fp_sqr_emulated: mismatched buffers"));
     }
     let n = (a.len() / 6) as u64;
@@ -55,7 +55,7 @@ pub fn fp_sqr_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
 /// form, 4 limbs each) by the device's Montgomery reduction
 /// (native/ff/mont_redc.cuh), emulated on the host like `fp_sqr_emulated`.
 pub fn fr_from_mont_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
-    if a.len() != out.len() || a.len() % 4 != 0 {
+    if a.len() != out.len() || !a.len().is_multiple_of(4) {
         return Err(Error::invalid("fr_from_mont_emulated: mismatched buffers"));
     }
     let n = (a.len() / 4) as u64;
@@ -66,7 +66,7 @@ pub fn fr_from_mont_emulated(a: &[u64], out: &mut [u64]) -> Result<()> {
 /// formulas' one-reduction sequence (native/ff/mont.cuh, mul_sub).
 pub fn fp_mul_sub(device: i32, a: &[u64], b: &[u64], c: &[u64], d: &[u64], out: &mut [u64]) -> Result<()> {
     let len = out.len();
-    if [a.len(), b.len(), c.len(), d.len()].iter().any(|&l| l != len) || len % 6 != 0 {
+    if [a.len(), b.len(), c.len(), d.len()].iter().any(|&l| l != len) || !len.is_multiple_of(6) {
         return Err(Error::invalid("fp_mul_sub: mismatched buffers"));
     }
     let n = (len / 6) as u64;

@@ -204,7 +204,7 @@ impl<T: Copy> Input<'_, T> {
     }
     fn check(&self, device: i32) -> Result<()> {
         if let Input::Device { buf, offset, len } = self {
-            if offset.checked_add(*len).map_or(true, |end| end > buf.len()) {
+            if offset.checked_add(*len).is_none_or(|end| end > buf.len()) {
                 return Err(Error::invalid("device input range outside its buffer"));
             }
             if buf.device() != device {
@@ -577,7 +577,7 @@ pub fn options_for_budget_batch<G: Group>(
         let fits = |chunk: u64| -> Result<bool> { Ok(bytes(with(chunk, wins))? <= budget) };
         let (mut lo, mut hi) = (1024u64.min(n.max(1)), n.max(1));
         while lo < hi {
-            let mid = lo + (hi - lo + 1) / 2;
+            let mid = lo + (hi - lo).div_ceil(2);
             if fits(mid)? {
                 lo = mid;
             } else {

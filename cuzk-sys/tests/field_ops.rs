@@ -160,9 +160,9 @@ fn check_fp_mul_sub(device: i32, n: usize) {
     let mut edges = fp_edge_cases().to_vec();
     edges.push(blst_fp { l: p_minus_1 });
     let mut i = 0;
-    for k in 0..4 {
+    for op in ops.iter_mut() {
         for e in &edges {
-            ops[k][i] = *e;
+            op[i] = *e;
             i += 1;
         }
     }

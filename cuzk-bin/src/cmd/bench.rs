@@ -158,9 +158,30 @@ pub fn run(b: Bench) -> Result<()> {
             let n = 1usize << log;
             let d = Domain::new(log);
             let mut a = random_scalars(n, 0.0);
-            row("ntt", &format!("2^{log}"), time_runs(runs, || Ok(d.fft(&mut a)))?);
-            row("intt", &format!("2^{log}"), time_runs(runs, || Ok(d.ifft(&mut a)))?);
-            row("coset ntt", &format!("2^{log}"), time_runs(runs, || Ok(d.coset_fft(&mut a)))?);
+            row(
+                "ntt",
+                &format!("2^{log}"),
+                time_runs(runs, || {
+                    d.fft(&mut a);
+                    Ok(())
+                })?,
+            );
+            row(
+                "intt",
+                &format!("2^{log}"),
+                time_runs(runs, || {
+                    d.ifft(&mut a);
+                    Ok(())
+                })?,
+            );
+            row(
+                "coset ntt",
+                &format!("2^{log}"),
+                time_runs(runs, || {
+                    d.coset_fft(&mut a);
+                    Ok(())
+                })?,
+            );
             let (x, y, z) = (random_scalars(n, 0.0), random_scalars(n, 0.0), random_scalars(n, 0.0));
             let h = time_runs(runs, || {
                 groth16::h_term::h_coefficients(&x, &y, &z)?;
@@ -320,12 +341,7 @@ fn engine_bench(b: EngineBench) -> Result<()> {
             config.logging.timeline = timeline.display().to_string();
             let engine = Engine::start(config).map_err(|e| anyhow::anyhow!("{e}"))?;
             let circuits: Vec<Arc<BenchCircuit>> = (0..b.jobs)
-                .map(|i| {
-                    Arc::new(BenchCircuit {
-                        job: BuiltinJob::new(b.circuit.clone(), b.partitions, 1000 + i as u64),
-                        params: params.clone(),
-                    })
-                })
+                .map(|i| Arc::new(BenchCircuit { job: BuiltinJob::new(b.circuit, b.partitions, 1000 + i as u64), params: params.clone() }))
                 .collect();
             let t = Instant::now();
             engine.preload_srs(&circuits[0].circuit_id()).ok();

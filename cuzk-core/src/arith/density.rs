@@ -23,7 +23,7 @@ impl Density {
     /// A bitmap of `len` bits, all set (a fully dense query).
     pub fn full(len: usize) -> Self {
         let mut d = Self { words: vec![u64::MAX; len.div_ceil(64)], len, ones: len };
-        if len % 64 != 0 {
+        if !len.is_multiple_of(64) {
             *d.words.last_mut().unwrap() = (1u64 << (len % 64)) - 1;
         }
         d
@@ -33,14 +33,14 @@ impl Density {
     /// word i / 64; the bits past `len` unset).
     pub fn from_words(words: Vec<u64>, len: usize) -> Self {
         assert_eq!(words.len(), len.div_ceil(64), "{len} bits take {} words", len.div_ceil(64));
-        assert!(len % 64 == 0 || words.last().is_none_or(|w| w >> (len % 64) == 0), "bits set past {len}");
+        assert!(len.is_multiple_of(64) || words.last().is_none_or(|w| w >> (len % 64) == 0), "bits set past {len}");
         let ones = words.iter().map(|w| w.count_ones() as usize).sum();
         Self { words, len, ones }
     }
 
     /// Appends one unset bit (a new variable).
     pub fn push(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;
@@ -85,7 +85,7 @@ impl Density {
     /// Set bits strictly before index `i` (the point index of variable `i`).
     pub fn rank(&self, i: usize) -> usize {
         let full: usize = self.words[..i / 64].iter().map(|w| w.count_ones() as usize).sum();
-        let part = if i % 64 == 0 { 0 } else { (self.words[i / 64] & ((1u64 << (i % 64)) - 1)).count_ones() as usize };
+        let part = if i.is_multiple_of(64) { 0 } else { (self.words[i / 64] & ((1u64 << (i % 64)) - 1)).count_ones() as usize };
         full + part
     }
 

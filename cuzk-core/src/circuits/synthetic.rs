@@ -39,7 +39,7 @@ enum Kind {
 }
 
 fn kind_of(i: usize) -> Kind {
-    match super::splitmix(i as u64 ^ 0x5EED_0F_5EED) % 100 {
+    match super::splitmix(i as u64 ^ 0x5EED0F5EED) % 100 {
         0..=64 => Kind::Not,
         65..=89 => Kind::And,
         90..=98 => Kind::Full,
@@ -141,7 +141,7 @@ impl Circuit<Fr> for Synthetic {
                 latest_full = idx;
             } else {
                 latest_bool = idx;
-                if idx % 3 == 0 {
+                if idx.is_multiple_of(3) {
                     pool.push_back(idx);
                     last_pooled = idx;
                 }

@@ -91,7 +91,7 @@ pub fn format_size(bytes: u64) -> String {
     for (unit, m) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
         if bytes >= m {
             let v = bytes as f64 / m as f64;
-            return if bytes % m == 0 { format!("{}{unit}", bytes / m) } else { format!("{v:.2}{unit}") };
+            return if bytes.is_multiple_of(m) { format!("{}{unit}", bytes / m) } else { format!("{v:.2}{unit}") };
         }
     }
     format!("{bytes}B")

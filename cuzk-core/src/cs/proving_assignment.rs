@@ -164,7 +164,7 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         b_inputs = rest;
         // The other's constant one is ours: if its B rows use it, so do we
         // (bellperson's DensityTracker::extend coalesces the first bits).
-        if other.b_input_density.len() > 0 && other.b_input_density.get(0) && self.b_input_density.len() > 0 {
+        if !other.b_input_density.is_empty() && other.b_input_density.get(0) && !self.b_input_density.is_empty() {
             self.b_input_density.set(0);
         }
         self.b_input_density.extend(&b_inputs);

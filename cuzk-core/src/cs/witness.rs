@@ -84,7 +84,7 @@ impl ConstraintSystem<Fr> for WitnessOnly {
     }
 
     fn extend_inputs(&mut self, new_inputs: &[Fr]) {
-        self.input_positions.extend(std::iter::repeat(self.aux_assignment.len()).take(new_inputs.len()));
+        self.input_positions.extend(std::iter::repeat_n(self.aux_assignment.len(), new_inputs.len()));
         self.input_assignment.extend_from_slice(new_inputs);
     }
 
@@ -95,14 +95,14 @@ impl ConstraintSystem<Fr> for WitnessOnly {
     fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Fr], &mut [Fr]) {
         let a0 = self.aux_assignment.len();
         self.aux_assignment.resize(a0 + aux_n, Fr::default());
-        self.input_positions.extend(std::iter::repeat(self.aux_assignment.len()).take(inputs_n));
+        self.input_positions.extend(std::iter::repeat_n(self.aux_assignment.len(), inputs_n));
         let i0 = self.input_assignment.len();
         self.input_assignment.resize(i0 + inputs_n, Fr::default());
         (&mut self.aux_assignment[a0..], &mut self.input_assignment[i0..])
     }
 
     fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Fr] {
-        self.input_positions.extend(std::iter::repeat(self.aux_assignment.len()).take(n));
+        self.input_positions.extend(std::iter::repeat_n(self.aux_assignment.len(), n));
         let i0 = self.input_assignment.len();
         self.input_assignment.resize(i0 + n, Fr::default());
         &mut self.input_assignment[i0..]

@@ -54,7 +54,7 @@ impl Proof {
 
     /// Splits concatenated proofs (e.g. the partitions of a PoRep).
     pub fn many_from_bytes(bytes: &[u8]) -> Result<Vec<Self>, ProofError> {
-        if bytes.len() % PROOF_BYTES != 0 {
+        if !bytes.len().is_multiple_of(PROOF_BYTES) {
             return Err(ProofError::Length(bytes.len()));
         }
         bytes.chunks(PROOF_BYTES).map(Self::from_bytes).collect()

@@ -62,7 +62,7 @@ fn column_sums(m: &SparseMatrix, coeffs: &[Fr], lagrange: &[Fr], num_vars: usize
     let mut out = vec![Fr::ZERO; num_vars];
     crate::par::for_each_chunk_mut(&mut out, MIN_COLUMNS_PER_THREAD, |first, cols| {
         let range = first as u64..(first + cols.len()) as u64;
-        for row in 0..m.num_rows() {
+        for (row, &l) in lagrange[..m.num_rows()].iter().enumerate() {
             let (start, end) = (m.row_ptr[row] as usize, m.row_ptr[row + 1] as usize);
             for (&col, &ci) in m.cols[start..end].iter().zip(&m.coeff_idx[start..end]) {
                 if !range.contains(&(col as u64)) {
@@ -70,9 +70,9 @@ fn column_sums(m: &SparseMatrix, coeffs: &[Fr], lagrange: &[Fr], num_vars: usize
                 }
                 let o = &mut cols[col as usize - first];
                 match ci {
-                    COEFF_ONE => *o += lagrange[row],
-                    COEFF_MINUS_ONE => *o -= lagrange[row],
-                    _ => *o += lagrange[row] * coeffs[ci as usize],
+                    COEFF_ONE => *o += l,
+                    COEFF_MINUS_ONE => *o -= l,
+                    _ => *o += l * coeffs[ci as usize],
                 }
             }
         }

@@ -83,9 +83,9 @@ fn row(m: &SparseMatrix, row: usize, coeffs: &[Fr], z: &Witness) -> Fr {
         match ci {
             COEFF_ONE => acc += v,
             COEFF_MINUS_ONE => acc -= v,
-            _ => match limbs(v) {
-                &ZERO => {}
-                &MONTGOMERY_ONE => acc += &coeffs[ci as usize],
+            _ => match *limbs(v) {
+                ZERO => {}
+                MONTGOMERY_ONE => acc += &coeffs[ci as usize],
                 _ => acc += *v * coeffs[ci as usize],
             },
         }

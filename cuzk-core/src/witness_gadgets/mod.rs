@@ -4,12 +4,12 @@
 //! ([`bellpepper_core::ConstraintSystem::is_witness_generator`]); the gadgets
 //! themselves otherwise.
 //!
-//! - [`sha256()`]: `bellperson::gadgets::sha256::sha256`;
+//! - [`sha256()`] for `bellperson::gadgets::sha256::sha256`;
 //! - [`sha256_packed()`]: filecoin-hashers' `Sha256Function::hash_circuit`
 //!   (SHA-256 packed into a field element) and [`sha256_multi_leaf()`], its
 //!   `hash_multi_leaf_circuit` / `hash2_circuit` (Merkle nodes of SHA-256
 //!   trees such as comm_d's);
-//! - [`to_bits_le()`]: `AllocatedNum::to_bits_le`;
+//! - [`to_bits_le()`] for `AllocatedNum::to_bits_le`;
 //! - [`create_label()`] (feature `filecoin`): storage-proofs-porep's
 //!   `create_label_circuit`, a SHA-256 over a node's parents packed into a
 //!   field element;

@@ -78,7 +78,7 @@ impl DigestWord {
 /// The padded message's 32-bit words as the gadget's `UInt32::from_bits_be`
 /// sees them; `None` when a bit has no value.
 fn padded_words(input: &[Boolean]) -> Option<Vec<Word>> {
-    assert!(input.len() % 8 == 0, "SHA-256 input must be whole bytes");
+    assert!(input.len().is_multiple_of(8), "SHA-256 input must be whole bytes");
     let len_bits = input.len() as u64;
     // Message, a one, zeros up to 448 mod 512, the length: all constants
     // but the message.
