@@ -256,7 +256,7 @@ fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, V
         .enumerate()
         .map(|(i, s)| BuiltinJob::new(s.parse().unwrap(), 1 + i % 3, seed.wrapping_add(i as u64)))
         .collect();
-    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(j.clone())).unwrap()).collect();
+    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
     for (job, id) in jobs.iter().zip(ids) {
         let out = match engine.await_job(id, Some(Duration::from_secs(300))).unwrap() {
             JobOutcome::Completed(p) => p,
