@@ -18,6 +18,7 @@ use cuzk_core::engine::{
 };
 use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof};
 use cuzk_core::Fr;
+use cuzk_tests::vram;
 use ff::Field;
 use rand::SeedableRng;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ fn proofs_via(b: &GpuBackend, input: &ProveInput<'_>, fallback: Option<u64>) -> 
 
 #[test]
 fn every_backend_path_gives_the_cpu_bytes() {
+    let _device = vram::alone();
     if cuzk_sys::test_device("every_backend_path_gives_the_cpu_bytes").is_none() {
         assert!(GpuBackend::new().is_err(), "no device, yet the GPU backend started");
         return;
@@ -121,6 +123,7 @@ fn witness_only_case() -> WitnessOnlyCase {
 /// reserved.
 #[test]
 fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
+    let _device = vram::alone();
     if cuzk_sys::test_device("host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget").is_none() {
         return;
     }
@@ -169,6 +172,7 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
 /// size a plan with that whole budget needs for it, and not below.
 #[test]
 fn h_term_on_device_follows_the_vram_budget() {
+    let _device = vram::alone();
     if cuzk_sys::test_device("h_term_on_device_follows_the_vram_budget").is_none() {
         return;
     }
@@ -274,6 +278,7 @@ fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, V
 
 #[test]
 fn engine_proves_on_the_gpu() {
+    let _device = vram::alone();
     if cuzk_sys::test_device("engine_proves_on_the_gpu").is_none() {
         return;
     }
@@ -293,6 +298,7 @@ fn engine_proves_on_the_gpu() {
 
 #[test]
 fn engine_vram_limit_forces_the_fallback() {
+    let _device = vram::alone();
     if cuzk_sys::test_device("engine_vram_limit_forces_the_fallback").is_none() {
         return;
     }
@@ -328,6 +334,7 @@ fn engine_vram_limit_forces_the_fallback() {
 /// b, c computed on the host (the host budget has no room for them).
 #[test]
 fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
+    let _device = vram::alone();
     if cuzk_sys::test_device("witness_only_circuits_stream_their_matrices_where_they_do_not_fit").is_none() {
         return;
     }
@@ -363,4 +370,94 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     assert_eq!(got[0].to_bytes(), cpu[0].to_bytes(), "streamed within {hi} B");
     drop(lease);
     println!("witness-only circuit proved with its matrices streamed within {hi} B: CPU bytes");
+}
+
+/// The engine's real VRAM under `gpus.vram_limit`, measured on the device
+/// rather than by the engine's count (which never grants past its budget,
+/// so a check of it cannot fail): while jobs of a 2^18-constraint circuit
+/// are proved under a limit of a quarter of what one partition's working
+/// set needs (every partition takes the fallback, planned within what the
+/// budget grants it; the SRS and matrices stay on the host), the memory in
+/// use on the device rises by at most the limit and [`VRAM_MARGIN`] above
+/// what it was before the engine started, its backend made (the CUDA
+/// context, NTT tables and the MSMs' local memory in place: what the
+/// backend takes before it measures the budget). A plan that ignored the
+/// limit would take the working set, more than that.
+#[test]
+fn engine_real_vram_stays_within_the_vram_limit() {
+    /// What the device gives beyond the bytes the engine reserves: the
+    /// kernels' code and constants, loaded on their first launch (CUDA's
+    /// lazy loading; a few MiB for all of them), and cudaMalloc's rounding
+    /// of each buffer to whole 2 MiB pages (about ten buffers live per
+    /// worker, two workers).
+    const VRAM_MARGIN: u64 = 64 << 20;
+    const TEST: &str = "engine_real_vram_stays_within_the_vram_limit";
+    let _device = vram::alone();
+    let Some(device) = cuzk_sys::test_device(TEST) else { return };
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+    let seed = cuzk_sys::test_seed(TEST);
+    let spec: CircuitSpec = "synthetic:2^18:2".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let job = |i: u64| BuiltinJob::new(spec, 3, seed.wrapping_add(i));
+    // Its parameters written where the engine looks for them, so that the
+    // estimate below and the engine's proofs use the same ones.
+    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap());
+    params.write_file(&dir.path().join(format!("{}.params", job(0).circuit_id()))).unwrap();
+
+    let backend = Arc::new(GpuBackend::new().unwrap());
+    let need = {
+        let assignments = [cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()];
+        let input = ProveInput {
+            params: &params,
+            assignments: &assignments,
+            vram: &VramBudget::new(64 << 30),
+            pce: None,
+            host_memory: None,
+            h_copies_counted: true,
+            stop: cuzk_core::groth16::StopCheck::NEVER,
+        };
+        backend.vram_needed(device as u32, &input)
+    };
+    drop(params);
+    let limit = need / 4;
+    assert!(need > limit + VRAM_MARGIN, "a working set of {} is too small to tell a plan over its limit", mib(need));
+
+    let mut cfg = engine_config(2, limit, true, &dir.path().join("timeline.jsonl"));
+    cfg.srs.param_cache = dir.path().to_path_buf();
+    let before = vram::used_bytes(device);
+    let peak = vram::VramPeak::start(device);
+    let engine = Engine::start_with_backend(cfg, backend).unwrap();
+    let jobs: Vec<_> = (1..=2).map(job).collect();
+    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
+    for (job, id) in jobs.iter().zip(ids) {
+        let out = match engine.await_job(id, Some(Duration::from_secs(300))).unwrap() {
+            JobOutcome::Completed(p) => p,
+            other => panic!("{job:?}: {other:?}"),
+        };
+        let params = engine.parameters(&job.circuit_id()).unwrap();
+        let pvk = prepare_verifying_key(&params.vk);
+        for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
+            assert!(verify_proof(&pvk, proof, &job.public_inputs(p)).unwrap(), "{job:?} partition {p} does not verify");
+        }
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    let peak = peak.peak();
+    let text = std::fs::read_to_string(dir.path().join("timeline.jsonl")).unwrap();
+    let fallbacks = paths(&text, "gpu_end").iter().filter(|p| *p == "fallback").count();
+    println!(
+        "engine VRAM under vram_limit={} ({limit} B, a quarter of a partition's {}): peak {} over the {} in use before the engine (bound {}); {fallbacks} fallback units",
+        mib(limit),
+        mib(need),
+        mib(peak.saturating_sub(before)),
+        mib(before),
+        mib(limit + VRAM_MARGIN)
+    );
+    assert!(fallbacks > 0, "no unit took the fallback under a quarter of its working set");
+    assert!(
+        peak <= before + limit + VRAM_MARGIN,
+        "the device's memory in use rose by {} under vram_limit={} (margin {})",
+        mib(peak.saturating_sub(before)),
+        mib(limit),
+        mib(VRAM_MARGIN)
+    );
 }

@@ -33,23 +33,18 @@ fn idle_slow_and_oversized_http_connections_cost_no_threads() {
         s.write_all(b"GET /sta").unwrap();
         idle.push(s);
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // A dashboard gets its page beside them. The server accepts
+    // connections in the order they were made (one listening socket's
+    // queue), so once it answers this one it has accepted all 420: the
+    // thread count is read from then on, not after a sleep.
+    let mut s = TcpStream::connect(&status).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /status HTTP/1.0\r\n\r\n").unwrap();
+    let mut page = String::new();
+    s.read_to_string(&mut page).unwrap_or_else(|e| panic!("no /status beside 420 idle connections: {e}"));
+    assert!(page.starts_with("HTTP/1.1 200") && page.contains("\"uptime_secs\""), "{page}");
     let during = threads(d.child.id());
     assert!(during <= before + 2, "{before} threads before, {during} with 420 idle HTTP connections");
-
-    // A dashboard gets its page once the idle ones time out (5 s from accept).
-    let t = Instant::now();
-    let page = loop {
-        let mut s = TcpStream::connect(&status).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let mut text = String::new();
-        if s.write_all(b"GET /status HTTP/1.0\r\n\r\n").is_ok() && s.read_to_string(&mut text).is_ok() && !text.is_empty() {
-            break text;
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "no /status for 20 s after the idle connections");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    assert!(page.starts_with("HTTP/1.1 200") && page.contains("\"uptime_secs\""), "{page}");
     // The server closed the idle connections.
     for s in idle.iter_mut().take(50) {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -135,7 +130,6 @@ fn large_builtin_circuits_are_refused_at_once() {
     use grpcio::RpcStatusCode;
     let (d, pvk) = DaemonProc::start(Listen::Unix, "");
     let c = d.client();
-    let t = Instant::now();
     let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: "builtin-synthetic-4194304-8".into() }));
     assert!(
         code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("4194304 constraints") && msg.contains("daemon.builtin_max_constraints"),
@@ -145,12 +139,16 @@ fn large_builtin_circuits_are_refused_at_once() {
         let (code, msg) = rpc_error(c.submit_proof(&builtin(circuit, 1, 1)));
         assert!(code == RpcStatusCode::INVALID_ARGUMENT && msg.contains("up to 65536"), "{circuit}: {msg}");
     }
-    assert!(t.elapsed() < Duration::from_secs(2), "refusals took {:?}", t.elapsed());
     let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 9)) }).unwrap().result.unwrap();
     assert_valid(&pvk, TINY, 1, 9, &r.proof);
     let s = c.get_status(&Default::default()).unwrap();
     assert!(s.loaded_srs.iter().all(|e| !e.circuit_id.contains("4194304")), "{:?}", s.loaded_srs);
-    d.stop();
+    // Refused before any work (not by a clock: a loaded machine is slow
+    // either way): the only SRS loaded is TINY's (from its file), and none
+    // was generated.
+    let log = d.stop();
+    let srs: Vec<_> = log.lines().filter(|l| l.contains("srs generate") || l.contains("srs loaded")).collect();
+    assert!(srs.len() == 1 && srs[0].contains("srs loaded circuit_id=builtin-synthetic-1024-4"), "{srs:?}");
 
     // The key raises the limit.
     let (d, _) = DaemonProc::start(Listen::Unix, "builtin_max_constraints = 200000");
@@ -202,9 +200,18 @@ fn refused_large_requests_leave_no_memory_behind() {
             }
         });
     }
-    let after = rss_mib(d.child.id());
+    // The calls' buffers may outlive their answers by a moment (freed
+    // after the status is sent): RSS that never comes back is the failure.
+    let t = Instant::now();
+    let after = loop {
+        let after = rss_mib(d.child.id());
+        if after < before + 64 || t.elapsed() > Duration::from_secs(30) {
+            break after;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     eprintln!("daemon RSS: {before} MiB before, {after} MiB after 6 refused 200 MB requests");
-    assert!(after < before + 64, "{before} MiB before, {after} MiB after the refused requests");
+    assert!(after < before + 64, "{before} MiB before, {after} MiB 30 s after the refused requests");
     let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 10)) }).unwrap().result.unwrap();
     assert_valid(&pvk, TINY, 1, 10, &r.proof);
     d.stop();

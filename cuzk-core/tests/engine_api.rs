@@ -49,7 +49,6 @@ fn mixed_concurrent_jobs_all_complete_with_valid_proofs() {
     assert_eq!((builtin_kind.completed, builtin_kind.failed), (16, 0));
     assert_eq!(st.partitions_proved, jobs.iter().map(|(j, _)| j.partitions as u64).sum::<u64>());
     assert_eq!(st.memory.partition_bytes, 0, "every partition reservation is released");
-    assert!(st.memory.peak_bytes <= st.memory.budget_bytes);
     assert_eq!(st.srs.len(), 4);
     assert!(st.queues.iter().all(|q| q.pending == 0 && q.in_progress == 0));
     engine.shutdown(ShutdownMode::Drain);

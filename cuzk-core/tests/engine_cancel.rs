@@ -33,12 +33,19 @@ fn cancel_running_job_stops_at_partition_boundary() {
     let after = builtin("synthetic:64:2", 1, 99);
     let next = engine.submit(ProofRequest::builtin(after)).unwrap();
     backend.wait_entered(1);
-    let t = Instant::now();
-    let r = engine.cancel(big).unwrap();
-    assert!(r.cancelled && r.was_running);
-    assert!(matches!(engine.await_job(big, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled { .. }));
-    assert!(t.elapsed() < Duration::from_secs(1), "cancel reports at once");
-    backend.open();
+    // The partition in compute stays held at the gate until the cancel has
+    // returned with the job ended: a cancel that waited for it would not
+    // return at all (the bound only keeps that from hanging the test).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| tx.send(engine.cancel(big).unwrap()).unwrap());
+        let reported = rx.recv_timeout(Duration::from_secs(60));
+        let ended = engine.await_job(big, Some(Duration::ZERO)).unwrap();
+        backend.open();
+        let r = reported.expect("cancel waited for the partition in compute");
+        assert!(r.cancelled && r.was_running);
+        assert!(matches!(ended, JobOutcome::Cancelled { .. }), "{ended:?}");
+    });
     verify(&engine, &after, &expect_completed(engine.await_job(next, WAIT).unwrap()));
     engine.shutdown(ShutdownMode::Drain);
     // The partition in compute finishes; at most the one already queued
@@ -96,15 +103,20 @@ fn shutdown_cancel_ends_every_job_and_joins() {
     let engine = Engine::start_with_backend(config(2, 2), backend.clone()).unwrap();
     let ids: Vec<_> = (0..8).map(|i| engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 2, i))).unwrap()).collect();
     backend.wait_entered(1);
-    // The held compute call must be let go for the workers to be joinable.
-    let b = backend.clone();
-    let opener = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(100));
-        b.open();
+    std::thread::scope(|scope| {
+        // The held compute call must be let go for the workers to be
+        // joinable: once shutdown has ended every job (none can complete
+        // before, their first partition held at the gate).
+        scope.spawn(|| {
+            let outcomes: Vec<_> = ids.iter().map(|&id| engine.await_job(id, WAIT).unwrap()).collect();
+            backend.open();
+            for (id, outcome) in ids.iter().zip(outcomes) {
+                assert!(matches!(outcome, JobOutcome::Cancelled { .. }), "{id}: {outcome:?}");
+            }
+        });
+        engine.shutdown(ShutdownMode::Cancel);
     });
-    engine.shutdown(ShutdownMode::Cancel);
-    opener.join().unwrap();
-    for id in ids {
+    for &id in &ids {
         assert!(matches!(engine.await_job(id, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled { .. }));
     }
     assert!(engine.status().workers.iter().all(|w| !w.busy));

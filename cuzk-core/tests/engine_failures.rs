@@ -275,6 +275,4 @@ fn partition_larger_than_the_memory_budget_fails_its_job() {
     let m = failed(engine.await_job(big, WAIT).unwrap());
     assert!(m.contains("memory budget") && m.contains("total_budget"), "{m}");
     verify(&engine, &small, &expect_completed(engine.await_job(s, WAIT).unwrap()));
-    let st = engine.status();
-    assert!(st.memory.peak_bytes <= st.memory.budget_bytes);
 }

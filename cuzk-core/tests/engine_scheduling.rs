@@ -83,17 +83,19 @@ fn partial_batch_waits_max_batch_wait() {
     let backend = TestBackend::new(true);
     let mut cfg = config(1, 1);
     cfg.scheduler.max_batch_size = 4;
-    // The second job comes 100 ms after the first, which the collector
-    // holds meanwhile: the wait is long beside that gap, so that a loaded
-    // machine stalling between the two submissions does not flush the first
-    // alone (a false failure the 400 ms it was could give on 2 busy cores).
+    // The second job comes once the collector holds the first (taken off
+    // the queue, waiting for more): the wait is long, so that a loaded
+    // machine stalling between the two does not flush the first alone.
     let wait = Duration::from_millis(1500);
     cfg.scheduler.max_batch_wait_ms = wait.as_millis() as u64;
     let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
     let job = builtin("synthetic:64:2", 1, 1);
     let t = Instant::now();
     let first = engine.submit(ProofRequest::builtin(job)).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    while engine.queue_position(first).is_some() {
+        assert!(t.elapsed() < Duration::from_secs(60), "the collector never took the first job");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let second = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 2))).unwrap();
     expect_completed(engine.await_job(first, WAIT).unwrap());
     expect_completed(engine.await_job(second, WAIT).unwrap());
@@ -138,6 +140,9 @@ fn without_pipelining_next_job_waits_for_proving() {
     let a = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 1))).unwrap();
     let b = engine.submit(ProofRequest::builtin(builtin("synthetic:64:2", 1, 2))).unwrap();
     backend.wait_entered(1);
+    // A bounded wait, not an event: a dispatcher holding job b back (for
+    // a synthesis permit) shows nothing outside the engine to wait for.
+    // It cannot fail falsely: a loaded machine only dispatches b later.
     std::thread::sleep(Duration::from_millis(200));
     let st = engine.status();
     let q = &st.queues.iter().find(|q| q.kind == cuzk_core::engine::ProofKind::Builtin).unwrap();

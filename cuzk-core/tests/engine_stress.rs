@@ -4,8 +4,11 @@
 
 mod common;
 
+use common::rss;
 use common::*;
+use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::config::TotalBudget;
+use cuzk_core::engine::{BuiltinJob, PartitionedCircuit};
 use cuzk_core::engine::{Engine, JobOutcome, Priority, ProofRequest, ShutdownMode};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -21,6 +24,7 @@ fn seed() -> u64 {
 
 #[test]
 fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
+    let _alone = rss::alone();
     let seed = seed();
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut cfg = config(rng.gen_range(1..=3), rng.gen_range(1..=3));
@@ -41,7 +45,9 @@ fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
     eprintln!("config: {:?} {:?} {:?} {:?}", cfg.scheduler, cfg.pipeline, cfg.synthesis, cfg.gpus);
     let engine = Arc::new(Engine::start(cfg).unwrap());
 
-    // Watch the accounting from outside while the load runs.
+    // Watch the accounting from outside while the load runs: its sums
+    // under concurrent reservations, resizes and releases (what the engine
+    // really holds: real_peak_memory_stays_within_the_memory_budget).
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
         let (engine, stop) = (engine.clone(), stop.clone());
@@ -109,13 +115,13 @@ fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
     assert_eq!(st.jobs_completed as usize, completed.len());
     assert_eq!(st.jobs_completed + st.jobs_cancelled, distinct.len() as u64, "every job ended exactly once");
     assert_eq!(st.jobs_failed, 0);
-    assert!(st.memory.peak_bytes <= st.memory.budget_bytes);
     assert_eq!(st.memory.partition_bytes, 0);
     assert!(st.devices.iter().all(|d| d.vram.used_bytes == 0 && d.vram.peak_bytes <= d.vram.total_bytes));
 }
 
 #[test]
 fn fallback_path_when_prestaging_does_not_fit() {
+    let _alone = rss::alone();
     let dir = tempfile::tempdir().unwrap();
     let timeline = dir.path().join("t.jsonl");
     let mut cfg = config(1, 2);
@@ -130,4 +136,99 @@ fn fallback_path_when_prestaging_does_not_fit() {
     let st = engine.status();
     assert_eq!(st.devices[0].vram.total_bytes, 1024);
     assert!(st.devices[0].vram.peak_bytes <= 1024);
+}
+
+/// Jobs of 2^14-constraint partitions through the CPU engine under a
+/// memory budget of `budget` bytes, synthesis free to run far ahead of the
+/// prover (64 synthesized partitions may wait for it): the process's peak
+/// resident memory while they are proved (their SRS loaded before), and
+/// the engine's own count of its peak.
+fn proving_peak(spec: CircuitSpec, budget: u64, seed: u64) -> (u64, u64) {
+    let mut cfg = config(2, 1);
+    cfg.memory.total_budget = TotalBudget::Bytes(budget);
+    cfg.synthesis.pce = false;
+    // The prover's per-thread buckets, and the synthesis threads, the
+    // same on any machine.
+    (cfg.synthesis.threads, cfg.gpus.gpu_threads) = (2, 2);
+    cfg.pipeline.synthesis_lookahead = 64;
+    cfg.pipeline.synthesis_concurrency = 4;
+    let engine = Engine::start(cfg).unwrap();
+    let jobs: Vec<_> = (0..3).map(|i| BuiltinJob::new(spec, 8, seed.wrapping_add(i))).collect();
+    // The SRS first, outside the measurement: a built-in circuit's SRS is
+    // generated, with a transient several times its size that the budget
+    // does not count (it reserves the SRS once generated).
+    engine.preload_srs(&jobs[0].circuit_id()).unwrap();
+    let peak = rss::PeakRss::start();
+    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
+    let outs: Vec<_> = ids.iter().map(|&id| expect_completed(engine.await_job(id, WAIT).unwrap())).collect();
+    let peak = peak.peak();
+    for (job, out) in jobs.iter().zip(&outs) {
+        verify(&engine, job, out);
+    }
+    (peak, engine.memory().peak_bytes)
+}
+
+/// The engine's real memory, measured rather than its bookkeeping (which
+/// never grants past the budget, so a check of it cannot fail): the
+/// process's peak resident memory while jobs are proved under a budget of
+/// their SRS and three partitions stays within its resident memory before
+/// the engine started plus the budget plus [`MARGIN`]. The same jobs under
+/// a budget with room for all of them go well past that: the check fails
+/// for an engine that holds more partitions than its budget has room for.
+#[test]
+fn real_peak_memory_stays_within_the_memory_budget() {
+    /// What the engine holds beside its budget while it proves: thread
+    /// stacks, the prover's MSM buckets (2 threads), jobs and proofs, and
+    /// the allocator's slack for blocks below the mmap threshold.
+    const MARGIN: u64 = 8 << 20;
+    let _alone = rss::alone();
+    if !rss::measurable("real_peak_memory_stays_within_the_memory_budget") {
+        return;
+    }
+    rss::unmap_large_blocks_when_freed();
+    let spec: CircuitSpec = "synthetic:2^14:2".parse().unwrap();
+    let seed = seed();
+    let (srs, partition) = {
+        let params = cuzk_core::groth16::generate_random_parameters(spec.blank(), &mut ChaCha20Rng::seed_from_u64(seed)).unwrap();
+        (params.size_bytes() as u64, cuzk_core::engine::memory::partition_bytes_estimate(&params))
+    };
+    let budget = srs + 3 * partition;
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+
+    let before = rss::rss_bytes();
+    let (peak, counted) = proving_peak(spec, budget, seed);
+    eprintln!(
+        "budget {} (SRS {}, 3 partitions of {}): peak RSS {} over the {} before the engine, the engine's count {}",
+        mib(budget),
+        mib(srs),
+        mib(partition),
+        mib(peak.saturating_sub(before)),
+        mib(before),
+        mib(counted)
+    );
+    assert!(
+        peak <= before + budget + MARGIN,
+        "peak RSS {} over the {} before the engine: beyond the budget of {} and the margin of {}",
+        mib(peak.saturating_sub(before)),
+        mib(before),
+        mib(budget),
+        mib(MARGIN)
+    );
+
+    let before = rss::rss_bytes();
+    let (unbounded, counted) = proving_peak(spec, 64 * budget, seed);
+    eprintln!(
+        "the same jobs under {}: peak RSS {} over the {} before, the engine's count {}",
+        mib(64 * budget),
+        mib(unbounded.saturating_sub(before)),
+        mib(before),
+        mib(counted)
+    );
+    assert!(
+        unbounded > before + budget + MARGIN,
+        "with room for every partition the peak ({} over {}) stays within {} too: this workload cannot show an engine over its budget",
+        mib(unbounded.saturating_sub(before)),
+        mib(before),
+        mib(budget + MARGIN)
+    );
 }

@@ -176,6 +176,18 @@ pub struct UrgentFirstLock {
 struct LockState {
     held: bool,
     urgent_waiting: usize,
+    /// Normal callers in [`UrgentFirstLock::lock`] (tests wait for them).
+    normal_waiting: usize,
+}
+
+impl LockState {
+    fn waiting(&mut self, urgent: bool) -> &mut usize {
+        if urgent {
+            &mut self.urgent_waiting
+        } else {
+            &mut self.normal_waiting
+        }
+    }
 }
 
 /// Holds [`UrgentFirstLock`] until dropped (also when a panic unwinds).
@@ -188,15 +200,11 @@ impl UrgentFirstLock {
 
     pub fn lock(&self, urgent: bool) -> UrgentFirstGuard<'_> {
         let mut s = self.state();
-        if urgent {
-            s.urgent_waiting += 1;
-        }
+        *s.waiting(urgent) += 1;
         while s.held || (!urgent && s.urgent_waiting > 0) {
             s = self.released.wait(s).unwrap_or_else(|e| e.into_inner());
         }
-        if urgent {
-            s.urgent_waiting -= 1;
-        }
+        *s.waiting(urgent) -= 1;
         s.held = true;
         UrgentFirstGuard(self)
     }
@@ -270,12 +278,18 @@ mod tests {
                 order.lock().unwrap().push(urgent);
             })
         };
+        // Each waiter counted in the lock's state finds it held, so blocks.
+        let blocked = |urgent: bool| {
+            let t = std::time::Instant::now();
+            while *lock.state().waiting(urgent) == 0 {
+                assert!(t.elapsed() < std::time::Duration::from_secs(60), "the waiter never reached the lock");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        };
         let normal = waiter(false);
-        std::thread::sleep(std::time::Duration::from_millis(30));
+        blocked(false);
         let urgent = waiter(true);
-        while lock.state().urgent_waiting == 0 {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        blocked(true);
         drop(held);
         normal.join().unwrap();
         urgent.join().unwrap();

@@ -50,6 +50,10 @@ pub struct MemoryBudget {
     urgent_waiting: AtomicUsize,
     /// How many times held bytes went back (counted under `usage`'s lock).
     releases: AtomicU64,
+    /// Callers blocked in [`MemoryBudget::reserve`] (past their first try)
+    /// or [`MemoryBudget::wait_release`]: tests wait for these instead of
+    /// sleeping.
+    blocked: AtomicUsize,
 }
 
 /// Bytes held until dropped.
@@ -132,6 +136,7 @@ impl MemoryBudget {
             urgent_reserve: urgent_reserve.min(budget_bytes / 8),
             urgent_waiting: AtomicUsize::new(0),
             releases: AtomicU64::new(0),
+            blocked: AtomicUsize::new(0),
         })
     }
 
@@ -149,6 +154,7 @@ impl MemoryBudget {
     /// [`Self::releases`]) or `timeout` passes; whether they did.
     pub fn wait_release(&self, seen: u64, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
+        let _blocked = Blocked::new(self);
         let mut u = self.usage.lock().unwrap();
         while self.releases() == seen {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -225,6 +231,7 @@ impl MemoryBudget {
             return Ok(r);
         }
         let _waiting = urgent.then(|| UrgentWaiting::new(self));
+        let _blocked = Blocked::new(self);
         loop {
             if let Some(r) = self.try_take(bytes, pinned, purpose, urgent, true) {
                 return Ok(r);
@@ -260,6 +267,22 @@ impl Drop for UrgentWaiting<'_> {
         self.0.urgent_waiting.fetch_sub(1, Ordering::SeqCst);
         // Those that waited behind it try again.
         self.0.freed.notify_all();
+    }
+}
+
+/// Counts a caller as blocked while it lives.
+struct Blocked<'a>(&'a MemoryBudget);
+
+impl<'a> Blocked<'a> {
+    fn new(budget: &'a MemoryBudget) -> Self {
+        budget.blocked.fetch_add(1, Ordering::SeqCst);
+        Self(budget)
+    }
+}
+
+impl Drop for Blocked<'_> {
+    fn drop(&mut self) {
+        self.0.blocked.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -311,6 +334,16 @@ pub fn partition_bytes_estimate(params: &Parameters) -> u64 {
 mod tests {
     use super::*;
 
+    /// Waits until `n` callers are blocked on `b` (their first try failed):
+    /// the point a test asserts from.
+    fn wait_blocked(b: &MemoryBudget, n: usize) {
+        let t = std::time::Instant::now();
+        while b.blocked.load(Ordering::SeqCst) < n {
+            assert!(t.elapsed() < Duration::from_secs(60), "never {n} blocked");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn meminfo_parse() {
         assert_eq!(parse_mem_total("MemTotal:       16384 kB\nMemFree: 1 kB\n"), Some(16384 * 1024));
@@ -350,7 +383,7 @@ mod tests {
         assert_eq!(b.releases(), seen);
         let b2 = b.clone();
         let t = std::thread::spawn(move || b2.wait_release(seen, Duration::from_secs(60)));
-        std::thread::sleep(Duration::from_millis(20));
+        wait_blocked(&b, 1);
         drop(r);
         assert!(t.join().unwrap(), "woken by the drop");
         assert_eq!(b.usage().used_bytes, 0);
@@ -363,7 +396,8 @@ mod tests {
         assert_eq!(b.reserve(5, 0, Purpose::Partition, false, |_| {}, || true).err(), Some(ReserveError::Abandoned));
         let b2 = b.clone();
         let t = std::thread::spawn(move || b2.reserve(5, 0, Purpose::Partition, false, |_| {}, || false).map(|r| r.bytes()));
-        std::thread::sleep(Duration::from_millis(30));
+        wait_blocked(&b, 1);
+        assert!(!t.is_finished(), "no room until the held bytes go back");
         drop(held);
         assert_eq!(t.join().unwrap(), Ok(5));
     }
@@ -383,8 +417,11 @@ mod tests {
         }
         let b3 = b.clone();
         let queued = std::thread::spawn(move || b3.reserve(10, 0, Purpose::Partition, false, |_| {}, || false).map(|r| r.bytes()));
-        std::thread::sleep(Duration::from_millis(30));
+        // Both blocked: the normal one's 10 bytes fit beside `normal` (140
+        // of the 140 outside the reserve), so only the urgent one holds it.
+        wait_blocked(&b, 2);
         assert!(!queued.is_finished(), "a normal reservation waits behind an urgent one");
+        assert_eq!(b.usage().used_bytes, 130);
         drop(normal);
         assert_eq!(t.join().unwrap(), Ok(100));
         assert_eq!(queued.join().unwrap(), Ok(10));

@@ -37,6 +37,7 @@ use crate::partitioned::PartitionedCircuit;
 use crate::pce::{file, Pce, PceError, Shape};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 enum Entry {
@@ -77,6 +78,9 @@ pub struct PceStore {
     entries: Mutex<HashMap<String, Entry>>,
     /// Signalled whenever an entry stops loading or recording.
     loaded: Condvar,
+    /// Callers waiting on `loaded` (tests wait for them instead of
+    /// sleeping).
+    waiting: AtomicUsize,
     /// Circuits whose file was refused and could not be removed: recorded
     /// instead, until this store writes the file anew.
     refused: Mutex<HashSet<String>>,
@@ -151,12 +155,22 @@ impl PceStore {
             memory,
             entries: Mutex::new(HashMap::new()),
             loaded: Condvar::new(),
+            waiting: AtomicUsize::new(0),
             refused: Mutex::new(HashSet::new()),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits, counted in `waiting`, for an entry to stop loading or
+    /// recording.
+    fn wait_loaded<'a>(&'a self, entries: MutexGuard<'a, HashMap<String, Entry>>) -> MutexGuard<'a, HashMap<String, Entry>> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner());
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        entries
     }
 
     /// The file a circuit's PCE is kept in.
@@ -227,7 +241,7 @@ impl PceStore {
         let id = circuit.circuit_id();
         let mut entries = self.lock();
         while Self::waits_for(entries.get(&id), circuit) {
-            entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner());
+            entries = self.wait_loaded(entries);
         }
         if entries.contains_key(&id) {
             return None;
@@ -295,7 +309,7 @@ impl PceStore {
                         circuit.check_assignment(partition, &pa)?;
                         return Ok((pa, path));
                     }
-                    e if Self::waits_for(e, circuit) => entries = self.loaded.wait(entries).unwrap_or_else(|e| e.into_inner()),
+                    e if Self::waits_for(e, circuit) => entries = self.wait_loaded(entries),
                     Some(_) => break None,
                 }
             }

@@ -292,7 +292,14 @@ mod tests {
             let m = m.clone();
             std::thread::spawn(move || m.acquire("slow", loader(|| Err("loaded twice".into())), &|| false).map(|(_, loaded)| loaded))
         };
-        std::thread::sleep(Duration::from_millis(50));
+        // Its caller holds the id's lock (the slow load's, held by it) once
+        // it counts among the lock's owners: the map, `slow`, `again`.
+        let t = std::time::Instant::now();
+        while Arc::strong_count(&m.loading.lock().unwrap()["slow"]) < 3 {
+            assert!(t.elapsed() < Duration::from_secs(60), "the second caller never reached the id's lock");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(m.loading.lock().unwrap()["slow"].try_lock().is_err(), "the slow load holds its id's lock");
         assert!(!again.is_finished());
         release.send(()).unwrap();
         assert_eq!(slow.join().unwrap(), Ok(true));

@@ -13,6 +13,10 @@ use std::sync::{Condvar, Mutex};
 struct State<T> {
     heap: BinaryHeap<Reverse<T>>,
     closed: bool,
+    /// Consumers blocked in [`WorkQueue::pop_if`] and producers blocked in
+    /// [`WorkQueue::push`]: tests wait for these instead of sleeping.
+    blocked_pops: usize,
+    blocked_pushes: usize,
 }
 
 pub struct WorkQueue<T: Ord> {
@@ -26,7 +30,7 @@ impl<T: Ord> WorkQueue<T> {
     /// `capacity` = 0 means unbounded.
     pub fn new(capacity: usize) -> Self {
         Self {
-            state: Mutex::new(State { heap: BinaryHeap::new(), closed: false }),
+            state: Mutex::new(State { heap: BinaryHeap::new(), closed: false, blocked_pops: 0, blocked_pushes: 0 }),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             capacity: if capacity == 0 { usize::MAX } else { capacity },
@@ -48,7 +52,9 @@ impl<T: Ord> WorkQueue<T> {
     fn push_within(&self, item: T, capacity: usize) -> Result<(), T> {
         let mut st = self.state.lock().unwrap();
         while st.heap.len() >= capacity && !st.closed {
+            st.blocked_pushes += 1;
             st = self.not_full.wait(st).unwrap();
+            st.blocked_pushes -= 1;
         }
         if st.closed {
             return Err(item);
@@ -78,7 +84,9 @@ impl<T: Ord> WorkQueue<T> {
             if st.closed {
                 return None;
             }
+            st.blocked_pops += 1;
             st = self.not_empty.wait(st).unwrap();
+            st.blocked_pops -= 1;
         }
     }
 
@@ -94,6 +102,22 @@ impl<T: Ord> WorkQueue<T> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Waits until `n` consumers (`pops`) or producers are blocked, having
+    /// found nothing they want or no room: the point a test asserts from.
+    #[cfg(test)]
+    fn wait_blocked(&self, pops: bool, n: usize) {
+        let t = std::time::Instant::now();
+        loop {
+            let st = self.state.lock().unwrap();
+            if (if pops { st.blocked_pops } else { st.blocked_pushes }) >= n {
+                return;
+            }
+            drop(st);
+            assert!(t.elapsed() < std::time::Duration::from_secs(60), "never {n} blocked");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }
 
@@ -119,8 +143,9 @@ mod tests {
         q.push(5).unwrap();
         let q2 = q.clone();
         let t = std::thread::spawn(move || q2.pop_if(|&x| x < 3));
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(!t.is_finished(), "5 is not wanted");
+        // Blocked: it saw 5 (pushed before it started) and did not take it.
+        q.wait_blocked(true, 1);
+        assert_eq!(q.len(), 1, "5 is not wanted");
         q.push_past_capacity(2).unwrap();
         assert_eq!(t.join().unwrap(), Some(2));
         assert_eq!(q.pop(), Some(5));
@@ -134,8 +159,8 @@ mod tests {
         q.push(1).unwrap();
         let q2 = q.clone();
         let t = std::thread::spawn(move || q2.push(2));
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        assert_eq!(q.len(), 1);
+        q.wait_blocked(false, 1);
+        assert_eq!(q.len(), 1, "the second push waits for room");
         assert_eq!(q.pop(), Some(1));
         t.join().unwrap().unwrap();
         assert_eq!(q.pop(), Some(2));

@@ -2,6 +2,8 @@
 //! test backend that can hold, fail or panic chosen partitions.
 #![allow(dead_code)]
 
+pub mod rss;
+
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::cs::ProvingAssignment;
 use cuzk_core::engine::{BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, ProofOutput, ProveInput, ProverBackend, ProverError};

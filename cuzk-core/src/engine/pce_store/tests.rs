@@ -167,6 +167,16 @@ fn a_bad_request_keeps_the_pce_file() {
     assert_eq!(s.synthesize(&bad, 2, None, 1).unwrap().1, SynthPath::Loaded);
 }
 
+/// Waits until `n` callers wait on `s` for a PCE being loaded or
+/// recorded: the point a test asserts from.
+fn wait_blocked(s: &PceStore, n: usize) {
+    let t = std::time::Instant::now();
+    while s.waiting.load(std::sync::atomic::Ordering::SeqCst) < n {
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "never {n} waiting for the PCE");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// While a circuit's PCE is in `building`, a partition of `circuit`
 /// (and a unit about to reserve memory for one) waits, then goes
 /// through the PCE once it is ready.
@@ -181,7 +191,7 @@ fn waits_while(building: Entry, circuit: &dyn PartitionedCircuit) {
     std::thread::scope(|scope| {
         let reserving = scope.spawn(|| drop(s.prepare(circuit, 0)));
         let waiting = scope.spawn(|| s.synthesize(circuit, 1, None, 1));
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        wait_blocked(&s, 2);
         assert!(!reserving.is_finished() && !waiting.is_finished(), "a partition waits while its PCE is built");
         s.set(&id, Entry::Ready { pce: pce.clone(), memory });
         reserving.join().unwrap();
@@ -235,7 +245,7 @@ fn the_pce_file_is_reserved_before_the_partitions() {
     let held = s.prepare(&job, 0).unwrap();
     std::thread::scope(|scope| {
         let other = scope.spawn(|| s.prepare(&job, 0).is_none());
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        wait_blocked(&s, 1);
         assert!(!other.is_finished(), "another unit waits for the file");
         let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Loaded);
@@ -261,7 +271,7 @@ fn a_recording_on_every_core_is_claimed_before_the_partitions() {
     let held = s.prepare(&circuit, 0).expect("claimed on first use");
     std::thread::scope(|scope| {
         let other = scope.spawn(|| s.prepare(&circuit, 0).is_none());
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        wait_blocked(&s, 1);
         assert!(!other.is_finished(), "another unit waits for the recording");
         let (pa, path) = s.synthesize(&circuit, 1, None, 1).unwrap();
         assert_eq!(path, SynthPath::Recorded);
