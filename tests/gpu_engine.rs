@@ -461,3 +461,86 @@ fn engine_real_vram_stays_within_the_vram_limit() {
         mib(VRAM_MARGIN)
     );
 }
+
+/// Partitions of the job `id` in `phase` now.
+fn partitions_in(engine: &Engine, id: cuzk_core::engine::JobId, phase: cuzk_core::engine::status::PartitionPhase) -> usize {
+    let st = engine.status();
+    st.jobs.iter().filter(|j| j.id == id).flat_map(|j| &j.partitions).filter(|p| p.phase == phase).count()
+}
+
+/// Waits (polling the engine's status, up to two minutes) until a
+/// partition of `id` is on the GPU with another already proved.
+fn wait_proving(engine: &Engine, id: cuzk_core::engine::JobId) {
+    use cuzk_core::engine::status::PartitionPhase::{Done, Proving};
+    let t = std::time::Instant::now();
+    while partitions_in(engine, id, Proving) == 0 || partitions_in(engine, id, Done) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(120), "{id}: no partition on the GPU after one proved within 2 min");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Timeline events `ev` of job `id`.
+fn events_of(timeline: &str, ev: &str, id: cuzk_core::engine::JobId) -> usize {
+    let id = id.to_string();
+    timeline
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["ev"] == ev && v["job"] == id.as_str())
+        .count()
+}
+
+/// A job cancelled while one of its partitions computes on the GPU ends at
+/// once, and no other partition of it goes to the GPU after the cancel
+/// (beyond one a worker had already taken); a shutdown that cancels while a
+/// partition computes joins every worker (issue 55 item 3, on the GPU).
+#[test]
+fn cancel_and_shutdown_stop_gpu_work_at_the_next_partition() {
+    const TEST: &str = "cancel_and_shutdown_stop_gpu_work_at_the_next_partition";
+    const PARTITIONS: usize = 24;
+    let _device = vram::alone();
+    if cuzk_sys::test_device(TEST).is_none() {
+        return;
+    }
+    let seed = cuzk_sys::test_seed(TEST);
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let backend = Arc::new(GpuBackend::new().unwrap());
+    let engine = Engine::start_with_backend(engine_config(1, 0, false, &timeline), backend).unwrap();
+    let job = |i: u64| BuiltinJob::new("synthetic:2^16:2".parse().unwrap(), PARTITIONS, seed.wrapping_add(i));
+
+    let cancelled = engine.submit(ProofRequest::builtin(job(0))).unwrap();
+    wait_proving(&engine, cancelled);
+    let before = std::fs::read_to_string(&timeline).unwrap_or_default();
+    let started_before = events_of(&before, "gpu_start", cancelled);
+    let r = engine.cancel(cancelled).unwrap();
+    assert!(r.cancelled && r.was_running, "{r:?}");
+    let outcome = engine.await_job(cancelled, Some(Duration::ZERO)).unwrap();
+    assert!(matches!(outcome, JobOutcome::Cancelled { .. }), "not ended at once by the cancel: {outcome:?}");
+
+    // The engine goes on: the next job completes, and its proofs verify.
+    let next = job(1);
+    let id = engine.submit(ProofRequest::builtin(BuiltinJob::new(next.spec, 2, next.seed))).unwrap();
+    assert!(matches!(engine.await_job(id, Some(Duration::from_secs(300))).unwrap(), JobOutcome::Completed(_)));
+
+    let last = engine.submit(ProofRequest::builtin(job(2))).unwrap();
+    wait_proving(&engine, last);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            engine.shutdown(ShutdownMode::Cancel);
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(120)).expect("shutdown(Cancel) did not join within 2 min of a partition on the GPU");
+    });
+    assert!(matches!(engine.await_job(last, Some(Duration::ZERO)).unwrap(), JobOutcome::Cancelled { .. }));
+
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let (started, ended) = (events_of(&text, "gpu_start", cancelled), events_of(&text, "gpu_end", cancelled));
+    println!(
+        "cancel on the GPU: {started_before} of {PARTITIONS} partitions had started before the cancel, {started} in all ({ended} ended); after a shutdown(Cancel): {} of {PARTITIONS} started",
+        events_of(&text, "gpu_start", last)
+    );
+    assert!(started <= started_before + 1, "{} partitions went to the GPU after the cancel", started - started_before);
+    assert_eq!(started, ended, "a GPU call of the cancelled job never ended");
+    assert!(events_of(&text, "gpu_start", last) < PARTITIONS, "the shutdown let every partition run");
+}
