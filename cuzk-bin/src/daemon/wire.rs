@@ -1,6 +1,6 @@
 //! Conversions between the `cuzk.v1` messages and the engine's types:
 //! requests (checked, with errors that name the field), outcomes, status,
-//! and engine errors as gRPC status codes.
+//! and engine errors and kinds of failure as gRPC status codes.
 
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
@@ -8,6 +8,7 @@ use cuzk_core::engine::{
     BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, PayloadDigest, Priority, ProofKind, ProofRequest, ProofWork,
     WorkerRole,
 };
+use cuzk_core::failure::ErrorKind;
 use cuzk_core::filecoin::{prover_id_from_miner, ProofRequest as FilecoinRequest};
 use grpcio::{RpcStatus, RpcStatusCode};
 
@@ -144,7 +145,7 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
             resp.proof = out.proof.clone();
             set_timings(&mut resp, &out.timings);
         }
-        JobOutcome::Failed { message, timings } => {
+        JobOutcome::Failed { message, timings, .. } => {
             resp.set_status(Status::Failed);
             resp.error_message = message.clone();
             set_timings(&mut resp, timings);
@@ -170,12 +171,26 @@ fn set_timings(resp: &mut pb::AwaitProofResponse, t: &JobTimings) {
     resp.total_ms = t.total_ms;
 }
 
+/// The gRPC code a call that fails with a kind of failure is answered with.
+pub fn code_of(kind: ErrorKind) -> RpcStatusCode {
+    match kind {
+        ErrorKind::BadInput => RpcStatusCode::INVALID_ARGUMENT,
+        // Parameters to put in place; an SRS to evict once idle.
+        ErrorKind::MissingParams | ErrorKind::BadParams | ErrorKind::Busy => RpcStatusCode::FAILED_PRECONDITION,
+        ErrorKind::ResourceExhausted => RpcStatusCode::RESOURCE_EXHAUSTED,
+        ErrorKind::Unavailable => RpcStatusCode::UNAVAILABLE,
+        ErrorKind::Cancelled => RpcStatusCode::CANCELLED,
+        ErrorKind::Internal => RpcStatusCode::INTERNAL,
+    }
+}
+
 pub fn engine_error(e: &EngineError) -> RpcStatus {
     let code = match e {
         EngineError::UnknownJob(_) => RpcStatusCode::NOT_FOUND,
         EngineError::ShuttingDown => RpcStatusCode::UNAVAILABLE,
         EngineError::BadRequest(_) => RpcStatusCode::INVALID_ARGUMENT,
-        EngineError::Srs { .. } => RpcStatusCode::FAILED_PRECONDITION,
+        EngineError::Circuit(e) => code_of(e.kind),
+        EngineError::Srs { kind, .. } => code_of(*kind),
         EngineError::RequestIdConflict { .. } => RpcStatusCode::ALREADY_EXISTS,
         EngineError::Start(_) => RpcStatusCode::INTERNAL,
     };
@@ -255,6 +270,29 @@ mod tests {
         let mut r = builtin("sha256:1", 1);
         r.proof_kind = 1;
         assert!(err(&r).contains("PROOF_KIND_UNSPECIFIED"));
+    }
+
+    /// Each kind of failure reaches its code: the status of a call that
+    /// fails with it.
+    #[test]
+    fn kinds_of_failure_as_grpc_codes() {
+        use cuzk_core::failure::CircuitError;
+        let want = [
+            (ErrorKind::BadInput, RpcStatusCode::INVALID_ARGUMENT),
+            (ErrorKind::MissingParams, RpcStatusCode::FAILED_PRECONDITION),
+            (ErrorKind::BadParams, RpcStatusCode::FAILED_PRECONDITION),
+            (ErrorKind::Busy, RpcStatusCode::FAILED_PRECONDITION),
+            (ErrorKind::ResourceExhausted, RpcStatusCode::RESOURCE_EXHAUSTED),
+            (ErrorKind::Unavailable, RpcStatusCode::UNAVAILABLE),
+            (ErrorKind::Cancelled, RpcStatusCode::CANCELLED),
+            (ErrorKind::Internal, RpcStatusCode::INTERNAL),
+        ];
+        for (kind, code) in want {
+            let srs = engine_error(&EngineError::Srs { circuit_id: "c".into(), kind, message: "m".into() });
+            assert_eq!((srs.code(), srs.message()), (code, "SRS c: m"));
+            let circuit = engine_error(&EngineError::Circuit(CircuitError::new(kind, "n")));
+            assert_eq!((circuit.code(), circuit.message()), (code, "n"));
+        }
     }
 
     #[test]
