@@ -145,9 +145,10 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
             resp.proof = out.proof.clone();
             set_timings(&mut resp, &out.timings);
         }
-        JobOutcome::Failed { message, timings, .. } => {
+        JobOutcome::Failed { kind, message, timings } => {
             resp.set_status(Status::Failed);
             resp.error_message = message.clone();
+            resp.error_code = code_of(*kind).into();
             set_timings(&mut resp, timings);
         }
         JobOutcome::Cancelled { timings } => {
@@ -171,7 +172,8 @@ fn set_timings(resp: &mut pb::AwaitProofResponse, t: &JobTimings) {
     resp.total_ms = t.total_ms;
 }
 
-/// The gRPC code a call that fails with a kind of failure is answered with.
+/// The gRPC code a kind of failure is answered with: a call that fails
+/// with it, and a failed job's `error_code`.
 pub fn code_of(kind: ErrorKind) -> RpcStatusCode {
     match kind {
         ErrorKind::BadInput => RpcStatusCode::INVALID_ARGUMENT,
@@ -272,8 +274,9 @@ mod tests {
         assert!(err(&r).contains("PROOF_KIND_UNSPECIFIED"));
     }
 
-    /// Each kind of failure reaches its code: the status of a call that
-    /// fails with it.
+    /// Each kind of failure reaches its code: a failed job's `error_code`
+    /// (status FAILED and the message unchanged, as Curio reads them), and
+    /// the status of a call that fails with it.
     #[test]
     fn kinds_of_failure_as_grpc_codes() {
         use cuzk_core::failure::CircuitError;
@@ -288,11 +291,17 @@ mod tests {
             (ErrorKind::Internal, RpcStatusCode::INTERNAL),
         ];
         for (kind, code) in want {
+            let failed = JobOutcome::Failed { kind, message: format!("it failed: {kind}"), timings: JobTimings::default() };
+            let r = await_response(JobId(3), &failed);
+            assert_eq!(r.status, pb::await_proof_response::Status::Failed as i32);
+            assert_eq!((r.error_code, r.error_message.as_str()), (i32::from(code), format!("it failed: {kind}").as_str()));
             let srs = engine_error(&EngineError::Srs { circuit_id: "c".into(), kind, message: "m".into() });
             assert_eq!((srs.code(), srs.message()), (code, "SRS c: m"));
             let circuit = engine_error(&EngineError::Circuit(CircuitError::new(kind, "n")));
             assert_eq!((circuit.code(), circuit.message()), (code, "n"));
         }
+        let cancelled = await_response(JobId(3), &JobOutcome::Cancelled { timings: JobTimings::default() });
+        assert_eq!(cancelled.error_code, 0);
     }
 
     #[test]
