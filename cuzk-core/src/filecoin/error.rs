@@ -92,8 +92,13 @@ impl FilecoinError {
                 ProveError::ParamsMismatch { .. } | ProveError::IdentityDelta => ErrorKind::BadParams,
                 _ => ErrorKind::Internal,
             },
-            // Our own proof that does not verify, files we write, tools.
-            F::Io { .. } | F::Setup(_) | F::SelfCheckFailed { .. } | F::SelfCheck(_) | F::Workload(_) => ErrorKind::Internal,
+            // A proof of ours that does not verify with the `.vk` (named):
+            // the request's public inputs were checked against the
+            // circuit's, so the `.vk` and the `.params` disagree (another
+            // setup's), or else the prover failed.
+            F::SelfCheckFailed { .. } => ErrorKind::BadParams,
+            // A self-check that could not run, files we write, tools.
+            F::Io { .. } | F::Setup(_) | F::SelfCheck(_) | F::Workload(_) => ErrorKind::Internal,
         }
     }
 }
@@ -169,7 +174,8 @@ mod tests {
             (FilecoinError::Json { what: "vanilla_proof", source: json }, ErrorKind::BadInput),
             (FilecoinError::UnknownRegisteredProof { kind: "PoSt", value: 99 }, ErrorKind::BadInput),
             (FilecoinError::Synthesis { partition: 1, source: bellpepper_core::SynthesisError::Unsatisfiable }, ErrorKind::BadInput),
-            (FilecoinError::SelfCheckFailed { partition: 0, vk: "/p/v28-x.vk".into() }, ErrorKind::Internal),
+            (FilecoinError::SelfCheckFailed { partition: 0, vk: "/p/v28-x.vk".into() }, ErrorKind::BadParams),
+            (FilecoinError::SelfCheck("partition 0: no pairing".into()), ErrorKind::Internal),
             (FilecoinError::Prove(ProveError::IdentityDelta), ErrorKind::BadParams),
         ] {
             let message = e.to_string();

@@ -7,6 +7,7 @@
 use super::circuit::{EnginePartition, FilecoinCircuit};
 use crate::proof_kind::ProofKind;
 use super::assemble::check_public_inputs;
+use super::error::FilecoinError;
 use super::params::ParamCache;
 use super::prepare::{PreparedProof, ProofMeta};
 use crate::cs::ProvingAssignment;
@@ -110,9 +111,9 @@ impl PartitionedCircuit for FilecoinJob {
     }
 
     /// Assembly as filecoin-proofs does it, after the self-check. The
-    /// request was checked before it was proved: what fails here but the
-    /// `.vk` is ours (the prover's proofs, their count, a proof that does
-    /// not verify).
+    /// request was checked before it was proved: proofs that do not parse
+    /// or count are ours; the `.vk` and a proof that does not verify with
+    /// it say their kind ([`FilecoinError::kind`]).
     fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> std::result::Result<Vec<u8>, CircuitError> {
         let proofs = partition_proofs
             .iter()
@@ -125,6 +126,9 @@ impl PartitionedCircuit for FilecoinJob {
             Some(cache) => Some(cache.load_vk(&self.meta.circuit_id)?),
             None => None,
         };
-        self.meta.finish(&proofs, key.as_ref()).map_err(|e| CircuitError::internal(e.to_string()))
+        self.meta.finish(&proofs, key.as_ref()).map_err(|e| match e {
+            FilecoinError::Count { .. } => CircuitError::internal(e.to_string()),
+            e => e.into(),
+        })
     }
 }
