@@ -13,8 +13,7 @@
 use std::fmt;
 
 /// What kind of failure an error is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The request is wrong (malformed, inconsistent, or a witness that
     /// does not satisfy its circuit): sending it again cannot help.
@@ -22,8 +21,8 @@ pub enum ErrorKind {
     /// The parameters are not there: a missing file, or an id no source
     /// can load and no job has loaded.
     MissingParams,
-    /// The parameters are there but unusable: unreadable, corrupt, or of
-    /// another circuit.
+    /// The parameters are there but unusable: unreadable, corrupt, of
+    /// another circuit, or a `.vk` that the proofs do not verify with.
     BadParams,
     /// It needs more memory than the budget (or the device) has.
     ResourceExhausted,
@@ -34,13 +33,13 @@ pub enum ErrorKind {
     Unavailable,
     /// No job needed the work any more.
     Cancelled,
-    /// A bug or a state the code did not expect (a panic, a proof of ours
-    /// that does not verify).
+    /// A bug or a state the code did not expect (a panic, prover output
+    /// that does not parse).
     Internal,
 }
 
 impl ErrorKind {
-    /// The kind's name in logs and status.
+    /// The kind's name in logs (`error_kind=`).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::BadInput => "bad_input",
@@ -53,9 +52,7 @@ impl ErrorKind {
             ErrorKind::Internal => "internal",
         }
     }
-}
 
-impl ErrorKind {
     /// The kind of a synthesis error: the witness comes from the request,
     /// so a value that cannot be computed or does not satisfy a constraint
     /// is the request's; the others (CRS, verifying key, aggregation) are
