@@ -310,7 +310,8 @@ fn the_engine_refuses_a_corrupted_c1_at_submit() {
     let EngineError::BadRequest(msg) = e else { panic!("not a bad request: {e}") };
     assert!(msg.contains("partition 0, challenge 1") && msg.contains("comm_r_last (tree_r_last) path does not hash"), "{msg}");
     let e = engine.submit(request(&good)).unwrap_err();
-    assert!(matches!(&e, EngineError::Srs { message, .. } if message.contains("missing parameter file")), "{e}");
+    let missing = cuzk_core::failure::ErrorKind::MissingParams;
+    assert!(matches!(&e, EngineError::Srs { kind, message, .. } if *kind == missing && message.contains("missing parameter file")), "{e}");
     let s = engine.status();
     assert_eq!((s.jobs_completed, s.jobs_failed, s.jobs_cancelled), (0, 0, 0));
 }

@@ -337,8 +337,36 @@ fn bad_requests_get_clear_errors_over_tcp() {
     assert_valid(&pvk, TINY, 16, 500, &r.proof);
     let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 501)) }).unwrap().result.unwrap();
     assert_valid(&pvk, TINY, 1, 501, &r.proof);
+    assert_eq!(r.error_code, 0, "a completed job has no error code");
     let log = d.log();
     assert!(!log.contains("panicked"), "{log}");
+    d.stop();
+}
+
+/// A job that fails after it was taken is FAILED with its message, as
+/// Curio reads it, and says its kind of failure in `error_code`: here
+/// unusable parameters (a built-in circuit's `.params` that does not
+/// read), the code a PreloadSRS of them fails with too.
+#[test]
+fn a_failed_job_says_its_kind_of_failure() {
+    let (d, pvk) = DaemonProc::start(Listen::Unix, "");
+    let c = d.client();
+    let (circuit, id) = ("synthetic:64:2", "builtin-synthetic-64-2");
+    let file = d.dir.path().join(format!("{id}.params"));
+    std::fs::write(&file, b"not a parameter file").unwrap();
+    let r = c.prove(&pb::ProveRequest { submit: Some(builtin(circuit, 1, 1)) }).unwrap().result.unwrap();
+    assert_eq!(status_of(&r), pb::await_proof_response::Status::Failed, "{}", r.error_message);
+    assert_eq!(r.error_code, i32::from(RpcStatusCode::FAILED_PRECONDITION), "{}", r.error_message);
+    let names_the_file = |m: &str| m.contains(&format!("cannot load SRS {id}")) && m.contains(&file.display().to_string());
+    assert!(names_the_file(&r.error_message), "{}", r.error_message);
+    let (code, msg) = rpc_error(c.preload_srs(&pb::PreloadSrsRequest { circuit_id: id.into() }));
+    assert_eq!(code, RpcStatusCode::FAILED_PRECONDITION, "{msg}");
+    assert!(names_the_file(&msg), "{msg}");
+    assert!(d.log().contains("error_kind=bad_params"), "the log line of the failed job names its kind:\n{}", d.log());
+    // Other circuits still prove.
+    let r = c.prove(&pb::ProveRequest { submit: Some(builtin(TINY, 1, 2)) }).unwrap().result.unwrap();
+    assert_eq!((r.status, r.error_code), (completed(), 0), "{}", r.error_message);
+    assert_valid(&pvk, TINY, 1, 2, &r.proof);
     d.stop();
 }
 

@@ -356,9 +356,10 @@ fn bad_filecoin_requests_are_named_and_the_daemon_keeps_serving() {
     expect(req, RpcStatusCode::INVALID_ARGUMENT, &["vanilla proofs do not verify"]);
 
     // A proof that fails the self-check (the .vk is of other parameters)
-    // is a failed job with the reason, never a proof.
+    // is a failed job with the reason, never a proof: unusable parameters.
     let r = prove(&c, "WinningPoSt, foreign .vk", post_request(pb::ProofKind::WinningPost, 0, rand, vanilla));
     assert_eq!(r.status, pb::await_proof_response::Status::Failed as i32, "{r:?}");
+    assert_eq!(r.error_code, i32::from(RpcStatusCode::FAILED_PRECONDITION), "{}", r.error_message);
     assert!(r.proof.is_empty());
     let vk = cache.files_for(ProofType::Post(WINNING)).unwrap().vk.display().to_string();
     assert!(r.error_message.contains("self-check failed") && r.error_message.contains(&vk), "{}", r.error_message);

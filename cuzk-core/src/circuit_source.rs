@@ -17,6 +17,7 @@
 //! [`crate::standard_sources`].
 
 use crate::config::SrsConfig;
+use crate::failure::CircuitError;
 use crate::partitioned::PartitionedCircuit;
 use crate::priority::Priority;
 use crate::proof_kind::ProofKind;
@@ -35,11 +36,19 @@ pub struct BuildContext<'a> {
 /// Why a request's circuits could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BuildError {
-    /// The request itself is wrong; the message names what.
-    BadRequest(String),
+    /// The circuits could not be built: the request is wrong (kind
+    /// `BadInput`, the message naming what), or a fault of ours.
+    Request(CircuitError),
     /// The request is fine but its parameters are not usable (e.g. a
-    /// missing file): the message says which and why.
-    Srs { circuit_id: String, message: String },
+    /// missing file): the error says which and why.
+    Srs { circuit_id: String, error: CircuitError },
+}
+
+impl BuildError {
+    /// A request that is wrong; the message names what.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        BuildError::Request(CircuitError::bad_input(message))
+    }
 }
 
 /// A proof request whose circuits are built at submission.
@@ -68,6 +77,7 @@ pub trait CircuitSource: Send + Sync {
     fn srs_size_hint(&self, _circuit_id: &str, _srs: &SrsConfig) -> Option<u64> {
         None
     }
-    /// Loads the SRS of a resolved id.
-    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, String>;
+    /// Loads the SRS of a resolved id; the error's kind says whether the
+    /// parameters are missing, unusable, or something else failed.
+    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError>;
 }

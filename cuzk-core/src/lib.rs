@@ -15,6 +15,8 @@
 //!   it proves any [`partitioned::PartitionedCircuit`] and is given the
 //!   families it does not define through [`circuit_source`];
 //! - [`filecoin`]: Filecoin's proofs as such a family;
+//! - [`failure`]: why a proof could not be made, by kind (the circuit
+//!   boundary's error, kept on a failed job);
 //! - [`witness_gadgets`]: gadgets' witnesses computed without their
 //!   constraints, for witness-only synthesis;
 //! - [`client_text`]: a client's strings as errors and logs show them;
@@ -30,6 +32,7 @@ pub mod config;
 pub mod cs;
 pub mod disk_room;
 pub mod engine;
+pub mod failure;
 pub mod filecoin;
 pub mod groth16;
 pub mod host_alloc;

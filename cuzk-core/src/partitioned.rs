@@ -6,6 +6,7 @@
 //! sits outside both so that neither imports the other.
 
 use crate::cs::{generate_witness_into, synthesize, ProvingAssignment, WitnessOnly};
+use crate::failure::CircuitError;
 use crate::pce::{record_with_witness, Pce, PceError};
 use crate::srs::Parameters;
 use bellpepper_core::{Circuit, SynthesisError};
@@ -38,7 +39,9 @@ impl<C: Circuit<Fr> + Send> AnyCircuit for C {
 }
 
 /// A circuit the engine can prove: N independent partitions sharing one
-/// SRS named by `circuit_id`.
+/// SRS named by `circuit_id`. Its errors say their kind (a bad request,
+/// missing or unusable parameters, a bug): the engine fails the job with
+/// it.
 pub trait PartitionedCircuit: Send + Sync {
     /// Names the SRS; jobs with the same id share it and may be batched
     /// (their partitions must then have the same shape).
@@ -47,7 +50,7 @@ pub trait PartitionedCircuit: Send + Sync {
     /// The circuit of one partition (`partition < partitions()`); the
     /// engine synthesizes it (through the circuit id's PCE when
     /// `[synthesis] pce` is on, else classically).
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String>;
+    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, CircuitError>;
     /// How many threads a partition's witness generation can use: more
     /// than one where its circuit has independent parts (a PoSt
     /// partition's sectors). One by default.
@@ -58,7 +61,7 @@ pub trait PartitionedCircuit: Send + Sync {
     /// `threads` threads (at most [`PartitionedCircuit::witness_parallelism`];
     /// cores the engine's other syntheses leave free). By default
     /// [`PartitionedCircuit::circuit`].
-    fn circuit_on_threads(&self, partition: usize, threads: usize) -> Result<Box<dyn AnyCircuit>, String> {
+    fn circuit_on_threads(&self, partition: usize, threads: usize) -> Result<Box<dyn AnyCircuit>, CircuitError> {
         let _ = threads;
         self.circuit(partition)
     }
@@ -73,17 +76,17 @@ pub trait PartitionedCircuit: Send + Sync {
     }
     /// Checks a synthesized partition before it is proved (Filecoin: its
     /// public inputs are the verifier's); an error fails the job.
-    fn check_assignment(&self, _partition: usize, _assignment: &ProvingAssignment) -> Result<(), String> {
+    fn check_assignment(&self, _partition: usize, _assignment: &ProvingAssignment) -> Result<(), CircuitError> {
         Ok(())
     }
     /// Classic synthesis of one partition, checked.
-    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
-        let pa = self.circuit(partition)?.classic().map_err(|e| e.to_string())?;
+    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, CircuitError> {
+        let pa = self.circuit(partition)?.classic()?;
         self.check_assignment(partition, &pa)?;
         Ok(pa)
     }
     /// Produces the SRS when the SRS manager does not hold it.
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String>;
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, CircuitError>;
     /// An upper bound of the SRS's size, known before loading it: the SRS
     /// manager reserves it first (making room by eviction) so a large SRS
     /// never loads past the memory budget. None = reserve after loading.
@@ -93,7 +96,7 @@ pub trait PartitionedCircuit: Send + Sync {
     /// Turns the partition proofs (in partition order) into the job's
     /// proof; an error fails the job with that reason. By default the
     /// proofs concatenated; Filecoin jobs self-check here.
-    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> Result<Vec<u8>, String> {
+    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> Result<Vec<u8>, CircuitError> {
         Ok(partition_proofs.concat())
     }
 }

@@ -12,6 +12,7 @@ use cuzk_core::engine::{
     BuiltinJob, CpuBackend, Engine, EngineError, JobOutcome, PartitionPhase, PartitionedCircuit, Priority, ProofKind, ProofRequest,
     ShutdownMode,
 };
+use cuzk_core::failure::{CircuitError, ErrorKind};
 use cuzk_core::filecoin::ProofRequest as FilecoinRequest;
 use std::sync::Arc;
 use std::time::Duration;
@@ -185,14 +186,20 @@ fn status_metrics_preload_and_evict() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(engine.status().memory.used_bytes, 0);
-    assert!(matches!(engine.preload_srs("nonsense"), Err(EngineError::Srs { message, .. }) if message.contains("unknown circuit id")));
+    let unknown = engine.preload_srs("nonsense");
+    assert!(
+        matches!(&unknown, Err(EngineError::Srs { kind: ErrorKind::MissingParams, message, .. }) if message.contains("unknown circuit id")),
+        "{unknown:?}"
+    );
     // A Filecoin id (with or without its file prefix) names its file.
     let fil = "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-0123";
     match engine.preload_srs(fil) {
-        Err(EngineError::Srs { message, .. }) if cfg!(feature = "filecoin") => {
+        Err(EngineError::Srs { kind: ErrorKind::MissingParams, message, .. }) if cfg!(feature = "filecoin") => {
             assert!(message.contains("missing parameter file") && message.contains(&format!("{fil}.params")), "{message}")
         }
-        Err(EngineError::Srs { message, .. }) => assert!(message.contains("without its `filecoin` feature"), "{message}"),
+        Err(EngineError::Srs { kind: ErrorKind::MissingParams, message, .. }) => {
+            assert!(message.contains("without its `filecoin` feature"), "{message}")
+        }
         other => panic!("{other:?}"),
     }
     engine.shutdown(ShutdownMode::Drain);
@@ -224,10 +231,11 @@ impl CircuitSource for AliasSource {
     fn id_forms(&self) -> &str {
         "a toy one (toy)"
     }
-    fn load_params(&self, circuit_id: &str, _: &SrsConfig) -> Result<cuzk_core::srs::Parameters, String> {
+    fn load_params(&self, circuit_id: &str, _: &SrsConfig) -> Result<cuzk_core::srs::Parameters, CircuitError> {
         assert_eq!(circuit_id, "toy-circuit", "the engine loads resolved ids");
         let spec: cuzk_core::circuits::CircuitSpec = "synthetic:64:2".parse().unwrap();
-        cuzk_core::groth16::generate_random_parameters(spec.blank(), &mut rand_core::OsRng).map_err(|e| e.to_string())
+        cuzk_core::groth16::generate_random_parameters(spec.blank(), &mut rand_core::OsRng)
+            .map_err(|e| CircuitError::internal(e.to_string()))
     }
 }
 

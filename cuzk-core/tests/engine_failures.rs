@@ -4,7 +4,8 @@
 //! service, its work to another; the last stays, or its work goes to the
 //! CPU with `gpus.cpu_fallback`), synthesis
 //! errors and panics, SRS load failures, and partitions too large for the
-//! memory budget. The engine keeps serving afterwards.
+//! memory budget. Each failed job says its kind of failure. The engine
+//! keeps serving afterwards.
 
 mod common;
 
@@ -12,13 +13,18 @@ use common::*;
 use cuzk_core::engine::{
     AnyCircuit, BuiltinJob, Engine, EngineStatus, JobOutcome, PartitionPhase, PartitionedCircuit, ProofKind, ProofRequest, ShutdownMode,
 };
+use cuzk_core::failure::{CircuitError, ErrorKind};
 use cuzk_core::srs::Parameters;
 use std::path::Path;
 use std::sync::Arc;
 
-fn failed(outcome: JobOutcome) -> String {
+/// The message of a job that failed with `kind`.
+fn failed(outcome: JobOutcome, kind: ErrorKind) -> String {
     match outcome {
-        JobOutcome::Failed { message, .. } => message,
+        JobOutcome::Failed { kind: k, message, .. } => {
+            assert_eq!(k, kind, "{message}");
+            message
+        }
         o => panic!("expected a failed job, got {o:?}"),
     }
 }
@@ -47,9 +53,9 @@ fn prover_error_and_panic_fail_only_their_job() {
     let e = engine.submit(ProofRequest::builtin(bad_err)).unwrap();
     let p = engine.submit(ProofRequest::builtin(bad_panic)).unwrap();
     let ids: Vec<_> = good.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
-    let m = failed(engine.await_job(e, WAIT).unwrap());
+    let m = failed(engine.await_job(e, WAIT).unwrap(), ErrorKind::Internal);
     assert!(m.contains("partition 1") && m.contains("injected prover error"), "{m}");
-    let m = failed(engine.await_job(p, WAIT).unwrap());
+    let m = failed(engine.await_job(p, WAIT).unwrap(), ErrorKind::Internal);
     assert!(m.contains("prover panicked") && m.contains("injected prover panic"), "{m}");
     for (j, id) in good.iter().zip(ids) {
         verify(&engine, j, &expect_completed(engine.await_job(id, WAIT).unwrap()));
@@ -79,7 +85,7 @@ fn out_of_memory_is_computed_again_once_within_what_is_free() {
     verify(&engine, &once, &expect_completed(engine.await_job(o, WAIT).unwrap()));
     let retried = backend.times_proved(&once.public_inputs(1));
     assert_eq!(retried, 2, "the partition that ran out of memory was computed again once");
-    let m = failed(engine.await_job(a, WAIT).unwrap());
+    let m = failed(engine.await_job(a, WAIT).unwrap(), ErrorKind::ResourceExhausted);
     assert!(m.contains("out of device memory") && m.contains("injected out of memory"), "{m}");
     still_serving(&engine, 6, (1, 2));
     engine.shutdown(ShutdownMode::Drain);
@@ -137,7 +143,7 @@ fn the_last_device_stays_in_service() {
     backend.lose_device(0, true);
     let engine = Engine::start_with_backend(config(2, 1), backend.clone()).unwrap();
     let lost = builtin("mimc:1", 1, 600);
-    let m = failed(engine.prove(ProofRequest::builtin(lost), WAIT).unwrap().1);
+    let m = failed(engine.prove(ProofRequest::builtin(lost), WAIT).unwrap().1, ErrorKind::Unavailable);
     assert!(m.contains("device lost") && m.contains("injected device failure") && m.contains("gpus.cpu_fallback"), "{m}");
     let later = builtin("mimc:1", 1, 610);
     verify(&engine, &later, &expect_completed(engine.prove(ProofRequest::builtin(later), WAIT).unwrap().1));
@@ -182,18 +188,18 @@ impl PartitionedCircuit for Faulty {
     fn partitions(&self) -> usize {
         self.inner.partitions
     }
-    fn circuit(&self, p: usize) -> Result<Box<dyn AnyCircuit>, String> {
+    fn circuit(&self, p: usize) -> Result<Box<dyn AnyCircuit>, CircuitError> {
         if self.synth_error == Some(p) {
-            return Err("witness file is corrupt".into());
+            return Err(CircuitError::bad_input("witness file is corrupt"));
         }
         if self.synth_panic == Some(p) {
             panic!("synthesis bug");
         }
         self.inner.circuit(p)
     }
-    fn load_params(&self, cache: &Path) -> Result<Parameters, String> {
+    fn load_params(&self, cache: &Path) -> Result<Parameters, CircuitError> {
         if self.srs_error {
-            return Err("v28 file truncated".into());
+            return Err(CircuitError::bad_params("v28 file truncated"));
         }
         self.inner.load_params(cache)
     }
@@ -208,11 +214,11 @@ fn synthesis_and_srs_failures_fail_only_their_job() {
     let p = engine.submit(ProofRequest::custom(mk(None, Some(0), false, "faulty-a"))).unwrap();
     let s = engine.submit(ProofRequest::custom(mk(None, None, true, "faulty-srs"))).unwrap();
     let ok = engine.submit(ProofRequest::custom(mk(None, None, false, "faulty-a"))).unwrap();
-    let m = failed(engine.await_job(e, WAIT).unwrap());
+    let m = failed(engine.await_job(e, WAIT).unwrap(), ErrorKind::BadInput);
     assert!(m.contains("partition 2: synthesis failed: witness file is corrupt"), "{m}");
-    let m = failed(engine.await_job(p, WAIT).unwrap());
+    let m = failed(engine.await_job(p, WAIT).unwrap(), ErrorKind::Internal);
     assert!(m.contains("partition 0: synthesis panicked: synthesis bug"), "{m}");
-    let m = failed(engine.await_job(s, WAIT).unwrap());
+    let m = failed(engine.await_job(s, WAIT).unwrap(), ErrorKind::BadParams);
     assert!(m.contains("cannot load SRS faulty-srs") && m.contains("truncated"), "{m}");
     let out = expect_completed(engine.await_job(ok, WAIT).unwrap());
     let params = engine.parameters("faulty-a").unwrap();
@@ -237,14 +243,14 @@ impl PartitionedCircuit for SlowFailure {
     fn partitions(&self) -> usize {
         self.inner.partitions
     }
-    fn circuit(&self, p: usize) -> Result<Box<dyn AnyCircuit>, String> {
+    fn circuit(&self, p: usize) -> Result<Box<dyn AnyCircuit>, CircuitError> {
         if p + 1 == self.inner.partitions {
             std::thread::sleep(self.delay);
-            return Err("witness went bad".into());
+            return Err(CircuitError::bad_input("witness went bad"));
         }
         self.inner.circuit(p)
     }
-    fn load_params(&self, cache: &Path) -> Result<Parameters, String> {
+    fn load_params(&self, cache: &Path) -> Result<Parameters, CircuitError> {
         self.inner.load_params(cache)
     }
 }
@@ -255,7 +261,7 @@ fn a_failed_job_reports_the_time_it_spent() {
     let delay = std::time::Duration::from_millis(150);
     let job = Arc::new(SlowFailure { inner: builtin("synthetic:64:2", 2, 3), delay });
     let id = engine.submit(ProofRequest::custom(job)).unwrap();
-    let JobOutcome::Failed { message, timings: t } = engine.await_job(id, WAIT).unwrap() else { panic!("the job did not fail") };
+    let JobOutcome::Failed { message, timings: t, .. } = engine.await_job(id, WAIT).unwrap() else { panic!("the job did not fail") };
     assert!(message.contains("partition 1: synthesis failed: witness went bad"), "{message}");
     eprintln!("{t:?}");
     assert!(t.synthesis_ms >= 150, "the failed partition's synthesis time is missing: {t:?}");
@@ -272,7 +278,7 @@ fn partition_larger_than_the_memory_budget_fails_its_job() {
     let big = engine.submit(ProofRequest::builtin(builtin("synthetic:1024:4", 1, 1))).unwrap();
     let small = builtin("synthetic:64:2", 2, 2);
     let s = engine.submit(ProofRequest::builtin(small)).unwrap();
-    let m = failed(engine.await_job(big, WAIT).unwrap());
+    let m = failed(engine.await_job(big, WAIT).unwrap(), ErrorKind::ResourceExhausted);
     assert!(m.contains("memory budget") && m.contains("total_budget"), "{m}");
     verify(&engine, &small, &expect_completed(engine.await_job(s, WAIT).unwrap()));
 }

@@ -134,9 +134,10 @@ fn a_stale_pce_file_of_the_same_shape_fails_one_job_and_is_recorded_again() {
     c.srs.param_cache = dir.path().to_path_buf();
     c.synthesis.pce = true;
     let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness::default())).unwrap();
-    let cuzk_core::engine::JobOutcome::Failed { message, .. } = engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1 else {
+    let cuzk_core::engine::JobOutcome::Failed { kind, message, .. } = engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1 else {
         panic!("a job proved through a stale PCE");
     };
+    assert_eq!(kind, cuzk_core::failure::ErrorKind::BadParams, "the PCE file is what is refused: {message}");
     assert!(message.contains(&format!("does not satisfy constraint {row}")), "{message}");
     let next = builtin("synthetic:2048:4", 3, 6);
     let out = expect_completed(engine.prove(ProofRequest::builtin(next), WAIT).unwrap().1);

@@ -167,10 +167,10 @@ impl PartitionedCircuit for SlowSrs {
     fn partitions(&self) -> usize {
         self.job.partitions
     }
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, cuzk_core::failure::CircuitError> {
         self.job.circuit(partition)
     }
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String> {
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, cuzk_core::failure::CircuitError> {
         let (m, cv) = &*self.gate;
         let mut st = m.lock().unwrap();
         st.0 = true;

@@ -63,10 +63,10 @@ impl PartitionedCircuit for Slow {
     fn partitions(&self) -> usize {
         self.job.partitions
     }
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, cuzk_core::failure::CircuitError> {
         self.job.circuit(partition)
     }
-    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, String> {
+    fn synthesize(&self, partition: usize) -> Result<ProvingAssignment, cuzk_core::failure::CircuitError> {
         if let Some(seen) = &self.niceness {
             let started = std::thread::spawn(|| niceness::this_thread().unwrap()).join().unwrap();
             seen.lock().unwrap().push((niceness::this_thread().unwrap(), started));
@@ -77,7 +77,7 @@ impl PartitionedCircuit for Slow {
         }
         self.job.synthesize(partition)
     }
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String> {
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, cuzk_core::failure::CircuitError> {
         self.job.load_params(param_cache)
     }
 }

@@ -304,10 +304,10 @@ impl cuzk_core::engine::PartitionedCircuit for BenchCircuit {
     fn partitions(&self) -> usize {
         self.job.partitions()
     }
-    fn circuit(&self, partition: usize) -> Result<Box<dyn cuzk_core::engine::AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> Result<Box<dyn cuzk_core::engine::AnyCircuit>, cuzk_core::failure::CircuitError> {
         self.job.circuit(partition)
     }
-    fn load_params(&self, _: &std::path::Path) -> Result<cuzk_core::srs::Parameters, String> {
+    fn load_params(&self, _: &std::path::Path) -> Result<cuzk_core::srs::Parameters, cuzk_core::failure::CircuitError> {
         Ok((*self.params).clone())
     }
 }

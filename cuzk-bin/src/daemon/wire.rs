@@ -1,6 +1,6 @@
 //! Conversions between the `cuzk.v1` messages and the engine's types:
 //! requests (checked, with errors that name the field), outcomes, status,
-//! and engine errors as gRPC status codes.
+//! and engine errors and kinds of failure as gRPC status codes.
 
 use crate::proto as pb;
 use cuzk_core::circuits::CircuitSpec;
@@ -8,6 +8,7 @@ use cuzk_core::engine::{
     BuiltinJob, EngineError, EngineStatus, JobId, JobOutcome, JobTimings, PayloadDigest, Priority, ProofKind, ProofRequest, ProofWork,
     WorkerRole,
 };
+use cuzk_core::failure::ErrorKind;
 use cuzk_core::filecoin::{prover_id_from_miner, ProofRequest as FilecoinRequest};
 use grpcio::{RpcStatus, RpcStatusCode};
 
@@ -144,9 +145,10 @@ pub fn await_response(id: JobId, outcome: &JobOutcome) -> pb::AwaitProofResponse
             resp.proof = out.proof.clone();
             set_timings(&mut resp, &out.timings);
         }
-        JobOutcome::Failed { message, timings } => {
+        JobOutcome::Failed { kind, message, timings } => {
             resp.set_status(Status::Failed);
             resp.error_message = message.clone();
+            resp.error_code = code_of(*kind).into();
             set_timings(&mut resp, timings);
         }
         JobOutcome::Cancelled { timings } => {
@@ -170,12 +172,27 @@ fn set_timings(resp: &mut pb::AwaitProofResponse, t: &JobTimings) {
     resp.total_ms = t.total_ms;
 }
 
+/// The gRPC code a kind of failure is answered with: a call that fails
+/// with it, and a failed job's `error_code`.
+pub fn code_of(kind: ErrorKind) -> RpcStatusCode {
+    match kind {
+        ErrorKind::BadInput => RpcStatusCode::INVALID_ARGUMENT,
+        // Parameters to put in place; an SRS to evict once idle.
+        ErrorKind::MissingParams | ErrorKind::BadParams | ErrorKind::Busy => RpcStatusCode::FAILED_PRECONDITION,
+        ErrorKind::ResourceExhausted => RpcStatusCode::RESOURCE_EXHAUSTED,
+        ErrorKind::Unavailable => RpcStatusCode::UNAVAILABLE,
+        ErrorKind::Cancelled => RpcStatusCode::CANCELLED,
+        ErrorKind::Internal => RpcStatusCode::INTERNAL,
+    }
+}
+
 pub fn engine_error(e: &EngineError) -> RpcStatus {
     let code = match e {
         EngineError::UnknownJob(_) => RpcStatusCode::NOT_FOUND,
         EngineError::ShuttingDown => RpcStatusCode::UNAVAILABLE,
         EngineError::BadRequest(_) => RpcStatusCode::INVALID_ARGUMENT,
-        EngineError::Srs { .. } => RpcStatusCode::FAILED_PRECONDITION,
+        EngineError::Circuit(e) => code_of(e.kind),
+        EngineError::Srs { kind, .. } => code_of(*kind),
         EngineError::RequestIdConflict { .. } => RpcStatusCode::ALREADY_EXISTS,
         EngineError::Start(_) => RpcStatusCode::INTERNAL,
     };
@@ -255,6 +272,36 @@ mod tests {
         let mut r = builtin("sha256:1", 1);
         r.proof_kind = 1;
         assert!(err(&r).contains("PROOF_KIND_UNSPECIFIED"));
+    }
+
+    /// Each kind of failure reaches its code: a failed job's `error_code`
+    /// (status FAILED and the message unchanged, as Curio reads them), and
+    /// the status of a call that fails with it.
+    #[test]
+    fn kinds_of_failure_as_grpc_codes() {
+        use cuzk_core::failure::CircuitError;
+        let want = [
+            (ErrorKind::BadInput, RpcStatusCode::INVALID_ARGUMENT),
+            (ErrorKind::MissingParams, RpcStatusCode::FAILED_PRECONDITION),
+            (ErrorKind::BadParams, RpcStatusCode::FAILED_PRECONDITION),
+            (ErrorKind::Busy, RpcStatusCode::FAILED_PRECONDITION),
+            (ErrorKind::ResourceExhausted, RpcStatusCode::RESOURCE_EXHAUSTED),
+            (ErrorKind::Unavailable, RpcStatusCode::UNAVAILABLE),
+            (ErrorKind::Cancelled, RpcStatusCode::CANCELLED),
+            (ErrorKind::Internal, RpcStatusCode::INTERNAL),
+        ];
+        for (kind, code) in want {
+            let failed = JobOutcome::Failed { kind, message: format!("it failed: {kind}"), timings: JobTimings::default() };
+            let r = await_response(JobId(3), &failed);
+            assert_eq!(r.status, pb::await_proof_response::Status::Failed as i32);
+            assert_eq!((r.error_code, r.error_message.as_str()), (i32::from(code), format!("it failed: {kind}").as_str()));
+            let srs = engine_error(&EngineError::Srs { circuit_id: "c".into(), kind, message: "m".into() });
+            assert_eq!((srs.code(), srs.message()), (code, "SRS c: m"));
+            let circuit = engine_error(&EngineError::Circuit(CircuitError::new(kind, "n")));
+            assert_eq!((circuit.code(), circuit.message()), (code, "n"));
+        }
+        let cancelled = await_response(JobId(3), &JobOutcome::Cancelled { timings: JobTimings::default() });
+        assert_eq!(cancelled.error_code, 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use crate::circuit_source::CircuitSource;
 use crate::circuits::CircuitSpec;
 use crate::config::SrsConfig;
+use crate::failure::CircuitError;
 pub use crate::partitioned::{AnyCircuit, PartitionedCircuit};
 use crate::srs::{Parameters, ReadOptions};
 use blstrs::Scalar as Fr;
@@ -48,14 +49,17 @@ impl BuiltinJob {
         id.strip_prefix(BUILTIN_PREFIX)?.replace('-', ":").parse().ok()
     }
 
-    /// Loads or generates the SRS of a built-in circuit.
-    pub fn load_builtin_params(spec: &CircuitSpec, param_cache: &Path) -> Result<Parameters, String> {
+    /// Loads or generates the SRS of a built-in circuit: a file that
+    /// exists and does not read is unusable parameters; a setup that fails,
+    /// a bug.
+    pub fn load_builtin_params(spec: &CircuitSpec, param_cache: &Path) -> Result<Parameters, CircuitError> {
         let path = param_cache.join(format!("{}.params", Self::circuit_id_of(spec)));
         if path.exists() {
-            return Parameters::read_file(&path, ReadOptions::default()).map_err(|e| format!("{}: {e}", path.display()));
+            return Parameters::read_file(&path, ReadOptions::default())
+                .map_err(|e| CircuitError::bad_params(format!("{}: {e}", path.display())));
         }
         log::info!("srs generate circuit_id={} reason=\"no {} file\"", Self::circuit_id_of(spec), path.display());
-        crate::groth16::generate_random_parameters(spec.blank(), &mut rand_core::OsRng).map_err(|e| e.to_string())
+        crate::groth16::generate_random_parameters(spec.blank(), &mut rand_core::OsRng).map_err(|e| CircuitError::internal(e.to_string()))
     }
 }
 
@@ -68,11 +72,11 @@ impl PartitionedCircuit for BuiltinJob {
         self.partitions
     }
 
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, CircuitError> {
         Ok(Box::new(self.spec.instance(self.partition_seed(partition))))
     }
 
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, String> {
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, CircuitError> {
         Self::load_builtin_params(&self.spec, param_cache)
     }
 }
@@ -89,9 +93,10 @@ impl CircuitSource for BuiltinSource {
         "a built-in id (builtin-<circuit>, e.g. builtin-synthetic-4096-8)"
     }
 
-    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, String> {
+    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError> {
+        // The engine asks only for ids this source resolved.
         let spec = BuiltinJob::spec_of_circuit_id(circuit_id)
-            .ok_or_else(|| format!("{} is not a built-in circuit id", crate::client_text::clipped(circuit_id)))?;
+            .ok_or_else(|| CircuitError::internal(format!("{} is not a built-in circuit id", crate::client_text::clipped(circuit_id))))?;
         BuiltinJob::load_builtin_params(&spec, &srs.param_cache)
     }
 }

@@ -31,6 +31,7 @@ use super::scheduler::Take;
 use super::shared::{panic_message, Shared};
 use super::srs_manager::{SrsLease, SrsLoader};
 use super::timeline::Event;
+use crate::failure::ErrorKind;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -90,7 +91,7 @@ pub fn run(sh: Arc<Shared>, lane: Lane) {
         let jobs = batch.clone();
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| d.dispatch(batch, permit))) {
             let msg = format!("dispatcher panicked: {}", panic_message(&*p));
-            jobs.iter().for_each(|j| j.fail(msg.clone()));
+            jobs.iter().for_each(|j| j.fail(ErrorKind::Internal, msg.clone()));
         }
     }
     // Batches still loading their SRS go on once loaded (drain), or end
@@ -206,12 +207,13 @@ impl Dispatcher {
                     Some(Loaded { jobs, lease, inflight })
                 }
                 Ok(Err(e)) => {
-                    jobs.iter().for_each(|j| j.fail(e.clone()));
+                    let (kind, msg) = (e.kind(), e.to_string());
+                    jobs.iter().for_each(|j| j.fail(kind, msg.clone()));
                     None
                 }
                 Err(p) => {
                     let msg = format!("SRS load of {circuit_id} panicked: {}", panic_message(&*p));
-                    jobs.iter().for_each(|j| j.fail(msg.clone()));
+                    jobs.iter().for_each(|j| j.fail(ErrorKind::Internal, msg.clone()));
                     None
                 }
             };
@@ -222,7 +224,7 @@ impl Dispatcher {
         });
         if let Err(e) = spawned {
             let msg = format!("cannot start a thread to load the SRS: {e}");
-            load_jobs.iter().for_each(|j| j.fail(msg.clone()));
+            load_jobs.iter().for_each(|j| j.fail(ErrorKind::ResourceExhausted, msg.clone()));
         }
     }
 

@@ -8,6 +8,7 @@
 use super::outcome::{JobOutcome, JobTimings, ProofOutput};
 use super::request::{JobId, PayloadDigest, Priority, ProofKind};
 use super::status::{JobView, PartitionPhase, PartitionView};
+use crate::failure::{CircuitError, ErrorKind};
 use crate::partitioned::PartitionedCircuit;
 use crossbeam::channel::Sender;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -191,7 +192,7 @@ impl Job {
     }
 
     /// Fails the job for what went wrong with one of its partitions.
-    pub fn fail_partition(&self, partition: usize, message: impl Into<String>) {
+    pub fn fail_partition(&self, partition: usize, kind: ErrorKind, message: impl Into<String>) {
         let mut st = self.state.lock().unwrap();
         if st.phase == Phase::Finished {
             return;
@@ -199,7 +200,7 @@ impl Job {
         if let Some(p) = st.parts.get_mut(partition) {
             (p.phase, p.since) = (PartitionPhase::Failed, None);
         }
-        self.fail_locked(&mut st, message.into());
+        self.fail_locked(&mut st, kind, message.into());
     }
 
     /// The job as status shows it; a running stage counts its time so far.
@@ -252,8 +253,9 @@ impl Job {
         // job's lock, so status and cancel stay responsive meanwhile.
         drop(st);
         let t = Instant::now();
-        let finished = catch_unwind(AssertUnwindSafe(|| self.circuit.finish(parts)))
-            .unwrap_or_else(|p| Err(format!("assembling the proof panicked: {}", super::shared::panic_message(&*p))));
+        let finished = catch_unwind(AssertUnwindSafe(|| self.circuit.finish(parts))).unwrap_or_else(|p| {
+            Err(CircuitError::internal(format!("assembling the proof panicked: {}", super::shared::panic_message(&*p))))
+        });
         let finish_ms = ms(t.elapsed());
         let mut st = self.state.lock().unwrap();
         if st.phase == Phase::Finished {
@@ -261,8 +263,8 @@ impl Job {
         }
         let proof = match finished {
             Ok(proof) => proof,
-            Err(message) => {
-                return self.fail_locked(&mut st, format!("proof rejected before reply: {message}"));
+            Err(e) => {
+                return self.fail_locked(&mut st, e.kind, format!("proof rejected before reply: {}", e.message));
             }
         };
         st.timings.total_ms = ms(self.submitted.elapsed());
@@ -276,12 +278,12 @@ impl Job {
     }
 
     /// Fails the job unless it already ended.
-    pub fn fail(&self, message: impl Into<String>) {
+    pub fn fail(&self, kind: ErrorKind, message: impl Into<String>) {
         let mut st = self.state.lock().unwrap();
         if st.phase == Phase::Finished {
             return;
         }
-        self.fail_locked(&mut st, message.into());
+        self.fail_locked(&mut st, kind, message.into());
     }
 
     /// The timings of a job that ends now, not completed: the time spent
@@ -310,11 +312,11 @@ impl Job {
     }
 
     /// Fails a live job with the timings spent until now.
-    fn fail_locked(&self, st: &mut State, message: String) {
+    fn fail_locked(&self, st: &mut State, error_kind: ErrorKind, message: String) {
         let t = self.timings_until_now(st);
         st.timings = t;
         log::warn!(
-            "job failed job={} kind={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={} error={message:?}",
+            "job failed job={} kind={} queue_wait_ms={} srs_load_ms={} synthesis_ms={} gpu_ms={} total_ms={} error_kind={error_kind} error={message:?}",
             self.id,
             self.kind,
             t.queue_wait_ms,
@@ -323,7 +325,7 @@ impl Job {
             t.gpu_compute_ms,
             t.total_ms
         );
-        self.finish(st, JobOutcome::Failed { message, timings: t });
+        self.finish(st, JobOutcome::Failed { kind: error_kind, message, timings: t });
     }
 
     /// Cancels the job unless it already ended. Returns the phase it was in

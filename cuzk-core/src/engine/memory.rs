@@ -33,7 +33,7 @@ pub struct MemoryUsage {
     pub pce_bytes: u64,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ReserveError {
     #[error("needs {}{} but the whole memory budget is {} (raise memory.total_budget)", format_size(*need), if *pinned > 0 { format!(" next to {} it cannot free", format_size(*pinned)) } else { String::new() }, format_size(*budget))]
     TooLarge { need: u64, pinned: u64, budget: u64 },

@@ -50,6 +50,7 @@ pub use status::{EngineStatus, JobView, KindStatus, PartitionPhase, PartitionVie
 
 use crate::circuit_source::BuildContext;
 use crate::client_text::clipped;
+use crate::failure::ErrorKind;
 use job::{Job, JobSpec};
 use shared::Shared;
 use std::sync::atomic::Ordering;
@@ -235,7 +236,7 @@ impl Engine {
                 let pce = self.shared.pce.as_ref().map_or(0, |p| p.evict(circuit_id));
                 Ok(EvictResult { was_loaded: freed.is_some(), freed_bytes: freed.unwrap_or(0) + pce })
             }
-            Err(message) => Err(EngineError::Srs { circuit_id: circuit_id.into(), message }),
+            Err(e) => Err(EngineError::srs(circuit_id, e)),
         }
     }
 
@@ -260,7 +261,7 @@ impl Engine {
         threads.provers.into_iter().for_each(join);
         for job in sh.jobs.live() {
             // Nothing is left to finish them (e.g. dropped at a closed queue).
-            job.fail("engine shut down before the job finished");
+            job.fail(ErrorKind::Unavailable, "engine shut down before the job finished");
         }
         log::info!("engine stopped");
     }

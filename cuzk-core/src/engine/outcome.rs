@@ -1,7 +1,9 @@
 //! What a job ends with, and the engine's errors.
 
 use super::request::JobId;
+use super::srs_manager::SrsError;
 use crate::circuit_source::BuildError;
+use crate::failure::{CircuitError, ErrorKind};
 use serde::Serialize;
 
 /// Where a job's time went, in milliseconds. Synthesis and prover times
@@ -35,8 +37,10 @@ pub struct ProofOutput {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JobOutcome {
     Completed(ProofOutput),
-    /// Why it failed, and where its time went until then.
+    /// Why it failed (its kind: the request's, the parameters', ours...),
+    /// and where its time went until then.
     Failed {
+        kind: ErrorKind,
         message: String,
         timings: JobTimings,
     },
@@ -72,8 +76,14 @@ pub enum EngineError {
     ShuttingDown,
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// A request's circuits could not be built for a reason that is not
+    /// the request's (its kind says which).
+    #[error("{0}")]
+    Circuit(CircuitError),
+    /// A circuit's parameters could not be loaded or evicted: `kind` says
+    /// why (missing, unusable, too large for the budget, in use, ...).
     #[error("SRS {}: {message}", crate::client_text::clipped(.circuit_id))]
-    Srs { circuit_id: String, message: String },
+    Srs { circuit_id: String, kind: ErrorKind, message: String },
     #[error(
         "request_id {:?} names {job}, a live job of another request (ids name one request: give this one a new request_id, or resubmit the same request to get {job})",
         crate::client_text::clipped(.request_id)
@@ -83,11 +93,19 @@ pub enum EngineError {
     Start(String),
 }
 
+impl EngineError {
+    /// The error of an SRS manager call for `circuit_id`.
+    pub fn srs(circuit_id: &str, e: SrsError) -> Self {
+        EngineError::Srs { circuit_id: circuit_id.into(), kind: e.kind(), message: e.to_string() }
+    }
+}
+
 impl From<BuildError> for EngineError {
     fn from(e: BuildError) -> Self {
         match e {
-            BuildError::BadRequest(m) => EngineError::BadRequest(m),
-            BuildError::Srs { circuit_id, message } => EngineError::Srs { circuit_id, message },
+            BuildError::Request(e) if e.kind == ErrorKind::BadInput => EngineError::BadRequest(e.message),
+            BuildError::Request(e) => EngineError::Circuit(e),
+            BuildError::Srs { circuit_id, error } => EngineError::Srs { circuit_id, kind: error.kind, message: error.message },
         }
     }
 }

@@ -33,6 +33,7 @@
 use super::memory::{MemoryBudget, Purpose, Reservation};
 use super::status::PceStatus;
 use crate::cs::ProvingAssignment;
+use crate::failure::CircuitError;
 use crate::partitioned::PartitionedCircuit;
 use crate::pce::{file, Pce, PceError, Shape};
 use std::collections::{HashMap, HashSet};
@@ -278,10 +279,10 @@ impl PceStore {
         partition: usize,
         witness_only: Option<&Arc<Pce>>,
         threads: usize,
-    ) -> Result<(ProvingAssignment, SynthPath), String> {
+    ) -> Result<(ProvingAssignment, SynthPath), CircuitError> {
         let id = circuit.circuit_id();
         if let Some(pce) = witness_only {
-            let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
+            let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness())?;
             let pa = pce.witness_assignment(witness).map_err(|e| self.dropped(&id, e))?;
             circuit.check_assignment(partition, &pa)?;
             return Ok((pa, SynthPath::Witness));
@@ -316,10 +317,10 @@ impl PceStore {
         };
         let pa = match claim {
             Some(pce) => {
-                let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
+                let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness())?;
                 (pce.assignment(witness).map_err(|e| self.dropped(&id, e))?, SynthPath::Pce)
             }
-            None => (circuit.circuit(partition)?.classic().map_err(|e| e.to_string())?, SynthPath::Classic),
+            None => (circuit.circuit(partition)?.classic()?, SynthPath::Classic),
         };
         circuit.check_assignment(partition, &pa.0)?;
         Ok(pa)
@@ -328,10 +329,10 @@ impl PceStore {
     /// A witness that does not fit the circuit's PCE: recorded from another
     /// circuit than this one, so it is dropped to be recorded anew next
     /// time. Returns the partition's error.
-    fn dropped(&self, id: &str, e: PceError) -> String {
+    fn dropped(&self, id: &str, e: PceError) -> CircuitError {
         self.forget(id);
         log::warn!("pce dropped circuit_id={id} reason=\"{e}\"");
-        e.to_string()
+        e.into()
     }
 
     /// Whether a circuit's first use loads its file (the memory for it
@@ -363,7 +364,7 @@ impl PceStore {
         id: &str,
         first: FirstUse,
         threads: usize,
-    ) -> Result<(ProvingAssignment, SynthPath), String> {
+    ) -> Result<(ProvingAssignment, SynthPath), CircuitError> {
         let path = Self::path_of(&self.dir, id);
         let FirstUse::Load(mut memory) = first else { return self.record(circuit, partition, id) };
         let loaded = match file::read(&path) {
@@ -386,7 +387,7 @@ impl PceStore {
         };
         // A circuit that fails to give its witness (a bad request) says
         // nothing about the file; one whose witness does not fit it does.
-        let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness()).map_err(|e| e.to_string())?;
+        let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness())?;
         if let Err(e) = pce.check_shape(&Shape::of_witness(&witness)) {
             return Err(self.refuse_file(id, &path, e));
         }
@@ -395,7 +396,7 @@ impl PceStore {
         // with the same shape passes every check above and would give
         // proofs that do not verify. A request that does not satisfy its
         // circuit fails here too, and costs a recording.
-        let pa = pce.assignment(witness).map_err(|e| e.to_string())?;
+        let pa = pce.assignment(witness)?;
         if let Err(e) = pce.check_satisfied(&pa) {
             return Err(self.refuse_file(id, &path, e));
         }
@@ -412,10 +413,12 @@ impl PceStore {
     /// removed, so that the circuit's next partition records it. Where it
     /// cannot be removed (a read-only param cache), this store loads it no
     /// more until it has written the file anew. Returns the partition's
-    /// error.
-    fn refuse_file(&self, id: &str, path: &Path, e: PceError) -> String {
+    /// error: unusable parameters (the file is what was refused; a request
+    /// that does not satisfy its circuit, which fails here too, cannot be
+    /// told from a stale file of the same shape).
+    fn refuse_file(&self, id: &str, path: &Path, e: PceError) -> CircuitError {
         log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
-        match std::fs::remove_file(path) {
+        let message = match std::fs::remove_file(path) {
             Ok(()) => format!("{e}; its file is removed, and the circuit's next partition records it again"),
             Err(error) => {
                 log::warn!("pce file not removed circuit_id={id} file={} reason=\"{error}\" (not loaded again)", path.display());
@@ -425,12 +428,13 @@ impl PceStore {
                     path.display()
                 )
             }
-        }
+        };
+        CircuitError::bad_params(message)
     }
 
     /// Records the circuit's PCE from this partition's circuit, witnessing
     /// it in the same pass, and saves it beside the params.
-    fn record(&self, circuit: &dyn PartitionedCircuit, partition: usize, id: &str) -> Result<(ProvingAssignment, SynthPath), String> {
+    fn record(&self, circuit: &dyn PartitionedCircuit, partition: usize, id: &str) -> Result<(ProvingAssignment, SynthPath), CircuitError> {
         let path = Self::path_of(&self.dir, id);
         let t = std::time::Instant::now();
         let (pce, witness) = match circuit.circuit(partition)?.record(id) {
@@ -439,10 +443,10 @@ impl PceStore {
                 // Every later partition would fail the same way.
                 self.set(id, Entry::Unavailable);
                 log::warn!("pce unavailable circuit_id={id} reason=\"{e}\"");
-                return Err(e.to_string());
+                return Err(e.into());
             }
             // This instance's witness failed: the next partition records.
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         log::info!("pce recorded circuit_id={id} constraints={} ms={}", pce.num_constraints(), t.elapsed().as_millis());
         let saved = match file::write(&pce, &path) {
@@ -455,7 +459,7 @@ impl PceStore {
                 false
             }
         };
-        let pa = pce.assignment(witness).map_err(|e| e.to_string());
+        let pa = pce.assignment(witness).map_err(CircuitError::from);
         match self.memory.try_reserve(pce.bytes(), Purpose::Pce) {
             Some(r) => self.set(id, Entry::Ready { pce: Arc::new(pce), memory: r }),
             None if saved => {

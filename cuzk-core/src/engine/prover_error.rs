@@ -2,6 +2,8 @@
 //! to do: an out-of-memory is worth one retry within what is free, a bad
 //! input is not worth any.
 
+use crate::failure::ErrorKind;
+
 /// A failed backend call.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ProverError {
@@ -34,6 +36,22 @@ pub enum ProverError {
     /// A bug or a state the backend did not expect.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl ProverError {
+    /// The failed job's kind: out of memory is exhausted resources, a
+    /// device that left service makes the engine unavailable to the job
+    /// (another may prove it), a device call that failed otherwise is a
+    /// fault of ours, as is a state the backend did not expect.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ProverError::OutOfMemory(_) | ProverError::OutOfHostMemory(_) => ErrorKind::ResourceExhausted,
+            ProverError::DeviceLost(_) => ErrorKind::Unavailable,
+            ProverError::BadInput(_) => ErrorKind::BadInput,
+            ProverError::Stopped => ErrorKind::Cancelled,
+            ProverError::Device(_) | ProverError::Internal(_) => ErrorKind::Internal,
+        }
+    }
 }
 
 impl From<crate::groth16::ProveError> for ProverError {

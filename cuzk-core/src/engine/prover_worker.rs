@@ -29,6 +29,7 @@ use super::shared::{panic_message, Shared};
 use super::status::PartitionPhase;
 use super::timeline::Event;
 use crate::config::format_size;
+use crate::failure::ErrorKind;
 use crate::groth16::{Proof, StopCheck};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -81,7 +82,7 @@ fn requeue(sh: &Shared, unit: ProveUnit) {
     }
     let queued = if unit.urgent() { sh.gpu_queue.push_past_capacity(unit) } else { sh.gpu_queue.push(unit) };
     if let Err(unit) = queued {
-        unit.members.iter().for_each(|m| m.job.fail(format!("partition {}: engine shutting down", m.partition)));
+        unit.members.iter().for_each(|m| m.job.fail(ErrorKind::Unavailable, format!("partition {}: engine shutting down", m.partition)));
     }
 }
 
@@ -192,21 +193,23 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             );
         }
         failed => {
-            let msg = match failed {
-                Ok(Ok((proofs, _))) => format!("prover returned {} proofs for {} circuits", proofs.len(), members.len()),
+            let (kind, msg) = match failed {
+                Ok(Ok((proofs, _))) => {
+                    (ErrorKind::Internal, format!("prover returned {} proofs for {} circuits", proofs.len(), members.len()))
+                }
                 Ok(Err(e)) if lost_last => {
-                    format!("prover error: {e} (the last GPU in service; gpus.cpu_fallback = true proves on the CPU then)")
+                    (e.kind(), format!("prover error: {e} (the last GPU in service; gpus.cpu_fallback = true proves on the CPU then)"))
                 }
                 Ok(Err(e @ ProverError::OutOfHostMemory(_))) if host_memory_deadline.is_some() => {
-                    format!("prover error: {e} (none came free within {} s)", HOST_MEMORY_PATIENCE.as_secs())
+                    (e.kind(), format!("prover error: {e} (none came free within {} s)", HOST_MEMORY_PATIENCE.as_secs()))
                 }
-                Ok(Err(e)) => format!("prover error: {e}"),
-                Err(p) => format!("prover panicked: {}", panic_message(&*p)),
+                Ok(Err(e)) => (e.kind(), format!("prover error: {e}")),
+                Err(p) => (ErrorKind::Internal, format!("prover panicked: {}", panic_message(&*p))),
             };
             // A failed prove is charged its whole wall time (no trace came back).
             for m in &members {
                 m.job.add_gpu(m.partition, wall);
-                m.job.fail_partition(m.partition, format!("partition {}: {msg}", m.partition));
+                m.job.fail_partition(m.partition, kind, format!("partition {}: {msg}", m.partition));
             }
         }
     }

@@ -5,6 +5,7 @@
 
 use super::memory::{MemoryBudget, Purpose, Reservation, ReserveError};
 use crate::client_text::clipped;
+use crate::failure::{CircuitError, ErrorKind};
 use crate::srs::Parameters;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -65,7 +66,37 @@ impl Drop for SrsLease {
 pub struct SrsLoader<'a> {
     /// An upper bound of the size, reserved before loading when known.
     pub size_hint: Option<u64>,
-    pub load: Box<dyn FnOnce() -> Result<Parameters, String> + 'a>,
+    pub load: Box<dyn FnOnce() -> Result<Parameters, CircuitError> + 'a>,
+}
+
+/// Why the SRS manager could not load or evict an SRS.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SrsError {
+    /// The loader failed: its error says whether the parameters are
+    /// missing, unusable, or something else went wrong.
+    #[error("cannot load SRS {}: {error}", clipped(.circuit_id))]
+    Load { circuit_id: String, error: CircuitError },
+    /// The SRS does not fit the memory budget, even with everything else
+    /// evicted.
+    #[error("cannot load SRS {}: it {error}", clipped(.circuit_id))]
+    TooLarge { circuit_id: String, error: ReserveError },
+    /// Every job waiting for the load ended while it waited for memory.
+    #[error("no job needs it any more")]
+    Abandoned,
+    /// Evicting an SRS that batches hold.
+    #[error("SRS {} is in use by {batches} batch(es); evict it when idle", clipped(.circuit_id))]
+    InUse { circuit_id: String, batches: usize },
+}
+
+impl SrsError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            SrsError::Load { error, .. } => error.kind,
+            SrsError::TooLarge { .. } => ErrorKind::ResourceExhausted,
+            SrsError::Abandoned => ErrorKind::Cancelled,
+            SrsError::InUse { .. } => ErrorKind::Busy,
+        }
+    }
 }
 
 impl SrsManager {
@@ -89,7 +120,7 @@ impl SrsManager {
         circuit_id: &str,
         loader: SrsLoader<'_>,
         abandon: &dyn Fn() -> bool,
-    ) -> Result<(SrsLease, bool), String> {
+    ) -> Result<(SrsLease, bool), SrsError> {
         if let Some(l) = self.lease_resident(circuit_id) {
             return Ok((l, false));
         }
@@ -112,7 +143,7 @@ impl SrsManager {
     }
 
     /// Loads an SRS (under its id's lock) and leases it.
-    fn load(self: &Arc<Self>, circuit_id: &str, loader: SrsLoader<'_>, abandon: &dyn Fn() -> bool) -> Result<SrsLease, String> {
+    fn load(self: &Arc<Self>, circuit_id: &str, loader: SrsLoader<'_>, abandon: &dyn Fn() -> bool) -> Result<SrsLease, SrsError> {
         let reserve = |bytes: u64| {
             self.memory
                 .reserve(
@@ -126,14 +157,14 @@ impl SrsManager {
                     abandon,
                 )
                 .map_err(|e| match e {
-                    ReserveError::TooLarge { .. } => format!("cannot load SRS {}: it {e}", clipped(circuit_id)),
-                    ReserveError::Abandoned => "no job needs it any more".to_string(),
+                    ReserveError::TooLarge { .. } => SrsError::TooLarge { circuit_id: circuit_id.into(), error: e },
+                    ReserveError::Abandoned => SrsError::Abandoned,
                 })
         };
         let t = Instant::now();
         let early = loader.size_hint.map(reserve).transpose()?;
         let _reserved = early.as_ref().map(|r| ReservedForLoad::new(self, circuit_id, r.bytes()));
-        let params = (loader.load)().map_err(|e| format!("cannot load SRS {}: {e}", clipped(circuit_id)))?;
+        let params = (loader.load)().map_err(|error| SrsError::Load { circuit_id: circuit_id.into(), error })?;
         let bytes = params.size_bytes() as u64;
         let memory = match early {
             Some(r) if r.bytes() >= bytes => r,
@@ -185,11 +216,11 @@ impl SrsManager {
 
     /// Evicts one entry now. Ok(None) if it was not loaded; an error if a
     /// batch is using it.
-    pub fn evict(&self, circuit_id: &str) -> Result<Option<u64>, String> {
+    pub fn evict(&self, circuit_id: &str) -> Result<Option<u64>, SrsError> {
         let mut entries = self.entries.lock().unwrap();
         match entries.get(circuit_id) {
             None => Ok(None),
-            Some(e) if e.refs > 0 => Err(format!("SRS {} is in use by {} batch(es); evict it when idle", clipped(circuit_id), e.refs)),
+            Some(e) if e.refs > 0 => Err(SrsError::InUse { circuit_id: circuit_id.into(), batches: e.refs }),
             Some(_) => {
                 let e = entries.remove(circuit_id).unwrap();
                 log::info!("srs evicted circuit_id={circuit_id} size_bytes={} reason=request", e.bytes);
@@ -263,7 +294,7 @@ mod tests {
         Parameters { host_pin: Default::default(), vk, h: vec![g1], l: vec![], a: vec![], b_g1: vec![], b_g2: vec![] }
     }
 
-    fn loader<'a>(load: impl FnOnce() -> Result<Parameters, String> + 'a) -> SrsLoader<'a> {
+    fn loader<'a>(load: impl FnOnce() -> Result<Parameters, CircuitError> + 'a) -> SrsLoader<'a> {
         SrsLoader { size_hint: None, load: Box::new(load) }
     }
 
@@ -290,7 +321,9 @@ mod tests {
         // A second caller of the slow id waits for that load, not a load of its own.
         let again = {
             let m = m.clone();
-            std::thread::spawn(move || m.acquire("slow", loader(|| Err("loaded twice".into())), &|| false).map(|(_, loaded)| loaded))
+            std::thread::spawn(move || {
+                m.acquire("slow", loader(|| Err(CircuitError::internal("loaded twice"))), &|| false).map(|(_, loaded)| loaded)
+            })
         };
         // Its caller holds the id's lock (the slow load's, held by it) once
         // it counts among the lock's owners: the map, `slow`, `again`.
@@ -310,10 +343,32 @@ mod tests {
     #[test]
     fn a_failed_or_panicked_load_lets_the_next_caller_try() {
         let m = SrsManager::new(MemoryBudget::new(1 << 20), Duration::ZERO);
-        assert_eq!(m.acquire("c", loader(|| Err("no file".into())), &|| false).err(), Some("cannot load SRS c: no file".into()));
+        let e = m.acquire("c", loader(|| Err(CircuitError::missing_params("no file"))), &|| false).err().unwrap();
+        assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::MissingParams, "cannot load SRS c: no file"));
         let m2 = m.clone();
         let panicked = std::thread::spawn(move || m2.acquire("c", loader(|| panic!("loader bug")), &|| false).map(|_| ()));
         assert!(panicked.join().is_err());
         assert!(m.acquire("c", loader(|| Ok(tiny())), &|| false).unwrap().1);
+    }
+
+    /// Each error says its kind; the messages are the ones operators knew.
+    #[test]
+    fn errors_say_their_kind() {
+        let m = SrsManager::new(MemoryBudget::new(1 << 20), Duration::ZERO);
+        let big = SrsLoader { size_hint: Some(2 << 20), load: Box::new(|| Ok(tiny())) };
+        let e = m.acquire("big", big, &|| false).err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::ResourceExhausted);
+        assert_eq!(e.to_string(), "cannot load SRS big: it needs 2MiB but the whole memory budget is 1MiB (raise memory.total_budget)");
+        let corrupt = m.acquire("c", loader(|| Err(CircuitError::bad_params("c.params: truncated"))), &|| false).err().unwrap();
+        assert_eq!((corrupt.kind(), corrupt.to_string().as_str()), (ErrorKind::BadParams, "cannot load SRS c: c.params: truncated"));
+        let (lease, _) = m.acquire("held", loader(|| Ok(tiny())), &|| false).unwrap();
+        let e = m.evict("held").err().unwrap();
+        assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Busy, "SRS held is in use by 1 batch(es); evict it when idle"));
+        drop(lease);
+        assert!(m.evict("held").unwrap().is_some());
+        let waited = SrsLoader { size_hint: Some(1 << 20), load: Box::new(|| Ok(tiny())) };
+        let (_other, _) = m.acquire("other", loader(|| Ok(tiny())), &|| false).unwrap();
+        let e = m.acquire("abandoned", waited, &|| true).err().unwrap();
+        assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Cancelled, "no job needs it any more"));
     }
 }

@@ -24,6 +24,7 @@ use super::{synthesis, Engine, EngineError, Threads};
 use crate::circuit_source::CircuitSource;
 use crate::client_text::clipped;
 use crate::config::{format_size, Config};
+use crate::failure::CircuitError;
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -225,7 +226,6 @@ pub fn resolve<'a>(sh: &Shared, circuit_id: &'a str) -> Cow<'a, str> {
 /// A lease on a circuit's SRS by (resolved) id: a resident entry, or the
 /// parameters of a source's id. The bool says whether this call loaded it.
 pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineError> {
-    let err = |message: String| EngineError::Srs { circuit_id: circuit_id.into(), message };
     let id = circuit_id.to_string();
     let loader = match sh.sources.iter().find(|s| s.resolve(circuit_id).is_some()) {
         Some(source) => {
@@ -234,9 +234,10 @@ pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineEr
         }
         None => {
             let forms: Vec<&str> = sh.sources.iter().map(|s| s.id_forms()).collect();
+            // No parameters the engine knows of: as good as a missing file.
             let message = format!("unknown circuit id {:?}: not resident, and not {}", clipped(&id), forms.join(" or "));
-            SrsLoader { size_hint: None, load: Box::new(move || Err(message)) }
+            SrsLoader { size_hint: None, load: Box::new(move || Err(CircuitError::missing_params(message))) }
         }
     };
-    sh.srs.acquire(circuit_id, loader, &|| false).map_err(err)
+    sh.srs.acquire(circuit_id, loader, &|| false).map_err(|e| EngineError::srs(circuit_id, e))
 }

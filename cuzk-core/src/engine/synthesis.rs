@@ -43,6 +43,7 @@ use super::pipeline::{Member, ProveUnit, SynthUnit};
 use super::shared::{panic_message, Shared};
 use super::status::PartitionPhase;
 use super::timeline::Event;
+use crate::failure::ErrorKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
@@ -123,7 +124,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             Err(ReserveError::Abandoned) => return,
             Err(e @ ReserveError::TooLarge { .. }) => {
                 for m in &members {
-                    m.job.fail(format!("partition {}: a synthesized partition {e}", m.partition));
+                    m.job.fail(ErrorKind::ResourceExhausted, format!("partition {}: a synthesized partition {e}", m.partition));
                 }
                 return;
             }
@@ -174,8 +175,12 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
                 synth_times.push(took);
                 kept.push(m);
             }
-            Ok(Err(e)) => m.job.fail_partition(m.partition, format!("partition {}: synthesis failed: {e}", m.partition)),
-            Err(p) => m.job.fail_partition(m.partition, format!("partition {}: synthesis panicked: {}", m.partition, panic_message(&*p))),
+            Ok(Err(e)) => m.job.fail_partition(m.partition, e.kind, format!("partition {}: synthesis failed: {e}", m.partition)),
+            Err(p) => m.job.fail_partition(
+                m.partition,
+                ErrorKind::Internal,
+                format!("partition {}: synthesis panicked: {}", m.partition, panic_message(&*p)),
+            ),
         }
     }
     drop((synth_ticket, cores));
@@ -187,7 +192,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     let queued = if urgent { sh.gpu_queue.push_past_capacity(unit) } else { sh.gpu_queue.push(unit) };
     if let Err(unit) = queued {
         // Only possible if the engine was torn down out of order.
-        unit.members.iter().for_each(|m| m.job.fail("engine stopped before the partition was proved"));
+        unit.members.iter().for_each(|m| m.job.fail(ErrorKind::Unavailable, "engine stopped before the partition was proved"));
         return;
     }
     for (job, p) in ids {

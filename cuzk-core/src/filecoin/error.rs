@@ -1,6 +1,8 @@
 //! Errors of the Filecoin layer: each names what is wrong with the request,
 //! the parameters or the proof, so the daemon can return it as the reason.
 
+use crate::failure::{CircuitError, ErrorKind};
+use crate::groth16::ProveError;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +60,56 @@ pub enum FilecoinError {
 
 pub type Result<T> = std::result::Result<T, FilecoinError>;
 
+impl FilecoinError {
+    /// What kind of failure it is: the request's (decoding, checks, the
+    /// vanilla proofs), the parameters' (missing, unreadable), or ours.
+    pub fn kind(&self) -> ErrorKind {
+        use FilecoinError as F;
+        match self {
+            F::UnknownRegisteredProof { .. }
+            | F::Unsupported { .. }
+            | F::SectorSizeMismatch { .. }
+            | F::BadLength { .. }
+            | F::BadFieldElement { .. }
+            | F::EmptyVanillaProof { .. }
+            | F::EmptyVanillaProofAt { .. }
+            | F::Json { .. }
+            | F::Base64 { .. }
+            | F::Bincode { .. }
+            | F::Count { .. }
+            | F::Inconsistent(_)
+            | F::VanillaInvalid(_)
+            | F::PublicInputsMismatch { .. } => ErrorKind::BadInput,
+            // Building a circuit from the request: filecoin-proofs' code
+            // fails (or panics, `no_panic`) on malformed input.
+            F::Circuit(_) => ErrorKind::BadInput,
+            F::Synthesis { source, .. } => ErrorKind::of_synthesis(source),
+            F::MissingParams { .. } => ErrorKind::MissingParams,
+            F::Params { .. } => ErrorKind::BadParams,
+            F::Prove(e) => match e {
+                ProveError::Stopped => ErrorKind::Cancelled,
+                ProveError::Synthesis(s) => ErrorKind::of_synthesis(s),
+                ProveError::ParamsMismatch { .. } | ProveError::IdentityDelta => ErrorKind::BadParams,
+                _ => ErrorKind::Internal,
+            },
+            // A proof of ours that does not verify with the `.vk` (named):
+            // the request's public inputs were checked against the
+            // circuit's, so the `.vk` and the `.params` disagree (another
+            // setup's), or else the prover failed.
+            F::SelfCheckFailed { .. } => ErrorKind::BadParams,
+            // A self-check that could not run, files we write, tools.
+            F::Io { .. } | F::Setup(_) | F::SelfCheck(_) | F::Workload(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+/// The error with its kind ([`FilecoinError::kind`]) and its message.
+impl From<FilecoinError> for CircuitError {
+    fn from(e: FilecoinError) -> Self {
+        CircuitError::new(e.kind(), e.to_string())
+    }
+}
+
 /// Checks a PoSt or SnapDeals request's list of vanilla proofs: present,
 /// and no element empty.
 pub(crate) fn check_vanilla_list(proofs: &[Vec<u8>]) -> Result<()> {
@@ -106,3 +158,28 @@ impl std::fmt::Display for VanillaFailure {
 }
 
 impl std::error::Error for VanillaFailure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The conversion keeps the message and gives the request's errors,
+    /// the parameters' and ours their kinds.
+    #[test]
+    fn kinds_of_filecoin_errors() {
+        let missing = FilecoinError::MissingParams { path: "/p/v28-x.params".into(), circuit_id: "x".into(), why: "put it there".into() };
+        let json = serde_json::from_slice::<serde_json::Value>(b"{").unwrap_err();
+        for (e, kind) in [
+            (missing, ErrorKind::MissingParams),
+            (FilecoinError::Json { what: "vanilla_proof", source: json }, ErrorKind::BadInput),
+            (FilecoinError::UnknownRegisteredProof { kind: "PoSt", value: 99 }, ErrorKind::BadInput),
+            (FilecoinError::Synthesis { partition: 1, source: bellpepper_core::SynthesisError::Unsatisfiable }, ErrorKind::BadInput),
+            (FilecoinError::SelfCheckFailed { partition: 0, vk: "/p/v28-x.vk".into() }, ErrorKind::BadParams),
+            (FilecoinError::SelfCheck("partition 0: no pairing".into()), ErrorKind::Internal),
+            (FilecoinError::Prove(ProveError::IdentityDelta), ErrorKind::BadParams),
+        ] {
+            let message = e.to_string();
+            assert_eq!(CircuitError::from(e), CircuitError { kind, message });
+        }
+    }
+}

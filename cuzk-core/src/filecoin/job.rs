@@ -7,9 +7,11 @@
 use super::circuit::{EnginePartition, FilecoinCircuit};
 use crate::proof_kind::ProofKind;
 use super::assemble::check_public_inputs;
+use super::error::FilecoinError;
 use super::params::ParamCache;
 use super::prepare::{PreparedProof, ProofMeta};
 use crate::cs::ProvingAssignment;
+use crate::failure::CircuitError;
 use crate::partitioned::{AnyCircuit, PartitionedCircuit};
 use crate::groth16::Proof;
 use crate::srs::{Parameters, ReadOptions};
@@ -49,10 +51,11 @@ impl FilecoinJob {
         &self.meta
     }
 
-    /// Partition `partition`'s circuit, handed out once.
-    fn take_circuit(&self, partition: usize) -> std::result::Result<FilecoinCircuit, String> {
+    /// Partition `partition`'s circuit, handed out once (the engine asks
+    /// once per partition: asked again, it has a bug).
+    fn take_circuit(&self, partition: usize) -> std::result::Result<FilecoinCircuit, CircuitError> {
         let circuit = self.circuits.lock().unwrap_or_else(|e| e.into_inner()).get_mut(partition).and_then(Option::take);
-        circuit.ok_or_else(|| format!("partition {partition} is out of range or already synthesized"))
+        circuit.ok_or_else(|| CircuitError::internal(format!("partition {partition} is out of range or already synthesized")))
     }
 }
 
@@ -65,7 +68,7 @@ impl PartitionedCircuit for FilecoinJob {
         self.meta.partitions()
     }
 
-    fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> std::result::Result<Box<dyn AnyCircuit>, CircuitError> {
         Ok(Box::new(EnginePartition(self.take_circuit(partition)?)))
     }
 
@@ -86,34 +89,46 @@ impl PartitionedCircuit for FilecoinJob {
         true
     }
 
-    fn circuit_on_threads(&self, partition: usize, threads: usize) -> std::result::Result<Box<dyn AnyCircuit>, String> {
+    fn circuit_on_threads(&self, partition: usize, threads: usize) -> std::result::Result<Box<dyn AnyCircuit>, CircuitError> {
         Ok(Box::new(EnginePartition(self.take_circuit(partition)?.with_witness_threads(threads))))
     }
 
-    fn check_assignment(&self, partition: usize, pa: &ProvingAssignment) -> std::result::Result<(), String> {
-        let expected = self.meta.public_inputs.get(partition).ok_or_else(|| format!("partition {partition} is out of range"))?;
-        check_public_inputs(partition, pa, expected).map_err(|e| e.to_string())
+    fn check_assignment(&self, partition: usize, pa: &ProvingAssignment) -> std::result::Result<(), CircuitError> {
+        let expected = self
+            .meta
+            .public_inputs
+            .get(partition)
+            .ok_or_else(|| CircuitError::internal(format!("partition {partition} is out of range")))?;
+        Ok(check_public_inputs(partition, pa, expected)?)
     }
 
-    fn load_params(&self, param_cache: &Path) -> std::result::Result<Parameters, String> {
-        ParamCache::new(param_cache).load_params(&self.meta.circuit_id, self.settings.read).map_err(|e| e.to_string())
+    fn load_params(&self, param_cache: &Path) -> std::result::Result<Parameters, CircuitError> {
+        Ok(ParamCache::new(param_cache).load_params(&self.meta.circuit_id, self.settings.read)?)
     }
 
     fn srs_size_hint(&self, param_cache: &Path) -> Option<u64> {
         ParamCache::new(param_cache).params_file_size(&self.meta.circuit_id)
     }
 
-    /// Assembly as filecoin-proofs does it, after the self-check.
-    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> std::result::Result<Vec<u8>, String> {
+    /// Assembly as filecoin-proofs does it, after the self-check. The
+    /// request was checked before it was proved: proofs that do not parse
+    /// or count are ours; the `.vk` and a proof that does not verify with
+    /// it say their kind ([`FilecoinError::kind`]).
+    fn finish(&self, partition_proofs: Vec<Vec<u8>>) -> std::result::Result<Vec<u8>, CircuitError> {
         let proofs = partition_proofs
             .iter()
             .enumerate()
-            .map(|(k, b)| Proof::from_bytes(b).map_err(|e| format!("partition {k}: the prover's proof does not parse: {e}")))
+            .map(|(k, b)| {
+                Proof::from_bytes(b).map_err(|e| CircuitError::internal(format!("partition {k}: the prover's proof does not parse: {e}")))
+            })
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let key = match &self.settings.self_check {
-            Some(cache) => Some(cache.load_vk(&self.meta.circuit_id).map_err(|e| e.to_string())?),
+            Some(cache) => Some(cache.load_vk(&self.meta.circuit_id)?),
             None => None,
         };
-        self.meta.finish(&proofs, key.as_ref()).map_err(|e| e.to_string())
+        self.meta.finish(&proofs, key.as_ref()).map_err(|e| match e {
+            FilecoinError::Count { .. } => CircuitError::internal(e.to_string()),
+            e => e.into(),
+        })
     }
 }

@@ -9,6 +9,7 @@
 use super::ProofRequest;
 use crate::circuit_source::{BuildContext, BuildError, CircuitRequest, CircuitSource};
 use crate::config::SrsConfig;
+use crate::failure::CircuitError;
 use crate::partitioned::PartitionedCircuit;
 use crate::priority::Priority;
 use crate::proof_kind::ProofKind;
@@ -55,7 +56,7 @@ impl CircuitSource for FilecoinSource {
         imp::params_file_size(circuit_id, srs)
     }
 
-    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, String> {
+    fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError> {
         imp::load_params(circuit_id, srs)
     }
 }
@@ -76,13 +77,13 @@ impl CircuitRequest for ProofRequest {
     }
 
     /// Decodes and checks the request and builds its circuits (JSON and
-    /// bincode decoding, the vanilla proofs' check). Bad input is a
-    /// `BadRequest` naming what is wrong; a missing parameter file fails
+    /// bincode decoding, the vanilla proofs' check). Bad input is an
+    /// error of kind `BadInput` naming what is wrong; a missing parameter file fails
     /// the request now, not after queueing (and, for the `.vk`, not after
     /// minutes of proving).
     fn build(&self, ctx: &BuildContext) -> Result<Arc<dyn PartitionedCircuit>, BuildError> {
         if !self.kind.is_filecoin() {
-            return Err(BuildError::BadRequest(format!("proof kind {} is not a Filecoin kind", self.kind)));
+            return Err(BuildError::bad_request(format!("proof kind {} is not a Filecoin kind", self.kind)));
         }
         imp::job(self, ctx)
     }
@@ -103,13 +104,13 @@ mod imp {
     }
 
     pub fn job(request: &ProofRequest, ctx: &BuildContext) -> Result<Arc<dyn PartitionedCircuit>, BuildError> {
-        let prepared = prepare(request).map_err(|e| BuildError::BadRequest(e.to_string()))?;
+        let prepared = prepare(request).map_err(|e| BuildError::Request(e.into()))?;
         let job = FilecoinJob::new(prepared);
         let id = job.meta().circuit_id.clone();
         let cache = ParamCache::new(&ctx.srs.param_cache);
         cache
             .check_files(&id, !(ctx.resident)(&id), ctx.srs.self_check)
-            .map_err(|e| BuildError::Srs { circuit_id: id.clone(), message: e.to_string() })?;
+            .map_err(|e| BuildError::Srs { circuit_id: id.clone(), error: e.into() })?;
         let settings = JobSettings { read: read_options(ctx.srs), self_check: ctx.srs.self_check.then_some(cache) };
         Ok(Arc::new(job.with_settings(settings)))
     }
@@ -127,8 +128,8 @@ mod imp {
         ParamCache::new(&srs.param_cache).params_file_size(circuit_id)
     }
 
-    pub fn load_params(circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, String> {
-        ParamCache::new(&srs.param_cache).load_params(circuit_id, read_options(srs)).map_err(|e| e.to_string())
+    pub fn load_params(circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError> {
+        Ok(ParamCache::new(&srs.param_cache).load_params(circuit_id, read_options(srs))?)
     }
 }
 
@@ -139,7 +140,7 @@ mod imp {
     const MISSING: &str = "cuzk was built without its `filecoin` feature";
 
     pub fn job(request: &ProofRequest, _ctx: &BuildContext) -> Result<Arc<dyn PartitionedCircuit>, BuildError> {
-        Err(BuildError::BadRequest(format!("proof kind {} is not supported: {MISSING}", request.kind)))
+        Err(BuildError::bad_request(format!("proof kind {} is not supported: {MISSING}", request.kind)))
     }
 
     pub fn short_ids() -> &'static [(&'static str, String)] {
@@ -150,8 +151,10 @@ mod imp {
         None
     }
 
-    pub fn load_params(circuit_id: &str, _srs: &SrsConfig) -> Result<Parameters, String> {
-        Err(format!("{} is a Filecoin SRS, and {MISSING}", crate::client_text::clipped(circuit_id)))
+    /// The parameters exist only for a build that can use them: without
+    /// the feature, they are as good as missing.
+    pub fn load_params(circuit_id: &str, _srs: &SrsConfig) -> Result<Parameters, CircuitError> {
+        Err(CircuitError::missing_params(format!("{} is a Filecoin SRS, and {MISSING}", crate::client_text::clipped(circuit_id))))
     }
 }
 

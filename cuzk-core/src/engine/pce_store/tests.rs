@@ -47,7 +47,7 @@ fn corrupt_or_foreign_file_is_rebuilt() {
     crate::pce::file::write(&other, &file).unwrap();
     let s = store(dir.path(), 1 << 30);
     let err = s.synthesize(&job, 0, None, 1).unwrap_err();
-    assert!(err.contains("does not match its PCE"), "{err}");
+    assert!(err.message.contains("does not match its PCE"), "{err}");
     let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
     assert_eq!(path, SynthPath::Recorded);
     assert!(pa == job.synthesize(1).unwrap());
@@ -69,7 +69,7 @@ fn a_refused_file_that_cannot_be_removed_is_not_loaded_again() {
     let undeletable = dir.path().join("undeletable.pce");
     std::fs::create_dir(&undeletable).unwrap();
     let err = s.refuse_file(&id, &undeletable, PceError::Checksum);
-    assert!(err.contains("could not be removed"), "{err}");
+    assert!(err.message.contains("could not be removed"), "{err}");
     let (pa, path) = s.synthesize(&job, 0, None, 1).unwrap();
     assert_eq!(path, SynthPath::Recorded, "the refused file is not loaded");
     assert!(pa == job.synthesize(0).unwrap());
@@ -138,13 +138,13 @@ impl PartitionedCircuit for Variant {
     fn partitions(&self) -> usize {
         self.job.partitions()
     }
-    fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, String> {
+    fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, crate::failure::CircuitError> {
         if Some(partition) == self.bad {
             return Ok(Box::new(Unsatisfiable));
         }
         self.job.circuit(partition)
     }
-    fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, String> {
+    fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, crate::failure::CircuitError> {
         self.job.load_params(param_cache)
     }
     fn records_on_threads(&self) -> bool {
