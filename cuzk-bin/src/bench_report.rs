@@ -145,6 +145,7 @@ mod tests {
             srs_load_ms: 2,
             synthesis_ms: 3,
             gpu_compute_ms: 4,
+            error_code: 0,
         }
     }
 
