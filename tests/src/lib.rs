@@ -3,6 +3,7 @@
 
 pub mod dlogs;
 pub mod fil;
+pub mod r1cs_check;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar as Fr};
