@@ -16,7 +16,7 @@
 //! one after another and nothing else). Each case prints one `RESULT` line;
 //! a difference fails it naming the first differing constraint or value.
 //!
-//! The production sizes are `#[ignore]`d (minutes and 10-25 GB each). No
+//! The production sizes are `#[ignore]`d (minutes and 7-16 GB each). No
 //! file is read: no parameters, no network. Run them on a host with the
 //! memory, one at a time:
 //!
@@ -82,25 +82,32 @@ fn request(kind: ProofKind, size: u64, seed: u64) -> ProofRequest {
 }
 
 /// Ours: the PCE setup records (blank, on threads) and partition 0's
-/// witness as every proof computes it (witness-only, on threads).
+/// witness as every proof computes it (witness-only, on threads), each
+/// reported as it is made (`what` names the case).
 struct Ours {
     pt: ProofType,
     pce: Pce,
     witness: WitnessOnly,
-    record_s: f64,
-    witness_s: f64,
 }
 
-fn ours(req: &ProofRequest) -> Ours {
+fn ours(req: &ProofRequest, what: &str) -> Ours {
     let prepared = prepare(req).unwrap();
     let pt = prepared.meta.proof_type;
     let t = Instant::now();
     let pce = record_blank(pt).unwrap();
-    let record_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "{what}: our PCE {} constraints, {} inputs, {} aux ({:.2} GB) recorded in {:.1} s",
+        pce.num_constraints(),
+        pce.shape.num_inputs,
+        pce.shape.num_aux,
+        pce.bytes() as f64 / 1e9,
+        t.elapsed().as_secs_f64()
+    );
     let partition0 = prepared.circuits.into_iter().next().unwrap().with_witness_threads(cuzk_core::par::threads());
     let t = Instant::now();
     let witness = generate_witness(partition0).unwrap();
-    Ours { pt, pce, witness, record_s, witness_s: t.elapsed().as_secs_f64() }
+    eprintln!("{what}: our witness of partition 0 in {:.1} s", t.elapsed().as_secs_f64());
+    Ours { pt, pce, witness }
 }
 
 /// Their blank circuit's and partition 0's checks, both at once.
@@ -242,19 +249,9 @@ fn compare(kind: ProofKind, size: u64) {
     let what = format!("{} {}", kind.title(), size_name(size));
     let t = Instant::now();
     let req = request(kind, size, 5);
-    let workload_s = t.elapsed().as_secs_f64();
-    let ours = ours(&req);
+    eprintln!("{what}: workload generated in {:.1} s", t.elapsed().as_secs_f64());
+    let ours = ours(&req, &what);
     let shape = ours.pce.shape;
-    eprintln!(
-        "{what}: workload {workload_s:.1} s; our PCE {} constraints, {} inputs, {} aux ({:.2} GB) recorded in {:.1} s, \
-         partition 0's witness in {:.1} s",
-        ours.pce.num_constraints(),
-        shape.num_inputs,
-        shape.num_aux,
-        ours.pce.bytes() as f64 / 1e9,
-        ours.record_s,
-        ours.witness_s,
-    );
     let theirs = match (kind, size) {
         (ProofKind::PorepSealCommit, _) => match decode_envelope(&req.vanilla_proof).unwrap().phase1.vanilla_proofs {
             VanillaSealProof::StackedDrg2KiBV1(v) => porep_theirs::<ShapeBase>(&req, v, &ours),
@@ -306,7 +303,7 @@ fn post_2kib_same_r1cs_and_witness_as_fallback_post() {
 fn post_sectors_on_threads_as_sequential_synthesis() {
     for kind in [ProofKind::WinningPost, ProofKind::WindowPostPartition] {
         let req = request(kind, SECTOR_SIZE_2_KIB, 3);
-        let ours = ours(&req);
+        let ours = ours(&req, "2 KiB");
         let theirs = pce::record("x", fallback_circuit::<ShapeBase>(&req, ours.pt, true)).unwrap();
         let same = theirs.coeffs == ours.pce.coeffs && theirs.a == ours.pce.a && theirs.b == ours.pce.b && theirs.c == ours.pce.c;
         assert!(same && theirs.shape == ours.pce.shape, "{kind:?}: recorded R1CS differ");
@@ -327,7 +324,7 @@ fn post_sectors_on_threads_as_sequential_synthesis() {
 #[test]
 fn a_difference_is_found_and_named() {
     let req = request(ProofKind::WindowPostPartition, SECTOR_SIZE_2_KIB, 4);
-    let ours = ours(&req);
+    let ours = ours(&req, "2 KiB");
     let theirs = |pce: &Pce, w: &WitnessOnly| {
         let whole = check(pce, Some(w), fallback_circuit::<ShapeBase>(&req, ours.pt, false)).unwrap();
         let parts = post_sectors(pce, Some(w), fallback_circuit::<ShapeBase>(&req, ours.pt, false), 2).unwrap();
@@ -372,37 +369,37 @@ fn a_difference_is_found_and_named() {
 }
 
 #[test]
-#[ignore = "production size: minutes and ~15 GB; see the module's doc"]
+#[ignore = "production size: minutes and ~12 GB; see the module's doc"]
 fn porep_32gib() {
     compare(ProofKind::PorepSealCommit, SECTOR_SIZE_32_GIB);
 }
 
 #[test]
-#[ignore = "production size: minutes and ~15 GB; see the module's doc"]
+#[ignore = "production size: minutes and ~12 GB; see the module's doc"]
 fn porep_64gib() {
     compare(ProofKind::PorepSealCommit, SECTOR_SIZE_64_GIB);
 }
 
 #[test]
-#[ignore = "production size: minutes and ~10 GB; see the module's doc"]
+#[ignore = "production size: minutes and ~7 GB; see the module's doc"]
 fn snap_32gib() {
     compare(ProofKind::SnapDealsUpdate, SECTOR_SIZE_32_GIB);
 }
 
 #[test]
-#[ignore = "production size: minutes and ~10 GB; see the module's doc"]
+#[ignore = "production size: minutes and ~7 GB; see the module's doc"]
 fn snap_64gib() {
     compare(ProofKind::SnapDealsUpdate, SECTOR_SIZE_64_GIB);
 }
 
 #[test]
-#[ignore = "production size: minutes and ~20 GB; see the module's doc"]
+#[ignore = "production size: minutes and ~16 GB; see the module's doc"]
 fn window_post_32gib() {
     compare(ProofKind::WindowPostPartition, SECTOR_SIZE_32_GIB);
 }
 
 #[test]
-#[ignore = "production size: minutes and ~20 GB; see the module's doc"]
+#[ignore = "production size: minutes and ~16 GB; see the module's doc"]
 fn window_post_64gib() {
     compare(ProofKind::WindowPostPartition, SECTOR_SIZE_64_GIB);
 }

@@ -124,11 +124,6 @@ impl<'a> PceCheck<'a> {
         PceCheck { pce, witness, at, report: Report::default() }
     }
 
-    /// Where the check stands.
-    pub fn counts(&self) -> Counts {
-        self.at
-    }
-
     /// What it found; `counts` is where it stands.
     pub fn into_report(mut self) -> Report {
         self.report.counts = self.at;
@@ -281,7 +276,8 @@ pub fn check_with(
 /// nothing else, whose parts share no variable but the constant one and
 /// are all of one size (a PoSt partition: its sectors): part 0 checked
 /// first, which gives the size, then each part where a sequential synthesis
-/// puts it, on `threads` threads. A part of another size is an error.
+/// puts it, on `threads` threads. A part of another size is reported as a
+/// difference (the parts after it would be compared at the wrong rows).
 pub fn check_parts<P: Sync>(
     pce: &Pce,
     witness: Option<&WitnessOnly>,
