@@ -18,7 +18,7 @@
 //!
 //! The production sizes are `#[ignore]`d (minutes and 7-16 GB each). No
 //! file is read: no parameters, no network. Run them on a host with the
-//! memory, one at a time:
+//! memory for as many at once as `--test-threads` runs:
 //!
 //! ```text
 //! cargo test --release -p cuzk-tests --test fil_r1cs_production -- --ignored --nocapture --test-threads=1
