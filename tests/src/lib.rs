@@ -3,6 +3,7 @@
 
 pub mod dlogs;
 pub mod fil;
+pub mod r1cs_check;
 pub mod vram;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
