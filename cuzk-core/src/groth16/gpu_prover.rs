@@ -354,12 +354,25 @@ impl GpuProver {
             (None, None) => HInputs::Uploaded,
         };
         let several = plan.circuits >= 2;
+        // With the points from host memory and L beside the H MSM in the
+        // third buffer, every MSM in chunks no larger than that buffer (see
+        // `plan`'s module documentation): what L and B there are weighed
+        // against. Where L does not run there (a small circuit's buffer
+        // holds no chunk worth it), the chunks stay as planned.
+        let one_buffer = match plan.queries {
+            Queries::InHScratch(_) if host_points && h_on_device => {
+                let third = (HTermBuffers::c_len(h_log_n(shape.num_constraints())?) * std::mem::size_of::<FrRepr>()) as u64;
+                let capped = plan::within_one_buffer(plan.chunks, third);
+                Some((capped, if capped == plan.chunks { chunks } else { self.msm_chunks(params, points, capped)? }))
+            }
+            _ => None,
+        };
         let mut scratch = InScratch::default();
         let queries = match plan.queries {
             Queries::Batched(_) if host_points && several => plan.queries,
             Queries::BesideH if !host_points && h_on_device => plan.queries,
             Queries::InHScratch(want) if h_on_device => {
-                scratch = self.in_scratch(params, shape, want, chunks, !host_points)?;
+                scratch = self.in_scratch(params, shape, want, one_buffer.map_or(chunks, |(_, c)| c), !host_points)?;
                 match scratch {
                     InScratch { l: None, .. } => Queries::AfterH,
                     InScratch { b: None, .. } => Queries::InHScratch(Scratch::L),
@@ -368,18 +381,9 @@ impl GpuProver {
             }
             _ => Queries::AfterH,
         };
-        // With the points from host memory and L beside the H MSM in the
-        // third buffer, every MSM in chunks no larger than that buffer (see
-        // `plan`'s module documentation); where L does not run there (a
-        // small circuit's buffer holds no chunk worth it), as planned.
-        let (plan_chunks, chunks) = match (queries, plan.chunks) {
-            (Queries::InHScratch(_), c) if host_points => {
-                let log_n = h_log_n(shape.num_constraints())?;
-                let third = (HTermBuffers::c_len(log_n) * std::mem::size_of::<FrRepr>()) as u64;
-                let capped = plan::within_one_buffer(c, third);
-                (capped, if capped == c { chunks } else { self.msm_chunks(params, points, capped)? })
-            }
-            (_, c) => (c, chunks),
+        let (plan_chunks, chunks) = match (queries, one_buffer) {
+            (Queries::InHScratch(_), Some(capped)) => capped,
+            _ => (plan.chunks, chunks),
         };
         let batched = matches!(queries, Queries::Batched(_));
         let next = match plan.next {
