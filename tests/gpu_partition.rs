@@ -450,7 +450,7 @@ fn gpu_partition_matches_discrete_logs() {
     // Which of these is fastest is what the planner's choice there rests on.
     for (queries, chunks, what) in [
         (Queries::AfterH, Chunks::Whole, "after H, whole"),
-        (Queries::InHScratch(Scratch::LAndB), Chunks::Whole, "in the third buffer where good enough, whole"),
+        (Queries::InHScratch(Scratch::LAndB), Chunks::Whole, "in the third buffer where good enough, planned whole"),
         (Queries::InHScratch(Scratch::LAndB), Chunks::Within(budget), "in the third buffer, chunked as under the limit"),
         (Queries::InHScratch(Scratch::LAndB), Chunks::Within(2 * budget), "in the third buffer, chunked within twice that"),
     ] {
