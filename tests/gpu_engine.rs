@@ -232,14 +232,31 @@ fn engine_config(gpu_workers: usize, vram_limit: u64, pce: bool, timeline: &std:
     c
 }
 
+/// The timeline's `ev` events.
+fn events<'t>(timeline: &'t str, ev: &'t str) -> impl Iterator<Item = serde_json::Value> + 't {
+    timeline.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).filter(move |v| v["ev"] == ev)
+}
+
 /// Each unit's `path` in the timeline's `ev` events.
 fn paths(timeline: &str, ev: &str) -> Vec<String> {
-    timeline
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["ev"] == ev)
-        .map(|v| v["path"].as_str().unwrap_or("").to_string())
-        .collect()
+    events(timeline, ev).map(|v| v["path"].as_str().unwrap_or("").to_string()).collect()
+}
+
+/// `jobs` submitted to `engine`, each awaited (5 min at most) and every
+/// partition's proof verified.
+fn prove_and_verify(engine: &Engine, jobs: &[BuiltinJob]) {
+    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
+    for (job, id) in jobs.iter().zip(ids) {
+        let out = match engine.await_job(id, Some(Duration::from_secs(300))).unwrap() {
+            JobOutcome::Completed(p) => p,
+            other => panic!("{job:?}: {other:?}"),
+        };
+        let params = engine.parameters(&job.circuit_id()).unwrap();
+        let pvk = prepare_verifying_key(&params.vk);
+        for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
+            assert!(verify_proof(&pvk, proof, &job.public_inputs(p)).unwrap(), "{job:?} partition {p} does not verify");
+        }
+    }
 }
 
 /// Jobs of several shapes through the engine on the GPU; every proof
@@ -256,19 +273,7 @@ fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, V
         .enumerate()
         .map(|(i, s)| BuiltinJob::new(s.parse().unwrap(), 1 + i % 3, seed.wrapping_add(i as u64)))
         .collect();
-    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
-    for (job, id) in jobs.iter().zip(ids) {
-        let out = match engine.await_job(id, Some(Duration::from_secs(300))).unwrap() {
-            JobOutcome::Completed(p) => p,
-            other => panic!("{job:?}: {other:?}"),
-        };
-        let params = engine.parameters(&job.circuit_id()).unwrap();
-        let pvk = prepare_verifying_key(&params.vk);
-        let proofs = Proof::many_from_bytes(&out.proof).unwrap();
-        for (p, proof) in proofs.iter().enumerate() {
-            assert!(verify_proof(&pvk, proof, &job.public_inputs(p)).unwrap(), "{job:?} partition {p} does not verify");
-        }
-    }
+    prove_and_verify(&engine, &jobs);
     let st = engine.status();
     assert!(st.devices.iter().all(|d| d.vram.peak_bytes <= d.vram.total_bytes), "VRAM budget exceeded: {:?}", st.devices);
     engine.shutdown(ShutdownMode::Drain);
@@ -428,18 +433,7 @@ fn engine_real_vram_stays_within_the_vram_limit() {
     let peak = vram::VramPeak::start(device);
     let engine = Engine::start_with_backend(cfg, backend).unwrap();
     let jobs: Vec<_> = (1..=2).map(job).collect();
-    let ids: Vec<_> = jobs.iter().map(|j| engine.submit(ProofRequest::builtin(*j)).unwrap()).collect();
-    for (job, id) in jobs.iter().zip(ids) {
-        let out = match engine.await_job(id, Some(Duration::from_secs(300))).unwrap() {
-            JobOutcome::Completed(p) => p,
-            other => panic!("{job:?}: {other:?}"),
-        };
-        let params = engine.parameters(&job.circuit_id()).unwrap();
-        let pvk = prepare_verifying_key(&params.vk);
-        for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
-            assert!(verify_proof(&pvk, proof, &job.public_inputs(p)).unwrap(), "{job:?} partition {p} does not verify");
-        }
-    }
+    prove_and_verify(&engine, &jobs);
     engine.shutdown(ShutdownMode::Drain);
     let peak = peak.peak();
     let text = std::fs::read_to_string(dir.path().join("timeline.jsonl")).unwrap();
@@ -482,11 +476,7 @@ fn wait_proving(engine: &Engine, id: cuzk_core::engine::JobId) {
 /// Timeline events `ev` of job `id`.
 fn events_of(timeline: &str, ev: &str, id: cuzk_core::engine::JobId) -> usize {
     let id = id.to_string();
-    timeline
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["ev"] == ev && v["job"] == id.as_str())
-        .count()
+    events(timeline, ev).filter(|v| v["job"] == id.as_str()).count()
 }
 
 /// A job cancelled while one of its partitions computes on the GPU ends at
