@@ -13,6 +13,7 @@ use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::engine::gpu_backend::GpuBackend;
 use cuzk_core::engine::interlock::VramBudget;
 use cuzk_core::engine::memory::MemoryBudget;
+use cuzk_core::engine::srs_handle::SrsHandle;
 use cuzk_core::engine::{
     BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode,
 };
@@ -48,7 +49,8 @@ fn every_backend_path_gives_the_cpu_bytes() {
     let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
     for (spec, batch) in [("synthetic:5001:3", 3), ("mimc:300", 2), ("sha256:1", 1), ("synthetic:70000:5", 2)] {
         let spec: CircuitSpec = spec.parse().unwrap();
-        let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+        let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+        let params = srs.host_points_now().unwrap();
         let assignments: Vec<_> = (0..batch).map(|i| cuzk_core::cs::synthesize(spec.instance(seed + i)).unwrap()).collect();
         let cpu = groth16::prove_synthesized_deterministic(&params, &assignments, &vec![(r, s); batch as usize]).unwrap();
         let cpu: Vec<_> = cpu.iter().map(|p| p.to_bytes()).collect();
@@ -62,7 +64,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
         let streamed = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
         for (what, assignments, pce) in [("with a, b, c", &assignments, None), ("witness-only", &witness_only, Some(&pce))] {
             let input = ProveInput {
-                params: &params,
+                srs: &srs,
                 assignments,
                 vram: &vram,
                 pce,
@@ -93,7 +95,7 @@ fn every_backend_path_gives_the_cpu_bytes() {
 struct WitnessOnlyCase {
     r: Fr,
     s: Fr,
-    params: Arc<cuzk_core::srs::Parameters>,
+    srs: Arc<SrsHandle>,
     cpu: Vec<Proof>,
     pce: Arc<cuzk_core::pce::Pce>,
     witness_only: [cuzk_core::cs::ProvingAssignment; 1],
@@ -104,12 +106,13 @@ fn witness_only_case() -> WitnessOnlyCase {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
     let (r, s) = (Fr::random(&mut rng), Fr::random(&mut rng));
     let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let params = srs.host_points_now().unwrap();
     let cpu =
         groth16::prove_synthesized_deterministic(&params, &[cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()], &[(r, s)]).unwrap();
     let pce = Arc::new(cuzk_core::pce::record("c", spec.instance(seed)).unwrap());
     let witness_only = [pce.witness_assignment(cuzk_core::cs::generate_witness(spec.instance(seed)).unwrap()).unwrap()];
-    WitnessOnlyCase { r, s, params, cpu, pce, witness_only }
+    WitnessOnlyCase { r, s, srs, cpu, pce, witness_only }
 }
 
 /// A plan that finds no room for z on the device computes a, b, c of
@@ -127,7 +130,7 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     if cuzk_sys::test_device("host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget").is_none() {
         return;
     }
-    let WitnessOnlyCase { r, s, params, cpu, pce, witness_only } = witness_only_case();
+    let WitnessOnlyCase { r, s, srs, cpu, pce, witness_only } = witness_only_case();
     let abc_bytes = 3 * 32 * witness_only[0].num_constraints() as u64;
     let h_copies = 3 * 32 * witness_only[0].num_constraints().next_power_of_two() as u64;
     let vram = VramBudget::new(64 << 30);
@@ -136,7 +139,7 @@ fn host_abc_of_witness_only_circuits_is_reserved_in_the_host_budget() {
     let small = 1 << 20;
     let tight = MemoryBudget::new(abc_bytes + h_copies - 1);
     let input = ProveInput {
-        params: &params,
+        srs: &srs,
         assignments: &witness_only,
         vram: &vram,
         pce: Some(&pce),
@@ -179,9 +182,10 @@ fn h_term_on_device_follows_the_vram_budget() {
     use cuzk_core::engine::interlock::DeviceLocks;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(cuzk_sys::test_seed("h_term_on_device_follows_the_vram_budget"));
     let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let params = srs.host_points_now().unwrap();
     let backend = GpuBackend::new().unwrap().without_resident_srs();
-    let on = |vram: u64| backend.h_term_on_device(&params, &[DeviceLocks::new(0, "test".into(), vram)]);
+    let on = |vram: u64| backend.h_term_on_device(&srs, &[DeviceLocks::new(0, "test".into(), vram)]);
     assert!(on(16 << 30), "16 GiB holds a 2^17 circuit's H buffers");
     assert!(!on(1 << 20), "1 MiB does not hold a 2^17 circuit's H buffers");
     // The threshold is where a plan with that grant puts the H term.
@@ -200,7 +204,7 @@ fn h_term_on_device_follows_the_vram_budget() {
     // did not count, is refused.
     let none = MemoryBudget::new(0);
     let input = ProveInput {
-        params: &params,
+        srs: &srs,
         assignments: &assignments,
         vram: &vram,
         pce: None,
@@ -313,11 +317,12 @@ fn engine_vram_limit_forces_the_fallback() {
     // once, and sometimes neither fell back.)
     let spec: CircuitSpec = "mimc:200".parse().unwrap();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let params = srs.host_points_now().unwrap();
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
     let input = ProveInput {
-        params: &params,
+        srs: &srs,
         assignments: &assignments,
         vram: &vram,
         pce: None,
@@ -344,10 +349,10 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
         return;
     }
     use cuzk_core::engine::interlock::DeviceLocks;
-    let WitnessOnlyCase { r, s, params, cpu, pce, witness_only } = witness_only_case();
+    let WitnessOnlyCase { r, s, srs, cpu, pce, witness_only } = witness_only_case();
     let backend = GpuBackend::new().unwrap().with_fixed_randomness(r, s).without_resident_srs();
     // The least budget that holds the H term on the device.
-    let on = |vram: u64| backend.h_term_on_device(&params, &[DeviceLocks::new(0, "test".into(), vram)]);
+    let on = |vram: u64| backend.h_term_on_device(&srs, &[DeviceLocks::new(0, "test".into(), vram)]);
     let (mut lo, mut hi) = (1u64 << 20, 16u64 << 30);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
@@ -358,12 +363,12 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
         }
     }
     let device = [DeviceLocks::new(0, "test".into(), hi)];
-    let lease = backend.abc_on_device(&pce, &params, &device);
+    let lease = backend.abc_on_device(&pce, &srs, &device);
     assert!(lease.is_some(), "no lease: the matrices neither resident nor streamed in {hi} B");
     assert!(backend.streams_matrices(0, &pce), "the matrices fit resident in {hi} B: no streaming to test");
     let none = MemoryBudget::new(0);
     let input = ProveInput {
-        params: &params,
+        srs: &srs,
         assignments: &witness_only,
         vram: &device[0].vram,
         pce: Some(&pce),
@@ -406,14 +411,18 @@ fn engine_real_vram_stays_within_the_vram_limit() {
     let job = |i: u64| BuiltinJob::new(spec, 3, seed.wrapping_add(i));
     // Its parameters written where the engine looks for them, so that the
     // estimate below and the engine's proofs use the same ones.
-    let params = Arc::new(groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap());
+    let srs = SrsHandle::in_memory(
+        "test",
+        groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap(),
+    );
+    let params = srs.host_points_now().unwrap();
     params.write_file(&dir.path().join(format!("{}.params", job(0).circuit_id()))).unwrap();
 
     let backend = Arc::new(GpuBackend::new().unwrap());
     let need = {
         let assignments = [cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()];
         let input = ProveInput {
-            params: &params,
+            srs: &srs,
             assignments: &assignments,
             vram: &VramBudget::new(64 << 30),
             pce: None,
@@ -423,7 +432,7 @@ fn engine_real_vram_stays_within_the_vram_limit() {
         };
         backend.vram_needed(device as u32, &input)
     };
-    drop(params);
+    drop((params, srs));
     let limit = need / 4;
     assert!(need > limit + VRAM_MARGIN, "a working set of {} is too small to tell a plan over its limit", mib(need));
 

@@ -77,6 +77,11 @@ pub trait CircuitSource: Send + Sync {
     fn srs_size_hint(&self, _circuit_id: &str, _srs: &SrsConfig) -> Option<u64> {
         None
     }
+    /// Whether [`Self::load_params`] reads the SRS of `circuit_id` from a
+    /// file (see [`crate::partitioned::PartitionedCircuit::params_from_file`]).
+    fn params_from_file(&self, _circuit_id: &str, _srs: &SrsConfig) -> bool {
+        false
+    }
     /// Loads the SRS of a resolved id; the error's kind says whether the
     /// parameters are missing, unusable, or something else failed.
     fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError>;

@@ -93,6 +93,13 @@ pub trait PartitionedCircuit: Send + Sync {
     fn srs_size_hint(&self, _param_cache: &Path) -> Option<u64> {
         None
     }
+    /// Whether [`Self::load_params`] reads the SRS from a file, so that
+    /// calling it again gives the same key: the engine then releases its
+    /// host points where every device keeps a copy, and reads them again
+    /// when a path needs them. False (the default): they stay in memory.
+    fn params_from_file(&self, _param_cache: &Path) -> bool {
+        false
+    }
     /// Turns the partition proofs (in partition order) into the job's
     /// proof; an error fails the job with that reason. By default the
     /// proofs concatenated; Filecoin jobs self-check here.

@@ -216,7 +216,7 @@ fn srs_is_read_from_param_cache_when_present() {
     cfg.srs.param_cache = dir.path().into();
     let engine = Engine::start(cfg).unwrap();
     let job = BuiltinJob::new(spec, 2, 11);
-    assert_eq!(*engine.parameters(&job.circuit_id()).unwrap(), params);
+    assert_eq!(**engine.parameters(&job.circuit_id()).unwrap(), params);
     let (_, out) = engine.prove(ProofRequest::builtin(job), WAIT).unwrap();
     verify(&engine, &job, &expect_completed(out));
 }

@@ -55,7 +55,8 @@ impl ProverBackend for FixedRandomness {
             }
         }
         let rs: Vec<(Fr, Fr)> = (0..input.assignments.len() as u64).map(|k| (Fr::from(7 + k), Fr::from(11 + k))).collect();
-        Ok(prove_synthesized_deterministic(input.params, &input.with_abc()?, &rs)?)
+        let points = input.srs.host_points()?;
+        Ok(prove_synthesized_deterministic(&points, &input.with_abc()?, &rs)?)
     }
     fn compute_fallback(&self, d: u32, _: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         self.compute(d, (), input)
@@ -66,13 +67,13 @@ impl ProverBackend for FixedRandomness {
     fn abc_on_device(
         &self,
         _: &Arc<cuzk_core::pce::Pce>,
-        _: &cuzk_core::srs::Parameters,
+        _: &cuzk_core::engine::srs_handle::SrsHandle,
         _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>],
     ) -> Option<cuzk_core::engine::MatricesLease> {
         let held: Arc<dyn std::any::Any + Send + Sync> = self.matrices.clone();
         self.abc_on_device.then(|| cuzk_core::engine::MatricesLease::holding(vec![held]))
     }
-    fn h_term_on_device(&self, _: &cuzk_core::srs::Parameters, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
+    fn h_term_on_device(&self, _: &cuzk_core::engine::srs_handle::SrsHandle, _: &[Arc<cuzk_core::engine::interlock::DeviceLocks>]) -> bool {
         self.h_term_on_device
     }
 }

@@ -24,10 +24,10 @@
 use super::interlock::{DeviceLocks, VramBudget};
 use super::memory::{MemoryBudget, Purpose, Reservation};
 pub use super::prover_error::ProverError;
+use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
 use crate::pce::Pce;
-use crate::srs::Parameters;
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,8 +42,10 @@ pub struct DeviceInfo {
 
 /// What one prover call works on: circuits of the same shape, one SRS.
 pub struct ProveInput<'a> {
-    /// Shared, so a backend can tie device copies of the SRS to it.
-    pub params: &'a Arc<Parameters>,
+    /// The SRS: its shape, and its host points (read again where they were
+    /// released: [`SrsHandle::host_points`]). Shared, so a backend can tie
+    /// device copies of it to it.
+    pub srs: &'a Arc<SrsHandle>,
     pub assignments: &'a [ProvingAssignment],
     /// The device's VRAM budget, for memory a backend keeps beyond one call
     /// (a resident SRS); per-call memory is reserved by the worker.
@@ -134,16 +136,16 @@ pub trait ProverBackend: Send + Sync {
     /// ran out of device memory.
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
     fn epilogue(&self, device: u32, computed: Self::Computed) -> Result<Vec<Proof>, ProverError>;
-    /// Whether partitions of `pce`'s circuit, proved with `params` on
+    /// Whether partitions of `pce`'s circuit, proved with `srs` on
     /// `devices`, get their a, b, c computed on the device (the matrices
     /// resident there, made so now where the VRAM budget has room beside a
     /// working set): the engine then synthesizes them witness-only, and
     /// holds the lease until they are proved. The CPU backend computes
     /// them itself.
-    fn abc_on_device(&self, _pce: &Arc<Pce>, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
+    fn abc_on_device(&self, _pce: &Arc<Pce>, _srs: &SrsHandle, _devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
         None
     }
-    /// Whether partitions of `params`'s circuits, proved on `devices`, get
+    /// Whether partitions of `srs`'s circuits, proved on `devices`, get
     /// their H term on the device (its buffers fit each device's VRAM
     /// budget beside an MSM): the engine then reserves a partition whose a,
     /// b, c come from the CPU SpMV at what it holds, without the working
@@ -152,7 +154,14 @@ pub trait ProverBackend: Send + Sync {
     /// that computes it on the host after all reserves them itself
     /// ([`ProveInput::reserve_host_h_term`]). The CPU backend's H term is
     /// on the host.
-    fn h_term_on_device(&self, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> bool {
+    fn h_term_on_device(&self, _srs: &SrsHandle, _devices: &[Arc<DeviceLocks>]) -> bool {
+        false
+    }
+    /// Whether `device` keeps a copy of `srs`'s points of its own (a GPU's
+    /// resident SRS): its proofs need no host points. Where every device
+    /// in service does, the engine releases the host points
+    /// ([`super::srs_handle::release_where_every_device_holds`]).
+    fn holds_points(&self, _device: u32, _srs: &SrsHandle) -> bool {
         false
     }
 }
@@ -202,9 +211,11 @@ pub trait Backend: Send + Sync {
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError>;
     /// [`ProverBackend::abc_on_device`].
-    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease>;
+    fn abc_on_device(&self, pce: &Arc<Pce>, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease>;
     /// [`ProverBackend::h_term_on_device`].
-    fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool;
+    fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool;
+    /// [`ProverBackend::holds_points`].
+    fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool;
 }
 
 impl<B: ProverBackend> Backend for B {
@@ -226,12 +237,16 @@ impl<B: ProverBackend> Backend for B {
         super::prover_worker::through_interlock(self, dev, input, urgent, gpu_event)
     }
 
-    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
-        ProverBackend::abc_on_device(self, pce, params, devices)
+    fn abc_on_device(&self, pce: &Arc<Pce>, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
+        ProverBackend::abc_on_device(self, pce, srs, devices)
     }
 
-    fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
-        ProverBackend::h_term_on_device(self, params, devices)
+    fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool {
+        ProverBackend::h_term_on_device(self, srs, devices)
+    }
+
+    fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool {
+        ProverBackend::holds_points(self, device, srs)
     }
 }
 
@@ -272,7 +287,8 @@ impl ProverBackend for CpuBackend {
         // CPU may not have counted them).
         let _h_copies = input.reserve_host_h_term(input.assignments.len())?;
         let assignments = input.with_abc()?;
-        Ok(prove_synthesized_until(input.params, &assignments, input.stop)?)
+        let points = input.srs.host_points()?;
+        Ok(prove_synthesized_until(&points, &assignments, input.stop)?)
     }
 
     fn compute_fallback(&self, device: u32, _vram_granted: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {

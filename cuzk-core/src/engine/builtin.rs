@@ -49,11 +49,21 @@ impl BuiltinJob {
         id.strip_prefix(BUILTIN_PREFIX)?.replace('-', ":").parse().ok()
     }
 
+    /// Whether the SRS of a built-in circuit is read from a file (else it
+    /// is generated).
+    pub fn builtin_params_from_file(spec: &CircuitSpec, param_cache: &Path) -> bool {
+        Self::builtin_params_path(spec, param_cache).is_file()
+    }
+
+    fn builtin_params_path(spec: &CircuitSpec, param_cache: &Path) -> std::path::PathBuf {
+        param_cache.join(format!("{}.params", Self::circuit_id_of(spec)))
+    }
+
     /// Loads or generates the SRS of a built-in circuit: a file that
     /// exists and does not read is unusable parameters; a setup that fails,
     /// a bug.
     pub fn load_builtin_params(spec: &CircuitSpec, param_cache: &Path) -> Result<Parameters, CircuitError> {
-        let path = param_cache.join(format!("{}.params", Self::circuit_id_of(spec)));
+        let path = Self::builtin_params_path(spec, param_cache);
         if path.exists() {
             return Parameters::read_file(&path, ReadOptions::default())
                 .map_err(|e| CircuitError::bad_params(format!("{}: {e}", path.display())));
@@ -79,6 +89,10 @@ impl PartitionedCircuit for BuiltinJob {
     fn load_params(&self, param_cache: &Path) -> Result<Parameters, CircuitError> {
         Self::load_builtin_params(&self.spec, param_cache)
     }
+
+    fn params_from_file(&self, param_cache: &Path) -> bool {
+        Self::builtin_params_from_file(&self.spec, param_cache)
+    }
 }
 
 /// The ids `builtin-<circuit>` (see [`BuiltinJob::circuit_id_of`]).
@@ -98,6 +112,10 @@ impl CircuitSource for BuiltinSource {
         let spec = BuiltinJob::spec_of_circuit_id(circuit_id)
             .ok_or_else(|| CircuitError::internal(format!("{} is not a built-in circuit id", crate::client_text::clipped(circuit_id))))?;
         BuiltinJob::load_builtin_params(&spec, &srs.param_cache)
+    }
+
+    fn params_from_file(&self, circuit_id: &str, srs: &SrsConfig) -> bool {
+        BuiltinJob::spec_of_circuit_id(circuit_id).is_some_and(|spec| BuiltinJob::builtin_params_from_file(&spec, &srs.param_cache))
     }
 }
 

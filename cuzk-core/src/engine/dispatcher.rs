@@ -29,7 +29,8 @@ use super::pipeline::{BatchCtx, Member, Permit, Permits, SynthUnit};
 use super::request::Priority;
 use super::scheduler::Take;
 use super::shared::{panic_message, Shared};
-use super::srs_manager::{SrsLease, SrsLoader};
+use super::srs_handle::{host_points_needed, Reread};
+use super::srs_manager::{SrsError, SrsLease, SrsLoader};
 use super::timeline::Event;
 use crate::failure::ErrorKind;
 use std::cell::RefCell;
@@ -177,8 +178,12 @@ impl Dispatcher {
         }
         let inflight = sh.inflight.enter(&circuit_id);
         match sh.srs.lease_resident(&circuit_id) {
-            Some(lease) => self.queue_units(&jobs, lease, inflight, permit.expect("the dispatcher holds a permit")),
-            None => {
+            Some(lease) if !host_points_needed(&lease.handle, sh.backend.as_ref(), &sh.devices) => {
+                self.queue_units(&jobs, lease, inflight, permit.expect("the dispatcher holds a permit"))
+            }
+            // Not loaded, or its host points released and needed again:
+            // read on a thread of its own.
+            _ => {
                 drop(permit);
                 self.park(jobs, inflight, t);
             }
@@ -199,10 +204,24 @@ impl Dispatcher {
             let circuit = jobs[0].circuit.clone();
             let param_cache = sh.config.srs.param_cache.clone();
             let size_hint = circuit.srs_size_hint(&param_cache);
-            let loader = SrsLoader { size_hint, load: Box::new(move || circuit.load_params(&param_cache)) };
+            let reread = circuit.params_from_file(&param_cache).then(|| {
+                let (circuit, param_cache) = (circuit.clone(), param_cache.clone());
+                Arc::new(move || circuit.load_params(&param_cache)) as Reread
+            });
+            let loader = SrsLoader { size_hint, load: Box::new(move || circuit.load_params(&param_cache)), reread };
             let abandon = || jobs.iter().all(|j| j.is_finished());
-            let loaded = match catch_unwind(AssertUnwindSafe(|| sh.srs.acquire(&circuit_id, loader, &abandon))) {
-                Ok(Ok((lease, _))) => {
+            let leased = || {
+                let (lease, _) = sh.srs.acquire(&circuit_id, loader, &abandon)?;
+                // Host points released where a device in service has no
+                // copy of its own: read again before any partition takes
+                // the room.
+                if host_points_needed(&lease.handle, sh.backend.as_ref(), &sh.devices) {
+                    sh.srs.read_host_points(&lease.handle, &abandon)?;
+                }
+                Ok::<_, SrsError>(lease)
+            };
+            let loaded = match catch_unwind(AssertUnwindSafe(leased)) {
+                Ok(Ok(lease)) => {
                     jobs.iter().for_each(|j| j.add_srs_wait(t.elapsed()));
                     Some(Loaded { jobs, lease, inflight })
                 }
@@ -230,7 +249,7 @@ impl Dispatcher {
 
     /// Queues one synthesis unit per partition index of the batch.
     fn queue_units(&self, jobs: &[Arc<Job>], lease: SrsLease, inflight: InflightGuard, permit: Permit) {
-        let partition_bytes = partition_bytes_estimate(&lease.params);
+        let partition_bytes = partition_bytes_estimate(&*lease.handle);
         let units = jobs.iter().map(|j| j.partitions).max().unwrap_or(0);
         let batch = BatchCtx::new(lease, inflight, partition_bytes, units, permit, self.sh.config.pipeline.enabled);
         let lead = &jobs[0];
@@ -269,8 +288,8 @@ impl Dispatcher {
                 return;
             }
             let others_bytes: Option<u64> = others.iter().map(|c| sh.srs.bytes_held_or_reserved(c)).sum();
-            if let (Some((bytes, params)), Some(others_bytes)) = (sh.srs.resident(circuit_id), others_bytes) {
-                if others_bytes + bytes + partition_bytes_estimate(&params) <= budget {
+            if let (Some((bytes, srs)), Some(others_bytes)) = (sh.srs.resident(circuit_id), others_bytes) {
+                if others_bytes + bytes + partition_bytes_estimate(&*srs) <= budget {
                     return;
                 }
             }

@@ -3,7 +3,13 @@
 //!
 //! - `keep_resident` (under `mem_mtx`, before the worker sizes its working
 //!   set): make the SRS resident in VRAM where the planner keeps it so
-//!   (`plan::srs_resident`; uploaded once, kept while the host SRS lives).
+//!   (`plan::srs_resident`; uploaded once, kept while the engine holds the
+//!   SRS). Once every device keeps a copy (`holds_points`), the engine
+//!   releases the SRS's host points (where they can be read again from
+//!   their file): a 32 GiB PoRep's 44 GiB go back to the host budget. A
+//!   path that needs them in host memory again (a device without a copy,
+//!   points streamed) reads them again first, within the budget
+//!   (`SrsHandle::host_points`).
 //! - `prestage` (under `mem_mtx`): stage circuit 0's a, b, c into the H
 //!   buffers the worker reserved:
 //!   uploaded, or, for partitions synthesized witness-only, computed by
@@ -35,6 +41,7 @@
 use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError};
 use super::interlock::DeviceLocks;
 use super::memory::{Purpose, Reservation};
+use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
@@ -42,7 +49,7 @@ use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
-use crate::srs::Parameters;
+use crate::srs::KeyShape;
 use blstrs::Scalar as Fr;
 use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
@@ -61,7 +68,7 @@ const CARD_FREE_SLACK: u64 = 256 << 20;
 struct GpuDevice {
     info: DeviceInfo,
     prover: GpuProver,
-    resident: Mutex<Vec<Resident<Parameters, DeviceSrs>>>,
+    resident: Mutex<Vec<Resident<SrsHandle, DeviceSrs>>>,
     pces: Mutex<Vec<Resident<Pce, GpuPce>>>,
     streamed: Mutex<Vec<Resident<Pce, StreamedPce>>>,
 }
@@ -90,7 +97,7 @@ pub struct GpuStaged {
 
 /// A batch after `compute`: its MSM results, for the epilogue on the CPU.
 pub struct GpuComputed {
-    params: Arc<Parameters>,
+    srs: Arc<SrsHandle>,
     results: Vec<MsmResults>,
 }
 
@@ -185,7 +192,7 @@ impl GpuBackend {
     /// stages its points too where they come from the host: at 2^27 that
     /// is ~32 GiB against ~17 GiB with them resident, the difference
     /// between one working set and two beside a resident SRS and matrices.
-    fn working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64, points_on_device: bool) -> u64 {
+    fn working_set(dev: &GpuDevice, params: &dyn KeyShape, constraints: usize, z: u64, points_on_device: bool) -> u64 {
         let h = h_log_n(constraints).map_or(0, cuzk_sys::HTermBuffers::bytes);
         let (n1, n2) = msm_sizes(params);
         let o = dev.info.ordinal as i32;
@@ -200,7 +207,7 @@ impl GpuBackend {
     /// with its points where they are now: on the device where its SRS is
     /// resident, else from the host.
     fn vram_needed_on(dev: &GpuDevice, input: &ProveInput<'_>) -> u64 {
-        Self::working_set_of(dev, input, Self::is_resident(dev, input.params))
+        Self::working_set_of(dev, input, Self::is_resident(dev, input.srs))
     }
 
     /// The H buffers plus the largest MSM workspace (its points from the
@@ -212,14 +219,7 @@ impl GpuBackend {
             Some(pce) if input.witness_only() => pce.z_bytes(),
             _ => 0,
         };
-        Self::working_set(dev, input.params, first.num_constraints(), z, points_on_device)
-    }
-
-    fn points<'a>(params: &'a Parameters, srs: &'a Option<Arc<DeviceSrs>>) -> SrsPoints<'a> {
-        match srs {
-            Some(d) => SrsPoints::Device(d),
-            None => SrsPoints::Host(params),
-        }
+        Self::working_set(dev, &**input.srs, first.num_constraints(), z, points_on_device)
     }
 
     /// The VRAM sizes of `input` on `dev` that a plan is made from.
@@ -234,12 +234,12 @@ impl GpuBackend {
     ) -> Result<Sizes, ProverError> {
         let Some(first) = input.assignments.first() else { return Ok(Sizes::default()) };
         let o = dev.info.ordinal as i32;
-        let (n1, n2) = msm_sizes(input.params);
+        let (n1, n2) = msm_sizes(&**input.srs);
         Ok(Sizes {
             h_bytes: GpuProver::h_bytes(first.num_constraints())?,
             msm_bytes: Self::msm_workspace_bytes(o, (n1, n2), resident, MsmOptions::default())?,
-            query_bytes: if resident { GpuProver::query_workspace_bytes(o, input.params)? } else { 0 },
-            min_msm_bytes: Self::min_msm_bytes(dev, input.params, resident)?,
+            query_bytes: if resident { GpuProver::query_workspace_bytes(o, &**input.srs)? } else { 0 },
+            min_msm_bytes: Self::min_msm_bytes(dev, &**input.srs, resident)?,
             z_bytes: input.pce.filter(|_| pce_resident).map_or(0, |p| p.z_bytes()),
             streamed_bytes: match streamed {
                 Some(s) => GpuProver::streamed_bytes(first.num_constraints(), s)?,
@@ -252,12 +252,12 @@ impl GpuBackend {
     /// chunks of 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H
     /// buffers, 4 GiB of MSM workspace). Below it, a plan puts the H term
     /// on the CPU.
-    fn min_msm_bytes(dev: &GpuDevice, params: &Parameters, points_on_device: bool) -> Result<u64, ProverError> {
+    fn min_msm_bytes(dev: &GpuDevice, params: &dyn KeyShape, points_on_device: bool) -> Result<u64, ProverError> {
         Self::chunked_msm_bytes(dev, params, points_on_device, 1 << 20)
     }
 
     /// The MSM workspace of `params`'s MSMs in chunks of `chunk` points.
-    fn chunked_msm_bytes(dev: &GpuDevice, params: &Parameters, points_on_device: bool, chunk: u64) -> Result<u64, ProverError> {
+    fn chunked_msm_bytes(dev: &GpuDevice, params: &dyn KeyShape, points_on_device: bool, chunk: u64) -> Result<u64, ProverError> {
         let (n1, n2) = msm_sizes(params);
         let opts = MsmOptions { max_chunk_points: chunk, max_sort_entries: chunk, ..Default::default() };
         Self::msm_workspace_bytes(dev.info.ordinal as i32, (n1.min(chunk), n2.min(chunk)), points_on_device, opts)
@@ -359,11 +359,20 @@ impl GpuBackend {
         } else {
             None
         };
-        let points = Self::points(input.params, &srs);
+        // The points from the device where they are resident, else from
+        // host memory (read again first where they were released).
+        let host;
+        let points = match &srs {
+            Some(d) => SrsPoints::Device(d),
+            None => {
+                host = input.srs.host_points()?;
+                SrsPoints::Host(&host)
+            }
+        };
         let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref(), streamed: streamed.as_deref() });
-        let results = dev.prover.run_until(input.params, points, input.assignments, matrices, first, &plan, input.stop)?;
+        let results = dev.prover.run_until(&**input.srs, points, input.assignments, matrices, first, &plan, input.stop)?;
         drop(borrowed);
-        Ok(GpuComputed { params: input.params.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
+        Ok(GpuComputed { srs: input.srs.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
     }
 }
 
@@ -399,16 +408,24 @@ impl ProverBackend for GpuBackend {
         }
     }
 
+    /// Its resident copy: the engine releases the host points where every
+    /// device has one.
+    fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool {
+        self.device(device).is_ok_and(|dev| Self::is_resident(dev, srs))
+    }
+
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
         let dev = self.device(device)?;
-        let srs = Self::find_resident(dev, input.params);
+        let srs = Self::find_resident(dev, input.srs);
         if srs.is_none() {
-            pin_host_points(input.params); // once per SRS; MSMs stream its points
+            // Once per copy of the points; MSMs stream them.
+            let host = input.srs.host_points()?;
+            pin_host_points(&host);
         }
         // Witness-only partitions: their matrices (again, if evicted since
         // synthesis) for the SpMV, whose z the reservation counts.
         let pce = match input.pce {
-            Some(p) if input.witness_only() => self.ensure_pce(dev, p, input.params, input.vram),
+            Some(p) if input.witness_only() => self.ensure_pce(dev, p, input.srs, input.vram),
             Some(p) => Self::find_pce(dev, p),
             None => None,
         };
@@ -434,9 +451,10 @@ impl ProverBackend for GpuBackend {
 
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
-        let srs = Self::find_resident(dev, input.params);
+        let srs = Self::find_resident(dev, input.srs);
         if srs.is_none() {
-            pin_host_points(input.params);
+            let host = input.srs.host_points()?;
+            pin_host_points(&host);
         }
         // Within what the card has free too (less the headroom the budget
         // keeps): after an out-of-memory in `compute` the budget's figure
@@ -462,7 +480,7 @@ impl ProverBackend for GpuBackend {
     }
 
     fn epilogue(&self, _device: u32, computed: GpuComputed) -> Result<Vec<Proof>, ProverError> {
-        let GpuComputed { params, results } = computed;
+        let GpuComputed { srs, results } = computed;
         let mut rng = rand_core::OsRng;
         Ok(results
             .into_iter()
@@ -471,7 +489,7 @@ impl ProverBackend for GpuBackend {
                     Randomness::Fresh => (Fr::random(&mut rng), Fr::random(&mut rng)),
                     Randomness::Fixed(r, s) => (r, s),
                 };
-                assemble(&params.vk, m, r, s)
+                assemble(srs.vk(), m, r, s)
             })
             .collect())
     }
@@ -480,28 +498,28 @@ impl ProverBackend for GpuBackend {
     /// there is room: [`GpuBackend::ensure_pce`]) or else ready to stream
     /// from host memory ([`GpuBackend::ensure_streamed`]), each copy held
     /// by the lease: an SRS upload evicts only copies no one holds.
-    fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
+    fn abc_on_device(&self, pce: &Arc<Pce>, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
         let mut copies: Vec<Arc<dyn std::any::Any + Send + Sync>> = Vec::new();
         for d in devices.iter().filter(|d| d.in_service()) {
             let dev = self.device(d.ordinal).ok()?;
-            match self.ensure_pce(dev, pce, params, &d.vram) {
+            match self.ensure_pce(dev, pce, srs, &d.vram) {
                 Some(resident) => copies.push(resident),
-                None => copies.push(self.ensure_streamed(dev, pce, params, &d.vram)?),
+                None => copies.push(self.ensure_streamed(dev, pce, srs, &d.vram)?),
             }
         }
         (!copies.is_empty()).then(|| MatricesLease::holding(copies))
     }
 
     /// Where every device in service has a VRAM budget with room for the
-    /// H buffers of `params`'s domain beside the smallest MSM workspace (a
+    /// H buffers of `srs`'s domain beside the smallest MSM workspace (a
     /// plan with its whole budget computes the H term there), points
     /// where they are now.
-    fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
-        let Ok(h) = GpuProver::h_bytes(params.h.len() + 1) else { return false };
+    fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool {
+        let Ok(h) = GpuProver::h_bytes(srs.counts().h + 1) else { return false };
         let mut any = false;
         for d in devices.iter().filter(|d| d.in_service()) {
             let Ok(dev) = self.device(d.ordinal) else { return false };
-            let Ok(msm) = Self::min_msm_bytes(dev, params, Self::is_resident(dev, params)) else { return false };
+            let Ok(msm) = Self::min_msm_bytes(dev, srs, Self::is_resident(dev, srs)) else { return false };
             if d.vram.usage().total_bytes < h.saturating_add(msm) {
                 return false;
             }

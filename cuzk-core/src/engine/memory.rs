@@ -9,7 +9,7 @@
 //! memory a proved partition frees goes to it.
 
 use crate::config::{format_size, MemoryConfig, TotalBudget};
-use crate::srs::Parameters;
+use crate::srs::KeyShape;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -66,6 +66,11 @@ pub struct Reservation {
 impl Reservation {
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The budget it holds bytes of.
+    pub fn budget(&self) -> Arc<MemoryBudget> {
+        self.budget.clone()
     }
 
     /// Holds `bytes` from now on: always where that is less, where they
@@ -322,10 +327,10 @@ pub fn resolve_budget(cfg: &MemoryConfig) -> Result<u64, String> {
 /// as vectors grow), the assignments, and the prover's working copies of
 /// a, b, c for the H term. Derived from the SRS shape because the
 /// constraint count is known before synthesis only through it.
-pub fn partition_bytes_estimate(params: &Parameters) -> u64 {
+pub fn partition_bytes_estimate(srs: &dyn KeyShape) -> u64 {
     let fr = 32u64;
-    let domain = params.h.len() as u64 + 1;
-    let vars = (params.vk.ic.len() + params.l.len()) as u64;
+    let domain = srs.counts().h as u64 + 1;
+    let vars = (srs.vk().ic.len() + srs.counts().l) as u64;
     let abc = 3 * domain * fr;
     2 * abc + vars * fr + vars / 4
 }

@@ -30,6 +30,7 @@ mod prover_worker;
 pub mod request;
 pub mod scheduler;
 mod shared;
+pub mod srs_handle;
 pub mod srs_manager;
 mod start;
 pub mod status;
@@ -218,8 +219,11 @@ impl Engine {
     /// built-in circuits and of the engine's sources can be loaded; others
     /// only once a job has loaded them). An id may be given in any spelling
     /// its source accepts (a Filecoin id with its file prefix `v28-<id>`).
-    pub fn parameters(&self, circuit_id: &str) -> Result<Arc<crate::srs::Parameters>, EngineError> {
-        start::lease(&self.shared, &start::resolve(&self.shared, circuit_id)).map(|(l, _)| l.params.clone())
+    /// Their host points are read again where they were released.
+    pub fn parameters(&self, circuit_id: &str) -> Result<Arc<srs_handle::HostPoints>, EngineError> {
+        let id = start::resolve(&self.shared, circuit_id);
+        let (lease, _) = start::lease(&self.shared, &id)?;
+        lease.handle.host_points().map_err(|e| EngineError::Srs { circuit_id: id.into_owned(), kind: e.kind(), message: e.to_string() })
     }
 
     pub fn preload_srs(&self, circuit_id: &str) -> Result<PreloadResult, EngineError> {

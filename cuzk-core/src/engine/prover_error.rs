@@ -62,3 +62,15 @@ impl From<crate::groth16::ProveError> for ProverError {
         }
     }
 }
+
+/// Host points of a released SRS that a call needs again: no room for
+/// them in the budget now is worth waiting for (the worker's patience); a
+/// file that no longer reads, or reads another key, fails the call.
+impl From<super::srs_handle::HostPointsError> for ProverError {
+    fn from(e: super::srs_handle::HostPointsError) -> Self {
+        match e {
+            e @ super::srs_handle::HostPointsError::NoRoom { .. } => ProverError::OutOfHostMemory(e.to_string()),
+            e => ProverError::Internal(e.to_string()),
+        }
+    }
+}

@@ -26,6 +26,7 @@ use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBack
 use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service};
 use super::pipeline::{Member, ProveUnit};
 use super::shared::{panic_message, Shared};
+use super::srs_handle::release_where_every_device_holds;
 use super::status::PartitionPhase;
 use super::timeline::Event;
 use crate::config::format_size;
@@ -110,7 +111,7 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
     // waits for one MSM, not for the whole prove).
     let unwanted = || members.iter().all(|m| m.job.is_finished());
     let input = ProveInput {
-        params: &prove_ticket.batch.srs.params,
+        srs: &prove_ticket.batch.srs.handle,
         assignments: &assignments,
         vram: &w.device.vram,
         pce: pce.as_ref(),
@@ -160,6 +161,9 @@ fn process(sh: &Shared, w: &ProverWorker, unit: ProveUnit) {
             return;
         }
     }
+    // Once every device keeps the SRS's points of its own (a GPU's resident
+    // copy, made for this unit), its host points go back to the budget.
+    release_where_every_device_holds(&prove_ticket.batch.srs.handle, sh.backend.as_ref(), &sh.devices);
     // The unit's host memory is freed before its reservation goes back to
     // the budget, which then never counts as free what is still in use.
     drop(assignments);

@@ -1,9 +1,14 @@
 //! The SRS manager: parameters load on first use and stay resident, each
-//! holding a memory reservation. Leases count references; an entry with
-//! no lease that has been idle for `eviction_min_idle` may be evicted,
-//! least recently used first, when memory runs short.
+//! an [`SrsHandle`] whose host points hold a memory reservation (released
+//! where every device keeps a copy, and read again when a path needs
+//! them: see `srs_handle`). Leases count references; an entry with no
+//! lease that has been idle for `eviction_min_idle` may be evicted, least
+//! recently used first, when memory runs short: entries whose host points
+//! are released are not, as that frees no host memory (only the devices'
+//! copies, which a later batch would read the whole file again to rebuild).
 
-use super::memory::{MemoryBudget, Purpose, Reservation, ReserveError};
+use super::memory::{MemoryBudget, Purpose, ReserveError};
+use super::srs_handle::{HostPoints, HostPointsError, Reread, SrsHandle};
 use crate::client_text::clipped;
 use crate::failure::{CircuitError, ErrorKind};
 use crate::srs::Parameters;
@@ -13,9 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 struct Entry {
-    params: Arc<Parameters>,
-    _memory: Reservation,
-    bytes: u64,
+    handle: Arc<SrsHandle>,
     refs: usize,
     last_used: Instant,
 }
@@ -25,6 +28,9 @@ struct Entry {
 pub struct SrsEntryStatus {
     pub circuit_id: String,
     pub size_bytes: u64,
+    /// Host bytes its points hold now: `size_bytes`, or 0 where they are
+    /// released (every device keeps a copy).
+    pub host_bytes: u64,
     pub ref_count: usize,
     /// "hot" while a batch uses it, "warm" while resident and idle.
     pub tier: &'static str,
@@ -48,9 +54,7 @@ pub struct SrsManager {
 pub struct SrsLease {
     manager: Arc<SrsManager>,
     circuit_id: String,
-    pub params: Arc<Parameters>,
-    /// Host bytes the entry holds.
-    pub bytes: u64,
+    pub handle: Arc<SrsHandle>,
 }
 
 impl Drop for SrsLease {
@@ -67,6 +71,10 @@ pub struct SrsLoader<'a> {
     /// An upper bound of the size, reserved before loading when known.
     pub size_hint: Option<u64>,
     pub load: Box<dyn FnOnce() -> Result<Parameters, CircuitError> + 'a>,
+    /// How to read the parameters again once their host points are
+    /// released: where they come from a file. None: they stay in memory
+    /// (generated ones: generating again would give another key).
+    pub reread: Option<Reread>,
 }
 
 /// Why the SRS manager could not load or evict an SRS.
@@ -110,7 +118,7 @@ impl SrsManager {
         let e = entries.get_mut(circuit_id)?;
         e.refs += 1;
         e.last_used = Instant::now();
-        Some(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params: e.params.clone(), bytes: e.bytes })
+        Some(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), handle: e.handle.clone() })
     }
 
     /// A lease on the parameters, loading them first if needed. The bool
@@ -166,16 +174,41 @@ impl SrsManager {
         let _reserved = early.as_ref().map(|r| ReservedForLoad::new(self, circuit_id, r.bytes()));
         let params = (loader.load)().map_err(|error| SrsError::Load { circuit_id: circuit_id.into(), error })?;
         let bytes = params.size_bytes() as u64;
-        let memory = match early {
+        let mut memory = match early {
             Some(r) if r.bytes() >= bytes => r,
             _ => reserve(bytes)?,
         };
+        // The points' own size from now on (the hint is an upper bound): a
+        // re-read of released points reserves that much again.
+        memory.resize(bytes);
         log::info!("srs loaded circuit_id={circuit_id} size_bytes={bytes} load_ms={}", t.elapsed().as_millis());
-        let params = Arc::new(params);
-        let bytes = memory.bytes();
-        let entry = Entry { params: params.clone(), bytes, _memory: memory, refs: 1, last_used: Instant::now() };
+        let handle = SrsHandle::new(circuit_id, params, Some(memory), loader.reread);
+        let entry = Entry { handle: handle.clone(), refs: 1, last_used: Instant::now() };
         self.entries.lock().unwrap().insert(circuit_id.to_string(), entry);
-        Ok(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), params, bytes })
+        Ok(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), handle })
+    }
+
+    /// `handle`'s host points, read again where they were released,
+    /// waiting for room in the budget as a load does (evicting idle entries
+    /// under pressure); `abandon()` true gives up.
+    pub fn read_host_points(&self, handle: &SrsHandle, abandon: &dyn Fn() -> bool) -> Result<Arc<HostPoints>, SrsError> {
+        let circuit_id = handle.circuit_id();
+        let reserve = |budget: &Arc<MemoryBudget>, bytes| {
+            let make_room = |need| {
+                self.make_room(need);
+            };
+            budget
+                .reserve(bytes, 0, Purpose::Srs, false, make_room, abandon)
+                .map_err(|error| HostPointsError::Reserve { circuit_id: circuit_id.into(), error })
+        };
+        handle.host_points_reserving(&reserve).map_err(|e| match e {
+            HostPointsError::Reserve { error: ReserveError::Abandoned, .. } => SrsError::Abandoned,
+            HostPointsError::Reserve { error, .. } => SrsError::TooLarge { circuit_id: circuit_id.into(), error },
+            HostPointsError::Reread { error, .. } => SrsError::Load { circuit_id: circuit_id.into(), error },
+            e @ HostPointsError::NoRoom { .. } => {
+                SrsError::Load { circuit_id: circuit_id.into(), error: CircuitError::internal(e.to_string()) }
+            }
+        })
     }
 
     /// Frees memory under pressure: unused entries idle at least
@@ -190,14 +223,15 @@ impl SrsManager {
         freed
     }
 
-    /// Evicts unused entries (idle at least `eviction_min_idle` if
-    /// `respect_min_idle`), least recently used first, until `need` bytes
-    /// are freed. Returns the bytes freed.
+    /// Evicts unused entries that hold host memory (idle at least
+    /// `eviction_min_idle` if `respect_min_idle`), least recently used
+    /// first, until `need` bytes are freed. Returns the bytes freed.
     fn evict_idle(&self, need: u64, respect_min_idle: bool) -> u64 {
         let mut entries = self.entries.lock().unwrap();
         let mut idle: Vec<(Instant, String)> = entries
             .iter()
             .filter(|(_, e)| e.refs == 0 && (!respect_min_idle || e.last_used.elapsed() >= self.min_idle))
+            .filter(|(_, e)| e.handle.host_bytes() > 0)
             .map(|(k, e)| (e.last_used, k.clone()))
             .collect();
         idle.sort();
@@ -208,8 +242,9 @@ impl SrsManager {
             }
             let e = entries.remove(&id).unwrap();
             let reason = if respect_min_idle { "memory_pressure" } else { "memory_pressure_nothing_else_to_free" };
-            log::info!("srs evicted circuit_id={id} size_bytes={} reason={reason}", e.bytes);
-            freed += e.bytes;
+            let bytes = e.handle.host_bytes();
+            log::info!("srs evicted circuit_id={id} size_bytes={bytes} reason={reason}");
+            freed += bytes;
         }
         freed
     }
@@ -223,22 +258,23 @@ impl SrsManager {
             Some(e) if e.refs > 0 => Err(SrsError::InUse { circuit_id: circuit_id.into(), batches: e.refs }),
             Some(_) => {
                 let e = entries.remove(circuit_id).unwrap();
-                log::info!("srs evicted circuit_id={circuit_id} size_bytes={} reason=request", e.bytes);
-                Ok(Some(e.bytes))
+                let bytes = e.handle.host_bytes();
+                log::info!("srs evicted circuit_id={circuit_id} size_bytes={bytes} reason=request");
+                Ok(Some(bytes))
             }
         }
     }
 
-    /// Size and parameters of a resident entry.
-    pub fn resident(&self, circuit_id: &str) -> Option<(u64, Arc<Parameters>)> {
-        self.entries.lock().unwrap().get(circuit_id).map(|e| (e.bytes, e.params.clone()))
+    /// Host bytes and handle of a resident entry.
+    pub fn resident(&self, circuit_id: &str) -> Option<(u64, Arc<SrsHandle>)> {
+        self.entries.lock().unwrap().get(circuit_id).map(|e| (e.handle.host_bytes(), e.handle.clone()))
     }
 
     /// Host bytes the SRS of `circuit_id` holds when resident, or has
     /// reserved while it loads; None when neither (not loaded, or loading
     /// with its size not reserved yet).
     pub fn bytes_held_or_reserved(&self, circuit_id: &str) -> Option<u64> {
-        let held = self.entries.lock().unwrap().get(circuit_id).map(|e| e.bytes);
+        let held = self.entries.lock().unwrap().get(circuit_id).map(|e| e.handle.host_bytes());
         held.or_else(|| self.reserved.lock().unwrap().get(circuit_id).copied())
     }
 
@@ -250,7 +286,8 @@ impl SrsManager {
             .iter()
             .map(|(k, e)| SrsEntryStatus {
                 circuit_id: k.clone(),
-                size_bytes: e.bytes,
+                size_bytes: e.handle.bytes(),
+                host_bytes: e.handle.host_bytes(),
                 ref_count: e.refs,
                 tier: if e.refs > 0 { "hot" } else { "warm" },
                 idle_ms: if e.refs > 0 { 0 } else { e.last_used.elapsed().as_millis() as u64 },
@@ -295,7 +332,7 @@ mod tests {
     }
 
     fn loader<'a>(load: impl FnOnce() -> Result<Parameters, CircuitError> + 'a) -> SrsLoader<'a> {
-        SrsLoader { size_hint: None, load: Box::new(load) }
+        SrsLoader { size_hint: None, load: Box::new(load), reread: None }
     }
 
     #[test]
@@ -355,7 +392,7 @@ mod tests {
     #[test]
     fn errors_say_their_kind() {
         let m = SrsManager::new(MemoryBudget::new(1 << 20), Duration::ZERO);
-        let big = SrsLoader { size_hint: Some(2 << 20), load: Box::new(|| Ok(tiny())) };
+        let big = SrsLoader { size_hint: Some(2 << 20), load: Box::new(|| Ok(tiny())), reread: None };
         let e = m.acquire("big", big, &|| false).err().unwrap();
         assert_eq!(e.kind(), ErrorKind::ResourceExhausted);
         assert_eq!(e.to_string(), "cannot load SRS big: it needs 2MiB but the whole memory budget is 1MiB (raise memory.total_budget)");
@@ -366,7 +403,7 @@ mod tests {
         assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Busy, "SRS held is in use by 1 batch(es); evict it when idle"));
         drop(lease);
         assert!(m.evict("held").unwrap().is_some());
-        let waited = SrsLoader { size_hint: Some(1 << 20), load: Box::new(|| Ok(tiny())) };
+        let waited = SrsLoader { size_hint: Some(1 << 20), load: Box::new(|| Ok(tiny())), reread: None };
         let (_other, _) = m.acquire("other", loader(|| Ok(tiny())), &|| false).unwrap();
         let e = m.acquire("abandoned", waited, &|| true).err().unwrap();
         assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Cancelled, "no job needs it any more"));

@@ -15,6 +15,7 @@ use super::prover_worker::{self, ProverWorker};
 use super::request::ProofKind;
 use super::scheduler::Scheduler;
 use super::shared::Shared;
+use super::srs_handle::Reread;
 use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
 use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerRole, WorkerStatus, RECENT_JOBS};
 use super::synthesis_cores::SynthesisCores;
@@ -230,13 +231,17 @@ pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineEr
     let loader = match sh.sources.iter().find(|s| s.resolve(circuit_id).is_some()) {
         Some(source) => {
             let (source, srs) = (source.clone(), sh.config.srs.clone());
-            SrsLoader { size_hint: source.srs_size_hint(circuit_id, &srs), load: Box::new(move || source.load_params(&id, &srs)) }
+            let reread = source.params_from_file(circuit_id, &srs).then(|| {
+                let (source, srs, id) = (source.clone(), srs.clone(), id.clone());
+                Arc::new(move || source.load_params(&id, &srs)) as Reread
+            });
+            SrsLoader { size_hint: source.srs_size_hint(circuit_id, &srs), load: Box::new(move || source.load_params(&id, &srs)), reread }
         }
         None => {
             let forms: Vec<&str> = sh.sources.iter().map(|s| s.id_forms()).collect();
             // No parameters the engine knows of: as good as a missing file.
             let message = format!("unknown circuit id {:?}: not resident, and not {}", clipped(&id), forms.join(" or "));
-            SrsLoader { size_hint: None, load: Box::new(move || Err(CircuitError::missing_params(message))) }
+            SrsLoader { size_hint: None, load: Box::new(move || Err(CircuitError::missing_params(message))), reread: None }
         }
     };
     sh.srs.acquire(circuit_id, loader, &|| false).map_err(|e| EngineError::srs(circuit_id, e))

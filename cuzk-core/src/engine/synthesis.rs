@@ -83,18 +83,20 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     // A unit is one partition of each job of one batch: one circuit.
     let circuit_id = members[0].circuit.circuit_id();
     let ready_pce = || sh.pce.as_ref().and_then(|store| store.ready(&circuit_id));
-    let params = &synth_ticket.batch.srs.params;
+    let srs = &synth_ticket.batch.srs.handle;
     let abandon = || members.iter().all(|m| m.job.is_finished());
-    let pinned = synth_ticket.batch.srs.bytes;
+    // Its host points, where they are in memory (released where every
+    // device keeps a copy).
+    let pinned = srs.host_bytes();
     // A PCE being loaded, or recorded on every core, is worth waiting for
     // before reserving: this unit then reserves for what it will hold.
     let classic_bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
     let _pce_claim = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
     let (pce, witness_only, matrices, h_copies_counted, memory) = loop {
         let pce = ready_pce();
-        let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, params, &sh.devices));
+        let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, srs, &sh.devices));
         let witness_only = pce.clone().filter(|_| matrices.is_some());
-        let h_on_device = witness_only.is_none() && pce.is_some() && sh.backend.h_term_on_device(params, &sh.devices);
+        let h_on_device = witness_only.is_none() && pce.is_some() && sh.backend.h_term_on_device(srs, &sh.devices);
         let per_partition = match (&witness_only, &pce) {
             (Some(p), _) => p.witness_bytes(),
             (None, Some(p)) if h_on_device => p.assignment_bytes(),

@@ -110,6 +110,10 @@ impl PartitionedCircuit for FilecoinJob {
         ParamCache::new(param_cache).params_file_size(&self.meta.circuit_id)
     }
 
+    fn params_from_file(&self, _param_cache: &Path) -> bool {
+        true
+    }
+
     /// Assembly as filecoin-proofs does it, after the self-check. The
     /// request was checked before it was proved: proofs that do not parse
     /// or count are ours; the `.vk` and a proof that does not verify with

@@ -56,6 +56,10 @@ impl CircuitSource for FilecoinSource {
         imp::params_file_size(circuit_id, srs)
     }
 
+    fn params_from_file(&self, _circuit_id: &str, _srs: &SrsConfig) -> bool {
+        true
+    }
+
     fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError> {
         imp::load_params(circuit_id, srs)
     }

@@ -53,7 +53,7 @@ use super::{Proof, StopCheck};
 use crate::arith::blst_layout::{from_repr, repr};
 use crate::cs::ProvingAssignment;
 use crate::pce::gpu::GpuPce;
-use crate::srs::Parameters;
+use crate::srs::{KeyShape, Parameters};
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::{DeviceBuffer, FrRepr, HTermBuffers, NttContext, Stream};
@@ -118,9 +118,9 @@ struct Fitted<'a> {
 }
 
 /// The largest MSMs of a proof: (G1 points, G2 points).
-pub fn msm_sizes(params: &Parameters) -> (u64, u64) {
-    let g1 = params.h.len().max(params.l.len()).max(params.a.len()).max(params.b_g1.len());
-    (g1 as u64, params.b_g2.len() as u64)
+pub fn msm_sizes(params: &dyn KeyShape) -> (u64, u64) {
+    let c = params.counts();
+    (c.h.max(c.l).max(c.a).max(c.b_g1) as u64, c.b_g2 as u64)
 }
 
 /// Where one circuit's GPU time went (host wall clock around calls that
@@ -191,7 +191,7 @@ impl GpuProver {
     /// makes it, and is logged so, one line per call.
     pub fn run(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         pce: Option<Matrices<'_>>,
@@ -206,7 +206,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     pub fn run_until(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         pce: Option<Matrices<'_>>,
@@ -324,7 +324,7 @@ impl GpuProver {
     /// SpMV the H term on the device and `pce`'s matrices resident there.
     pub fn fit(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         shape: &ProvingAssignment,
         pce: Option<Matrices<'_>>,
@@ -335,7 +335,7 @@ impl GpuProver {
 
     fn fitted<'a>(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         shape: &ProvingAssignment,
         pce: Option<Matrices<'a>>,
@@ -396,7 +396,7 @@ impl GpuProver {
 
     /// The MSMs' chunking for `chunks` (budgets become chunk sizes here,
     /// where the device answers how much memory a plan takes).
-    fn msm_chunks(&self, params: &Parameters, points: SrsPoints<'_>, chunks: Chunks) -> Result<MsmChunks, GpuProveError> {
+    fn msm_chunks(&self, params: &dyn KeyShape, points: SrsPoints<'_>, chunks: Chunks) -> Result<MsmChunks, GpuProveError> {
         Ok(match chunks {
             Chunks::Whole => MsmChunks::default(),
             Chunks::Within(budget) => {
@@ -423,7 +423,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     fn h_then_msm_beside<'b, R: Send>(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         st: &'b mut StagedH,
         t: Instant,
@@ -439,8 +439,8 @@ impl GpuProver {
         let (h, h_time, r) = std::thread::scope(|s| {
             let side = s.spawn(move || beside(b, c, z));
             let t = Instant::now();
-            let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.h.len() };
-            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), h_scalars, chunks);
+            let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.counts().h };
+            let h = self.g1_msm(ws, points.g1(Points::H, 0..params.counts().h), h_scalars, chunks);
             let h_time = t.elapsed();
             (h, h_time, join(side))
         });
@@ -452,7 +452,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     fn h_msm_via_cpu(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         abc: Abc<'_>,
@@ -464,7 +464,7 @@ impl GpuProver {
         let [a, b, c] = abc.on_host(pa)?;
         let h = crate::groth16::h_term::h_coefficients(&a, &b, &c)?;
         times.h_term = t.elapsed();
-        let h = self.g1_msm(ws, points.g1(Points::H, 0..params.h.len()), host(&h[..params.h.len()]), chunks)?;
+        let h = self.g1_msm(ws, points.g1(Points::H, 0..params.counts().h), host(&h[..params.counts().h]), chunks)?;
         times.h_msm = t.elapsed() - times.h_term;
         Ok(h)
     }

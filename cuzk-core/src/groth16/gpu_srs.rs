@@ -4,7 +4,7 @@
 //! circuit, reads them at device bandwidth instead of PCIe bandwidth.
 
 use crate::arith::blst_layout::repr;
-use crate::srs::Parameters;
+use crate::srs::{KeyShape, Parameters};
 use cuzk_sys::msm::{G1AffineRepr, G2AffineRepr, Input};
 use cuzk_sys::{DeviceBuffer, HostRegistration, Stream};
 
@@ -26,9 +26,10 @@ fn upload<T: Copy>(device: i32, stream: &Stream, host: &[T]) -> Result<DeviceBuf
 
 impl DeviceSrs {
     /// Device bytes the points of `params` take.
-    pub fn bytes(params: &Parameters) -> u64 {
-        let g1 = (params.h.len() + params.l.len() + params.a.len() + params.b_g1.len()) as u64;
-        g1 * std::mem::size_of::<G1AffineRepr>() as u64 + params.b_g2.len() as u64 * std::mem::size_of::<G2AffineRepr>() as u64
+    pub fn bytes(params: &dyn KeyShape) -> u64 {
+        let c = params.counts();
+        let g1 = (c.h + c.l + c.a + c.b_g1) as u64;
+        g1 * std::mem::size_of::<G1AffineRepr>() as u64 + c.b_g2 as u64 * std::mem::size_of::<G2AffineRepr>() as u64
     }
 
     /// Allocates and uploads every point (returns when the copies are done).

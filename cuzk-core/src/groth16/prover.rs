@@ -13,7 +13,7 @@ use super::{Proof, StopCheck};
 use crate::arith::msm::{msm, msm_with_density};
 use crate::cs::{synthesize, ProvingAssignment};
 use crate::ntt::NttError;
-use crate::srs::Parameters;
+use crate::srs::{KeyShape, Parameters};
 use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use ff::Field;
@@ -158,22 +158,23 @@ pub(crate) fn check_same_shape(a: &ProvingAssignment, b: &ProvingAssignment, ind
     Err(ProveError::BatchShape { index, what })
 }
 
-pub(crate) fn check_params(params: &Parameters, pa: &ProvingAssignment) -> Result<(), ProveError> {
+pub(crate) fn check_params(params: &dyn KeyShape, pa: &ProvingAssignment) -> Result<(), ProveError> {
     let n = 1usize << crate::ntt::Domain::log_size_for(pa.num_constraints())?;
+    let (vk, counts) = (params.vk(), params.counts());
     let checks = [
-        ("IC", params.vk.ic.len(), pa.input_assignment.len()),
-        ("H", params.h.len(), n - 1),
-        ("L", params.l.len(), pa.aux_assignment.len()),
-        ("A", params.a.len(), pa.input_assignment.len() + pa.a_aux_density.count()),
-        ("B_G1", params.b_g1.len(), pa.b_input_density.count() + pa.b_aux_density.count()),
-        ("B_G2", params.b_g2.len(), pa.b_input_density.count() + pa.b_aux_density.count()),
+        ("IC", vk.ic.len(), pa.input_assignment.len()),
+        ("H", counts.h, n - 1),
+        ("L", counts.l, pa.aux_assignment.len()),
+        ("A", counts.a, pa.input_assignment.len() + pa.a_aux_density.count()),
+        ("B_G1", counts.b_g1, pa.b_input_density.count() + pa.b_aux_density.count()),
+        ("B_G2", counts.b_g2, pa.b_input_density.count() + pa.b_aux_density.count()),
     ];
     for (query, params, circuit) in checks {
         if params != circuit {
             return Err(ProveError::ParamsMismatch { query, params, circuit });
         }
     }
-    if bool::from(params.vk.delta_g1.is_identity() | params.vk.delta_g2.is_identity()) {
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
         return Err(ProveError::IdentityDelta);
     }
     Ok(())

@@ -84,6 +84,41 @@ impl std::fmt::Debug for HostPin {
     }
 }
 
+/// The length of each point vector of a proving key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PointCounts {
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    pub b_g1: usize,
+    pub b_g2: usize,
+}
+
+/// What sizes a proving key's MSMs, checks a circuit against it and
+/// assembles its proofs: known whether or not its points are in host
+/// memory (a GPU that holds them resident needs no more).
+pub trait KeyShape: Send + Sync {
+    fn vk(&self) -> &VerifyingKey;
+    fn counts(&self) -> PointCounts;
+}
+
+impl KeyShape for Parameters {
+    fn vk(&self) -> &VerifyingKey {
+        &self.vk
+    }
+
+    fn counts(&self) -> PointCounts {
+        PointCounts { h: self.h.len(), l: self.l.len(), a: self.a.len(), b_g1: self.b_g1.len(), b_g2: self.b_g2.len() }
+    }
+}
+
+impl PointCounts {
+    /// Host bytes of the points and the IC (with `ic` IC points).
+    pub fn host_bytes(&self, ic: usize) -> usize {
+        (self.h + self.l + self.a + self.b_g1 + ic) * 96 + self.b_g2 * 192
+    }
+}
+
 impl Parameters {
     /// Number of public inputs, the constant one included.
     pub fn num_inputs(&self) -> usize {
@@ -92,6 +127,6 @@ impl Parameters {
 
     /// Size of the point data in bytes (what loading this SRS costs).
     pub fn size_bytes(&self) -> usize {
-        (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + self.vk.ic.len()) * 96 + self.b_g2.len() * 192
+        self.counts().host_bytes(self.vk.ic.len())
     }
 }

@@ -1,5 +1,6 @@
 //! The device copies a GPU backend keeps: each device's resident SRSs
-//! (made so where the planner keeps them: `plan::srs_resident`), the
+//! (made so where the planner keeps them: `plan::srs_resident`; the
+//! engine releases the SRS's host points once every device has one), the
 //! matrices of the circuits whose partitions the engine
 //! synthesizes witness-only (uploaded once where the VRAM budget holds
 //! them beside a working set; else, where it holds the streamed SpMV's
@@ -10,16 +11,17 @@
 use super::{GpuBackend, GpuDevice};
 use crate::engine::backend::{ProveInput, ProverError};
 use crate::engine::interlock::{VramBudget, VramReservation};
+use crate::engine::srs_handle::SrsHandle;
 use crate::groth16::gpu_prover::{plan, GpuProver};
 use crate::groth16::gpu_srs::DeviceSrs;
 use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
-use crate::srs::Parameters;
+use crate::srs::KeyShape;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-/// A device copy of a host object (a proving key, a PCE's matrices), kept
-/// while that object lives, with the budget it holds.
+/// A device copy of a host object (an SRS, a PCE's matrices), kept while
+/// that object lives, with the budget it holds.
 pub(super) struct Resident<H, D> {
     host: Weak<H>,
     device: Arc<D>,
@@ -47,37 +49,64 @@ fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<
     Some(r.device.clone())
 }
 
-/// Whether `r` is a copy no call holds, other than `keep`'s.
-fn idle<H, D>(r: &Resident<H, D>, keep: *const H) -> bool {
-    Arc::strong_count(&r.device) == 1 && !r.copies(keep)
+/// A host object whose device copy may be needed while no call holds it.
+pub(super) trait CopyNeeded {
+    fn copy_needed(host: &Arc<Self>) -> bool;
+}
+
+/// The matrices' host copy stays: a partition whose matrices are gone
+/// computes a, b, c from it (the leases of `abc_on_device` keep the copies
+/// that partitions were synthesized for).
+impl CopyNeeded for Pce {
+    fn copy_needed(_: &Arc<Self>) -> bool {
+        false
+    }
+}
+
+/// An SRS whose host points are released, while batches lease it (more
+/// holders than the SRS manager's entry and this check): its partitions
+/// prove from the device copy, and evicting it would have them read the
+/// points again (a 32 GiB PoRep's 44 GiB) into a budget their own
+/// partitions fill. The other SRS then streams its points from host
+/// memory, as where there is no room.
+impl CopyNeeded for SrsHandle {
+    fn copy_needed(host: &Arc<Self>) -> bool {
+        host.host_bytes() == 0 && Arc::strong_count(host) > 2
+    }
+}
+
+/// Whether `r` is a copy no call holds, other than `keep`'s, and not
+/// needed while idle.
+fn idle<H: CopyNeeded, D>(r: &Resident<H, D>, keep: *const H) -> bool {
+    Arc::strong_count(&r.device) == 1 && !r.copies(keep) && !r.host.upgrade().is_some_and(|h| H::copy_needed(&h))
 }
 
 /// The bytes of the copies in `list` that [`evict_idle`] may free.
-fn idle_bytes<H, D>(list: &[Resident<H, D>], keep: *const H) -> u64 {
+fn idle_bytes<H: CopyNeeded, D>(list: &[Resident<H, D>], keep: *const H) -> u64 {
     list.iter().filter(|r| idle(r, keep)).map(|r| r.vram.bytes()).sum()
 }
 
 /// Frees the least recently used copy in `list` that no call holds, other
 /// than `keep`'s; its bytes, or None where there is none.
-fn evict_idle<H, D>(list: &mut Vec<Resident<H, D>>, keep: *const H) -> Option<u64> {
+fn evict_idle<H: CopyNeeded, D>(list: &mut Vec<Resident<H, D>>, keep: *const H) -> Option<u64> {
     let i = list.iter().enumerate().filter(|(_, r)| idle(r, keep)).min_by_key(|(_, r)| r.last_used).map(|(i, _)| i)?;
     Some(list.remove(i).vram.bytes())
 }
 
 impl GpuBackend {
-    /// Whether `params` has a copy on `dev` (taking `dev.resident`'s lock:
+    /// Whether `srs` has a copy on `dev` (taking `dev.resident`'s lock:
     /// not to be called with it, nor with `dev.pces`', held).
-    pub(super) fn is_resident(dev: &GpuDevice, params: &Parameters) -> bool {
-        dev.resident.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && r.copies(params))
+    pub(super) fn is_resident(dev: &GpuDevice, srs: &SrsHandle) -> bool {
+        dev.resident.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && r.copies(srs))
     }
 
-    /// The resident copy of `input.params` on `dev`, if there is one.
-    pub(super) fn find_resident(dev: &GpuDevice, params: &Arc<Parameters>) -> Option<Arc<DeviceSrs>> {
-        // A host SRS that was evicted frees its device copy.
-        find_copy(&mut dev.resident.lock().unwrap(), params)
+    /// The resident copy of `srs` on `dev`, if there is one.
+    pub(super) fn find_resident(dev: &GpuDevice, srs: &Arc<SrsHandle>) -> Option<Arc<DeviceSrs>> {
+        // An SRS the engine evicted frees its device copy.
+        find_copy(&mut dev.resident.lock().unwrap(), srs)
     }
 
-    /// Makes `input.params` resident where the planner keeps it so
+    /// Makes `input.srs` resident where the planner keeps it so
     /// ([`plan::srs_resident`]: the budget holds it beside the circuit's
     /// resident matrices and one working set with chunked MSMs) and the
     /// budget has its bytes free now, evicting idle copies of other SRSs
@@ -87,23 +116,27 @@ impl GpuBackend {
     /// Called before the worker reserves its working set, so the
     /// reservation is sized with the points where they will be.
     pub(super) fn make_resident(&self, dev: &GpuDevice, input: &ProveInput<'_>) -> Result<Option<Arc<DeviceSrs>>, ProverError> {
-        if let Some(srs) = Self::find_resident(dev, input.params) {
+        if let Some(srs) = Self::find_resident(dev, input.srs) {
             return Ok(Some(srs));
         }
         if !self.keep_srs_resident {
             return Ok(None);
         }
         let Some(first) = input.assignments.first() else { return Ok(None) };
-        let bytes = DeviceSrs::bytes(input.params);
+        let bytes = DeviceSrs::bytes(&**input.srs);
         // The circuit's resident matrices stay beside it, with z for the SpMV.
         let (matrices, z) = match input.pce.and_then(|p| Some((p, Self::find_pce(dev, p)?))) {
             Some((p, m)) => (m.bytes(), if input.witness_only() { p.z_bytes() } else { 0 }),
             None => (0, 0),
         };
-        let working = Self::min_resident_working_set(dev, input.params, first.num_constraints(), z)?;
+        let working = Self::min_resident_working_set(dev, &**input.srs, first.num_constraints(), z)?;
         if !plan::srs_resident(input.vram.usage().total_bytes, matrices, bytes, working) {
             return Ok(None);
         }
+        // The points to upload, read again first where they were released
+        // (another device's copy made them so); before the lock, as a read
+        // takes a while.
+        let host = input.srs.host_points()?;
         let mut resident = dev.resident.lock().unwrap();
         let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
         // Where evicting every idle copy would not make the room (other
@@ -124,18 +157,18 @@ impl GpuBackend {
         }
         let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
         let t = Instant::now();
-        let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, input.params)?);
+        let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, &host)?);
         log::info!("device SRS uploaded gpu={} bytes={} upload_ms={}", dev.info.ordinal, bytes, t.elapsed().as_millis());
-        resident.push(Resident::new(input.params, srs.clone(), vram));
+        resident.push(Resident::new(input.srs, srs.clone(), vram));
         Ok(Some(srs))
     }
 
-    /// The smallest working set worth keeping `input.params` resident for
+    /// The smallest working set worth keeping an SRS resident for
     /// (see [`plan::srs_resident`]): the H buffers, z where the circuits
     /// carry their witness only and their matrices are resident, and MSMs
     /// in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`] with the points on
     /// the device.
-    fn min_resident_working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64) -> Result<u64, ProverError> {
+    fn min_resident_working_set(dev: &GpuDevice, params: &dyn KeyShape, constraints: usize, z: u64) -> Result<u64, ProverError> {
         let msm = Self::chunked_msm_bytes(dev, params, true, plan::RESIDENT_MIN_CHUNK_POINTS)?;
         Ok(GpuProver::h_bytes(constraints)? + z + msm)
     }
@@ -148,11 +181,11 @@ impl GpuBackend {
 
     /// `pce`'s matrices on `dev`, uploaded if they are not there and the
     /// budget `vram` (of that device) has room for them now and, in total,
-    /// for them beside one working set of `params`'s circuits with z and
-    /// `params`'s resident SRS, if it is: else a, b, c are better uploaded
+    /// for them beside one working set of `srs`'s circuits with z and
+    /// `srs`'s resident copy, if it is: else a, b, c are better uploaded
     /// or streamed (the 16 GiB regime).
-    pub(super) fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, params: &Parameters, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
-        let points_on_device = Self::is_resident(dev, params);
+    pub(super) fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, srs: &SrsHandle, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
+        let points_on_device = Self::is_resident(dev, srs);
         // Held through the upload: two synthesis workers asking at once
         // upload one copy.
         let mut pces = dev.pces.lock().unwrap();
@@ -163,10 +196,10 @@ impl GpuBackend {
         let total = vram.usage().total_bytes;
         let fits = if points_on_device {
             // Beside the resident SRS by the rule that keeps it there.
-            let working = Self::min_resident_working_set(dev, params, pce.num_constraints(), pce.z_bytes()).ok()?;
-            plan::srs_resident(total, bytes, DeviceSrs::bytes(params), working)
+            let working = Self::min_resident_working_set(dev, srs, pce.num_constraints(), pce.z_bytes()).ok()?;
+            plan::srs_resident(total, bytes, DeviceSrs::bytes(srs), working)
         } else {
-            total >= bytes.saturating_add(Self::working_set(dev, params, pce.num_constraints(), pce.z_bytes(), false))
+            total >= bytes.saturating_add(Self::working_set(dev, srs, pce.num_constraints(), pce.z_bytes(), false))
         };
         if !fits {
             return None;
@@ -199,7 +232,7 @@ impl GpuBackend {
         &self,
         dev: &GpuDevice,
         pce: &Arc<Pce>,
-        params: &Parameters,
+        srs: &SrsHandle,
         vram: &Arc<VramBudget>,
     ) -> Option<Arc<StreamedPce>> {
         let mut streamed = dev.streamed.lock().unwrap();
@@ -209,7 +242,7 @@ impl GpuBackend {
         let n = pce.num_constraints();
         let total = vram.usage().total_bytes;
         let h = GpuProver::h_bytes(n).ok()?;
-        let msm = Self::min_msm_bytes(dev, params, Self::is_resident(dev, params)).ok()?;
+        let msm = Self::min_msm_bytes(dev, srs, Self::is_resident(dev, srs)).ok()?;
         if total < h.saturating_add(msm) {
             return None;
         }

@@ -298,8 +298,9 @@ fn witness_only_partitions_carry_no_abc() {
     s.synthesize(&job, 0, None, 1).unwrap();
     let pce = s.ready(&job.circuit_id()).expect("recorded by the first partition");
     let params = crate::groth16::generate_random_parameters(job.spec.blank(), &mut rand::thread_rng()).unwrap();
+    let srs = crate::engine::srs_handle::SrsHandle::in_memory("test", params);
     let devices = [DeviceLocks::new(0, "cpu".into(), u64::MAX)];
-    assert!(ProverBackend::abc_on_device(&CpuBackend, &pce, &params, &devices).is_none());
+    assert!(ProverBackend::abc_on_device(&CpuBackend, &pce, &srs, &devices).is_none());
     let (pa, path) = s.synthesize(&job, 1, Some(&pce), 1).unwrap();
     assert_eq!(path, SynthPath::Witness);
     assert!(pa.abc_deferred() && pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());
@@ -307,11 +308,10 @@ fn witness_only_partitions_carry_no_abc() {
     assert_eq!(pa.num_constraints(), classic.num_constraints());
     assert!(pa.input_assignment == classic.input_assignment && pa.aux_assignment == classic.aux_assignment);
     assert!(pa.a_aux_density == classic.a_aux_density && pa.b_aux_density == classic.b_aux_density);
-    let params = Arc::new(params);
     let vram = VramBudget::new(u64::MAX);
     let assignments = [pa];
     let input = ProveInput {
-        params: &params,
+        srs: &srs,
         assignments: &assignments,
         vram: &vram,
         pce: Some(&pce),
@@ -321,7 +321,7 @@ fn witness_only_partitions_carry_no_abc() {
     };
     assert!(input.with_abc().unwrap()[0] == classic);
     let proofs = CpuBackend.compute(0, (), &input).unwrap();
-    let pvk = crate::groth16::prepare_verifying_key(&params.vk);
+    let pvk = crate::groth16::prepare_verifying_key(crate::srs::KeyShape::vk(&*srs));
     assert!(crate::groth16::verify_proof(&pvk, &proofs[0], &job.public_inputs(1)).unwrap());
     // Without its PCE, a clear error.
     let input = ProveInput { pce: None, ..input };

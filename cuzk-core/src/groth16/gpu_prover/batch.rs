@@ -21,7 +21,7 @@ use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::{MsmResults, ProveError};
 use crate::groth16::StopCheck;
-use crate::srs::Parameters;
+use crate::srs::KeyShape;
 use blstrs::{G1Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::FrRepr;
@@ -113,7 +113,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn msms_batched(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
@@ -151,15 +151,15 @@ impl GpuProver {
         go_on()?;
         let inputs: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.input_assignment[..]).collect();
         let a_in = g1_batch(points.g1(Points::A, 0..n_in), &inputs)?;
-        let a_aux = g1_batch(points.g1(Points::A, n_in..params.a.len()), &refs(&scalars.a_aux))?;
+        let a_aux = g1_batch(points.g1(Points::A, n_in..params.counts().a), &refs(&scalars.a_aux))?;
         let a_time = lap();
         go_on()?;
         let b_g1_in = g1_batch(points.g1(Points::BG1, 0..b_in), &refs(&scalars.b_inputs))?;
-        let b_g1_aux = g1_batch(points.g1(Points::BG1, b_in..params.b_g1.len()), &refs(&scalars.b_aux))?;
+        let b_g1_aux = g1_batch(points.g1(Points::BG1, b_in..params.counts().b_g1), &refs(&scalars.b_aux))?;
         let b_g1_time = lap();
         go_on()?;
         let b_g2_in = g2_batch(points.g2(0..b_in), &refs(&scalars.b_inputs))?;
-        let b_g2_aux = g2_batch(points.g2(b_in..params.b_g2.len()), &refs(&scalars.b_aux))?;
+        let b_g2_aux = g2_batch(points.g2(b_in..params.counts().b_g2), &refs(&scalars.b_aux))?;
         let b_g2_time = lap();
         // Freeing gigabytes of compacted scalars takes a while (page by
         // page); not on the GPU's time.
@@ -198,7 +198,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     fn h_msms(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         first: Option<StagedH>,
@@ -273,14 +273,14 @@ impl GpuProver {
     /// their time.
     fn l_msms(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         assignments: &[ProvingAssignment],
         plan: BatchedMsms,
     ) -> Result<(Vec<msm::G1ProjRepr>, Duration), GpuProveError> {
         let t = Instant::now();
         let aux: Vec<&[Fr]> = assignments.iter().map(|pa| &pa.aux_assignment[..]).collect();
-        let l = batch_msm::<G1>(self.device, points.g1(Points::L, 0..params.l.len()), &aux, plan.g1_sets, plan.g1)?;
+        let l = batch_msm::<G1>(self.device, points.g1(Points::L, 0..params.counts().l), &aux, plan.g1_sets, plan.g1)?;
         Ok((l, t.elapsed()))
     }
 }

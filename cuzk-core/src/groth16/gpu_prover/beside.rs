@@ -18,7 +18,7 @@ use super::queries::{fits_scratch, set_below};
 use super::{g1, h_log_n, GpuProveError, GpuProver, GpuTimings, MsmChunks, Scratch, Witness};
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
-use crate::srs::Parameters;
+use crate::srs::KeyShape;
 use blstrs::{G1Projective, G2Projective};
 use cuzk_sys::msm::{self, Group, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::{FrRepr, HTermBuffers};
@@ -56,7 +56,7 @@ impl GpuProver {
     /// and B_G1's and B_G2's plans in the rest are.
     pub(super) fn in_scratch(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         shape: &ProvingAssignment,
         want: Scratch,
         chunks: MsmChunks,
@@ -69,7 +69,7 @@ impl GpuProver {
         }
         let scratch_len = HTermBuffers::c_len(log_n);
         let bytes = (scratch_len * std::mem::size_of::<FrRepr>()) as u64;
-        let Some(l) = self.plan_beside::<G1>(params.l.len() as u64, bytes, chunks.g1, points_on_device)? else {
+        let Some(l) = self.plan_beside::<G1>(params.counts().l as u64, bytes, chunks.g1, points_on_device)? else {
             return Ok(InScratch::default());
         };
         let b = if want == Scratch::LAndB && fits_scratch(n_aux, &shape.b_aux_density, scratch_len) {
@@ -113,7 +113,7 @@ impl GpuProver {
     /// start and B_G1 and B_G2 with the rest. Their times go into `times`.
     pub(super) fn queries_in_scratch(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         witness: &mut Witness<'_>,
@@ -125,7 +125,7 @@ impl GpuProver {
         let l = {
             let mut ws = MsmWorkspace::in_buffer(&mut **scratch);
             let scalars = Input::Device { buf: *aux, offset: 0, len: pa.aux_assignment.len() };
-            g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::L, 0..params.l.len()), scalars, Some(l_plan))?.0)
+            g1(msm::msm_in::<G1>(&mut ws, points.g1(Points::L, 0..params.counts().l), scalars, Some(l_plan))?.0)
         };
         times.l_msm = t.elapsed();
         let Some((g1_plan, g2_plan)) = plans.b else { return Ok(Beside { l: Some(l), b: None }) };

@@ -10,7 +10,7 @@ use crate::arith::Density;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_srs::{Points, SrsPoints};
 use crate::groth16::prover::MsmResults;
-use crate::srs::Parameters;
+use crate::srs::KeyShape;
 use blstrs::{G1Projective, G2Projective, Scalar as Fr};
 use cuzk_sys::msm::{self, Input, MsmOptions, MsmWorkspace, G1, G2};
 use cuzk_sys::{DeviceBuffer, FrRepr, Stream};
@@ -64,9 +64,9 @@ pub(super) fn fits_scratch(n: usize, density: &Density, scratch_len: usize) -> b
 impl GpuProver {
     /// Device bytes of the query MSMs' workspace ([`Queries::BesideH`](super::Queries::BesideH)):
     /// the largest of L, A, B_G1 and B_G2 with points and scalars on the device.
-    pub fn query_workspace_bytes(device: i32, params: &Parameters) -> cuzk_sys::Result<u64> {
-        let n1 = params.l.len().max(params.a.len()).max(params.b_g1.len()) as u64;
-        let n2 = params.b_g2.len() as u64;
+    pub fn query_workspace_bytes(device: i32, params: &dyn KeyShape) -> cuzk_sys::Result<u64> {
+        let c = params.counts();
+        let (n1, n2) = (c.l.max(c.a).max(c.b_g1) as u64, c.b_g2 as u64);
         let opts = MsmOptions::default();
         let g1 = msm::workspace_bytes::<G1>(device, n1, true, true, opts)?;
         Ok(g1.max(msm::workspace_bytes::<G2>(device, n2, true, true, opts)?))
@@ -80,7 +80,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn msms_overlapped(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         st: &mut StagedH,
@@ -122,7 +122,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn h_msm_and_witness<'b>(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         st: &'b mut StagedH,
@@ -220,7 +220,7 @@ impl GpuProver {
     pub(super) fn b_msms(
         &self,
         ws: &mut MsmWorkspace<'_>,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         b_aux: Input<'_, FrRepr>,
@@ -231,11 +231,11 @@ impl GpuProver {
         let b_inputs = compact(&pa.input_assignment, &pa.b_input_density);
         let t = Instant::now();
         let b_g1 = g1(msm::msm_in::<G1>(ws, points.g1(Points::BG1, 0..b_in), host(&b_inputs), g1_plan)?.0)
-            + g1(msm::msm_in::<G1>(ws, points.g1(Points::BG1, b_in..params.b_g1.len()), b_aux, g1_plan)?.0);
+            + g1(msm::msm_in::<G1>(ws, points.g1(Points::BG1, b_in..params.counts().b_g1), b_aux, g1_plan)?.0);
         times.b_g1_msm = t.elapsed();
         let t = Instant::now();
         let b_g2 = g2(msm::msm_in::<G2>(ws, points.g2(0..b_in), host(&b_inputs), g2_plan)?.0)
-            + g2(msm::msm_in::<G2>(ws, points.g2(b_in..params.b_g2.len()), b_aux, g2_plan)?.0);
+            + g2(msm::msm_in::<G2>(ws, points.g2(b_in..params.counts().b_g2), b_aux, g2_plan)?.0);
         times.b_g2_msm = t.elapsed();
         Ok((b_g1, b_g2))
     }
@@ -245,7 +245,7 @@ impl GpuProver {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn query_msms(
         &self,
-        params: &Parameters,
+        params: &dyn KeyShape,
         points: SrsPoints<'_>,
         pa: &ProvingAssignment,
         mut witness: Witness<'_>,
@@ -266,7 +266,7 @@ impl GpuProver {
                     Witness::Host => host(aux),
                     Witness::Device { aux: buf, .. } => Input::Device { buf, offset: 0, len: aux.len() },
                 };
-                let l = self.g1_msm(ws, points.g1(Points::L, 0..params.l.len()), l_scalars, chunks)?;
+                let l = self.g1_msm(ws, points.g1(Points::L, 0..params.counts().l), l_scalars, chunks)?;
                 times.l_msm = lap();
                 l
             }
@@ -275,7 +275,7 @@ impl GpuProver {
         let a_aux = self.query_scalars(aux, &pa.a_aux_density, &mut witness, &mut compacted)?;
         times.compact += lap();
         let a = self.g1_msm(ws, points.g1(Points::A, 0..n_in), host(inputs), chunks)?
-            + self.g1_msm(ws, points.g1(Points::A, n_in..params.a.len()), a_aux, chunks)?;
+            + self.g1_msm(ws, points.g1(Points::A, n_in..params.counts().a), a_aux, chunks)?;
         times.a_msm = lap();
         let (b_g1, b_g2) = match beside.b {
             Some(b) => b,
