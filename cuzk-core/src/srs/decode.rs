@@ -113,6 +113,19 @@ impl<'a> Cursor<'a> {
         Ok(p)
     }
 
+    /// [`Self::points`], then `done` with their bytes.
+    fn section<A: FilePoint>(
+        &mut self,
+        section: &'static str,
+        opts: ReadOptions,
+        done: &dyn Fn(std::ops::Range<usize>),
+    ) -> Result<Vec<A>, ParamsError> {
+        let start = self.pos;
+        let points = self.points(section, opts)?;
+        done(start..self.pos);
+        Ok(points)
+    }
+
     /// A u32 big-endian count followed by that many points.
     fn points<A: FilePoint>(&mut self, section: &'static str, opts: ReadOptions) -> Result<Vec<A>, ParamsError> {
         let count = self.u32_be(section)?;
@@ -227,18 +240,40 @@ impl VerifyingKey {
     }
 }
 
+/// A `.params` file's mapping, whose pages are dropped from the process
+/// section by section once decoded: else a 47 GiB file's pages count in
+/// its resident memory beside the 44 GiB of points decoded from them,
+/// until the end of the read.
+struct MappedParams(memmap2::Mmap);
+
+impl MappedParams {
+    fn done(&self, range: std::ops::Range<usize>) {
+        // SAFETY: a read-only shared mapping of a file: its pages dropped
+        // here are read again from the file (the page cache) if touched
+        // again, with the same bytes; nothing is zeroed. A failure only
+        // leaves them mapped.
+        let _ = unsafe { self.0.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, range.start, range.len()) };
+    }
+}
+
 impl Parameters {
     /// Parses a `.params` file's bytes.
     pub fn from_bytes(bytes: &[u8], opts: ReadOptions) -> Result<Self, ParamsError> {
+        Self::decode(bytes, opts, &|_| {})
+    }
+
+    /// [`Self::from_bytes`], calling `done` with each point section's byte
+    /// range once it is decoded.
+    fn decode(bytes: &[u8], opts: ReadOptions, done: &dyn Fn(std::ops::Range<usize>)) -> Result<Self, ParamsError> {
         let mut cur = Cursor { bytes, pos: 0 };
         let params = Parameters {
             host_pin: Default::default(),
             vk: read_vk(&mut cur, opts)?,
-            h: cur.points("h", opts)?,
-            l: cur.points("l", opts)?,
-            a: cur.points("a", opts)?,
-            b_g1: cur.points("b_g1", opts)?,
-            b_g2: cur.points("b_g2", opts)?,
+            h: cur.section("h", opts, done)?,
+            l: cur.section("l", opts, done)?,
+            a: cur.section("a", opts, done)?,
+            b_g1: cur.section("b_g1", opts, done)?,
+            b_g2: cur.section("b_g2", opts, done)?,
         };
         expect_end(&cur)?;
         if params.b_g1.len() != params.b_g2.len() {
@@ -254,18 +289,21 @@ impl Parameters {
     /// Reads a `.params` file through a memory map (multi-GB files are not
     /// copied into a buffer first).
     pub fn read_file(path: &Path, opts: ReadOptions) -> Result<Self, ParamsError> {
-        Self::from_bytes(&map_file(path)?, opts)
+        let map = MappedParams(map_file(path)?);
+        Self::decode(&map.0, opts, &|range| map.done(range))
     }
 
     /// Reads a `.params` file as [`read_file`](Self::read_file) does while
     /// `also` runs on the file's bytes on a thread of its own (a digest of
-    /// the file computed during the decoding); returns both results.
+    /// the file computed during the decoding); returns both results. (The
+    /// pages `also` reads after the decoding dropped them stay mapped until
+    /// the end.)
     pub fn read_file_with<T: Send>(path: &Path, opts: ReadOptions, also: impl FnOnce(&[u8]) -> T + Send) -> Result<(Self, T), ParamsError> {
-        let map = map_file(path)?;
-        let bytes: &[u8] = &map;
+        let map = MappedParams(map_file(path)?);
+        let bytes: &[u8] = &map.0;
         std::thread::scope(|s| {
             let other = s.spawn(|| also(bytes));
-            let params = Self::from_bytes(bytes, opts);
+            let params = Self::decode(bytes, opts, &|range| map.done(range));
             let other = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             Ok((params?, other))
         })
@@ -297,5 +335,37 @@ impl Parameters {
             offset += 4 + points.len() * g1;
         }
         check_subgroup("b_g2", offset + 4, &self.b_g2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// `done` is given each point section once decoded, in file order,
+    /// together the whole file after the verifying key; the mapped read
+    /// (which drops those pages) gives the same parameters.
+    #[test]
+    fn each_point_section_is_done_once_decoded() {
+        let spec: crate::circuits::CircuitSpec = "synthetic:64:2".parse().unwrap();
+        let params = crate::groth16::generate_random_parameters(spec.blank(), &mut rand::thread_rng()).unwrap();
+        let mut bytes = Vec::new();
+        params.write(&mut bytes).unwrap();
+        let ranges = Mutex::new(Vec::new());
+        let decoded = Parameters::decode(&bytes, ReadOptions::default(), &|r| ranges.lock().unwrap().push(r)).unwrap();
+        assert_eq!(decoded, params);
+        let ranges = ranges.into_inner().unwrap();
+        assert_eq!(ranges.len(), 5, "h, l, a, b_g1, b_g2: {ranges:?}");
+        let vk_bytes = bytes.len() - ranges.iter().map(|r| r.len()).sum::<usize>();
+        assert_eq!(ranges[0].start, vk_bytes);
+        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start), "{ranges:?}");
+        assert_eq!(ranges[4].end, bytes.len());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.params");
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(Parameters::read_file(&path, ReadOptions::default()).unwrap(), params);
+        let (read, len) = Parameters::read_file_with(&path, ReadOptions::default(), |b| b.len()).unwrap();
+        assert_eq!((read, len), (params, bytes.len()));
     }
 }
