@@ -183,7 +183,6 @@ fn h_term_on_device_follows_the_vram_budget() {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(cuzk_sys::test_seed("h_term_on_device_follows_the_vram_budget"));
     let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
     let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
-    let params = srs.host_points_now().unwrap();
     let backend = GpuBackend::new().unwrap().without_resident_srs();
     let on = |vram: u64| backend.h_term_on_device(&srs, &[DeviceLocks::new(0, "test".into(), vram)]);
     assert!(on(16 << 30), "16 GiB holds a 2^17 circuit's H buffers");
@@ -305,6 +304,47 @@ fn engine_proves_on_the_gpu() {
     assert!(synth.iter().all(|p| p == "classic"), "pce off: {synth:?}");
 }
 
+/// Where the card keeps the SRS resident, the engine releases its host
+/// points once the device has its copy: later partitions and jobs prove
+/// from that copy without reading them again, and the host budget holds no
+/// SRS. Where the points stream from host memory (no resident SRS) they
+/// stay. Every proof verifies (against the key written to the file).
+#[test]
+fn the_srs_host_points_go_where_the_gpu_keeps_it_resident() {
+    const TEST: &str = "the_srs_host_points_go_where_the_gpu_keeps_it_resident";
+    let _device = vram::alone();
+    let Some(device) = cuzk_sys::test_device(TEST) else { return };
+    let seed = cuzk_sys::test_seed(TEST);
+    let spec: CircuitSpec = "synthetic:20000:3".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let job = |i: u64| BuiltinJob::new(spec, 3, seed.wrapping_add(i));
+    let params = groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap();
+    params.write_file(&dir.path().join(format!("{}.params", job(0).circuit_id()))).unwrap();
+    let pvk = prepare_verifying_key(&params.vk);
+    for resident in [true, false] {
+        let backend = if resident { GpuBackend::new().unwrap() } else { GpuBackend::new().unwrap().without_resident_srs() };
+        let mut cfg = engine_config(2, 0, true, &dir.path().join("timeline.jsonl"));
+        cfg.srs.param_cache = dir.path().to_path_buf();
+        // One device: the points go once every device has its copy.
+        cfg.gpus.devices = vec![device as u32];
+        let engine = Engine::start_with_backend(cfg, Arc::new(backend)).unwrap();
+        for i in 0..2 {
+            let out = match engine.prove(ProofRequest::builtin(job(i)), Some(Duration::from_secs(300))).unwrap().1 {
+                JobOutcome::Completed(p) => p,
+                other => panic!("resident={resident} job {i}: {other:?}"),
+            };
+            for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
+                assert!(verify_proof(&pvk, proof, &job(i).public_inputs(p)).unwrap(), "resident={resident} job {i} partition {p}");
+            }
+        }
+        let st = engine.status();
+        let expected = if resident { 0 } else { params.size_bytes() as u64 };
+        assert_eq!((st.srs[0].host_bytes, st.memory.srs_bytes), (expected, expected), "resident={resident}: the SRS's host bytes");
+        engine.shutdown(ShutdownMode::Drain);
+        println!("resident={resident}: 2 jobs proved and verified; the SRS holds {expected} B of host memory");
+    }
+}
+
 #[test]
 fn engine_vram_limit_forces_the_fallback() {
     let _device = vram::alone();
@@ -318,7 +358,6 @@ fn engine_vram_limit_forces_the_fallback() {
     let spec: CircuitSpec = "mimc:200".parse().unwrap();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
     let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
-    let params = srs.host_points_now().unwrap();
     let assignments = vec![cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
     let vram = VramBudget::new(64 << 30);
     let input = ProveInput {
