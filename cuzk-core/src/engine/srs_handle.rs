@@ -101,7 +101,7 @@ impl KeyShape for SrsHandle {
     }
 }
 
-/// How a handle's host points stand, as status and tests see them.
+/// How a handle's host points stand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostPointsState {
     /// Whether they are in host memory (kept, or in use by a caller).
