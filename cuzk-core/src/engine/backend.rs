@@ -133,6 +133,30 @@ pub trait ProverBackend: Send + Sync {
     /// The worker also takes this path, once, where `prestage` or `compute`
     /// ran out of device memory.
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
+    /// Where `input`'s working set does not fit beside the call computing
+    /// on `device`: the part of it that may be staged ahead under
+    /// `mem_mtx` while that call computes, or None (the default: the
+    /// fallback stages everything within the compute lock).
+    fn stage_ahead(&self, _device: u32, _input: &ProveInput<'_>) -> Option<StageAhead> {
+        None
+    }
+    /// Stages the part that [`ProverBackend::stage_ahead`] names, within a
+    /// reservation of its bytes (the default: everything, as `prestage`).
+    fn prestage_ahead(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError> {
+        self.prestage(device, input)
+    }
+    /// [`ProverBackend::compute_fallback`] of an input whose part was
+    /// staged ahead; `vram_granted` counts that part's reservation (the
+    /// default: `compute`).
+    fn compute_fallback_staged(
+        &self,
+        device: u32,
+        _vram_granted: u64,
+        staged: Self::Staged,
+        input: &ProveInput<'_>,
+    ) -> Result<Self::Computed, ProverError> {
+        self.compute(device, staged, input)
+    }
     fn epilogue(&self, device: u32, computed: Self::Computed) -> Result<Vec<Proof>, ProverError>;
     /// Whether partitions of `pce`'s circuit, proved with `params` on
     /// `devices`, get their a, b, c computed on the device (the matrices
@@ -157,6 +181,19 @@ pub trait ProverBackend: Send + Sync {
     }
 }
 
+/// What a call whose working set does not fit beside the call computing
+/// on its device stages ahead ([`ProverBackend::stage_ahead`]): a GPU's
+/// witness for the SpMV, whose upload then leaves the compute lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageAhead {
+    /// Device bytes of that part.
+    pub bytes: u64,
+    /// The least grant (with that part) a call computes in at full speed:
+    /// a call on the fallback leaves the next one room for its part only
+    /// where its own grant stays at least this.
+    pub min_grant: u64,
+}
+
 /// A hold on a circuit's matrices where a backend keeps them (device
 /// copies): while partitions synthesized witness-only on the strength of
 /// them wait to be proved, the backend must not evict them (to make room
@@ -176,7 +213,9 @@ impl MatricesLease {
 /// How one unit went through the interlock, for the per-proof log line.
 #[derive(Clone, Copy, Debug)]
 pub struct InterlockTrace {
-    /// "prestaged", "fallback", or "prestaged_then_fallback" (out of device
+    /// "prestaged", "fallback", "staged_ahead" (the fallback, with the
+    /// part [`ProverBackend::stage_ahead`] names staged under `mem_mtx`), or
+    /// "prestaged_then_fallback" (out of device
     /// memory in `prestage` or `compute`).
     pub path: &'static str,
     pub mem_wait: Duration,

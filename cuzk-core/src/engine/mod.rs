@@ -40,7 +40,7 @@ pub mod timeline_stats;
 pub mod work_queue;
 
 pub use backend::{
-    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError,
+    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead,
 };
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use job::Phase;

@@ -135,7 +135,7 @@ impl GpuBackend {
     /// carry their witness only and their matrices are resident, and MSMs
     /// in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`] with the points on
     /// the device.
-    fn min_resident_working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64) -> Result<u64, ProverError> {
+    pub(super) fn min_resident_working_set(dev: &GpuDevice, params: &Parameters, constraints: usize, z: u64) -> Result<u64, ProverError> {
         let msm = Self::chunked_msm_bytes(dev, params, true, plan::RESIDENT_MIN_CHUNK_POINTS)?;
         Ok(GpuProver::h_bytes(constraints)? + z + msm)
     }
