@@ -23,6 +23,7 @@
 
 use super::interlock::{DeviceLocks, VramBudget};
 use super::memory::{MemoryBudget, Purpose, Reservation};
+use super::plan_report::DevicePlan;
 pub use super::prover_error::ProverError;
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
@@ -179,6 +180,19 @@ pub trait ProverBackend: Send + Sync {
     fn h_term_on_device(&self, _params: &Parameters, _devices: &[Arc<DeviceLocks>]) -> bool {
         false
     }
+    /// What each device in service plans for partitions of `params`'s
+    /// circuit (its PCE `pce`; `witness_only`: synthesized so), for the
+    /// plan report ([`super::plan_report`]): by the rules its calls
+    /// follow, changing nothing. The CPU backend's: no VRAM.
+    fn device_plans(
+        &self,
+        _params: &Parameters,
+        _pce: Option<&Arc<Pce>>,
+        _witness_only: bool,
+        devices: &[Arc<DeviceLocks>],
+    ) -> Vec<DevicePlan> {
+        devices.iter().filter(|d| d.in_service()).map(|d| DevicePlan::on_cpu(d.ordinal)).collect()
+    }
 }
 
 /// What a call whose working set does not fit beside the call computing
@@ -244,6 +258,14 @@ pub trait Backend: Send + Sync {
     fn abc_on_device(&self, pce: &Arc<Pce>, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease>;
     /// [`ProverBackend::h_term_on_device`].
     fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool;
+    /// [`ProverBackend::device_plans`].
+    fn device_plans(
+        &self,
+        params: &Parameters,
+        pce: Option<&Arc<Pce>>,
+        witness_only: bool,
+        devices: &[Arc<DeviceLocks>],
+    ) -> Vec<DevicePlan>;
 }
 
 impl<B: ProverBackend> Backend for B {
@@ -271,6 +293,16 @@ impl<B: ProverBackend> Backend for B {
 
     fn h_term_on_device(&self, params: &Parameters, devices: &[Arc<DeviceLocks>]) -> bool {
         ProverBackend::h_term_on_device(self, params, devices)
+    }
+
+    fn device_plans(
+        &self,
+        params: &Parameters,
+        pce: Option<&Arc<Pce>>,
+        witness_only: bool,
+        devices: &[Arc<DeviceLocks>],
+    ) -> Vec<DevicePlan> {
+        ProverBackend::device_plans(self, params, pce, witness_only, devices)
     }
 }
 

@@ -35,6 +35,7 @@
 use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead};
 use super::interlock::DeviceLocks;
 use super::memory::{Purpose, Reservation};
+use super::plan_report::DevicePlan;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH, StagedWitness};
@@ -48,6 +49,7 @@ use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
 use std::sync::{Arc, Mutex};
 
+mod device_plan;
 mod resident;
 use resident::Resident;
 
@@ -576,5 +578,21 @@ impl ProverBackend for GpuBackend {
             any = true;
         }
         any
+    }
+
+    /// See [`GpuBackend::device_plan`]; a device this backend does not
+    /// have is left out.
+    fn device_plans(
+        &self,
+        params: &Parameters,
+        pce: Option<&Arc<Pce>>,
+        witness_only: bool,
+        devices: &[Arc<DeviceLocks>],
+    ) -> Vec<DevicePlan> {
+        devices
+            .iter()
+            .filter(|d| d.in_service())
+            .filter_map(|d| Some(self.device_plan(self.device(d.ordinal).ok()?, d, params, pce, witness_only)))
+            .collect()
     }
 }

@@ -25,6 +25,7 @@ pub mod outcome;
 mod parked;
 pub mod pce_store;
 mod pipeline;
+pub mod plan_report;
 mod prover_error;
 mod prover_worker;
 pub mod request;

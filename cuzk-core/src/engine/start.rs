@@ -11,6 +11,7 @@ use super::job_table::JobTable;
 use super::memory::{resolve_budget, MemoryBudget};
 use super::pce_store::PceStore;
 use super::pipeline::Permits;
+use super::plan_report::{self, DeviceSummary, Pipeline, StartReport};
 use super::prover_worker::{self, ProverWorker};
 use super::request::ProofKind;
 use super::scheduler::Scheduler;
@@ -80,6 +81,24 @@ impl Engine {
             format_size(config.memory.urgent_reserve.0),
             timeline_path.as_ref().map_or("off".to_string(), |p| p.display().to_string())
         );
+        let report = StartReport {
+            backend: backend.name().to_string(),
+            budget,
+            budget_source: plan_report::budget_source(&config.memory, budget),
+            urgent_reserve: memory.urgent_reserve(),
+            devices: devices
+                .iter()
+                .map(|d| DeviceSummary {
+                    ordinal: d.ordinal,
+                    name: d.name.clone(),
+                    // The CPU's stand-in device has none (unlimited,
+                    // unless `gpus.vram_limit` caps it for tests).
+                    vram_budget: Some(d.vram.usage().total_bytes).filter(|&v| backend.name() != "cpu" && v != u64::MAX),
+                })
+                .collect(),
+            pipeline: Pipeline::of(&config, devices.len()),
+        };
+        report.lines().iter().for_each(|l| log::info!("{l}"));
         let rules = BatchRules {
             max_batch_size: config.scheduler.max_batch_size,
             max_wait: Duration::from_millis(config.scheduler.max_batch_wait_ms),
@@ -103,6 +122,7 @@ impl Engine {
             sources: std::iter::once(Arc::new(BuiltinSource) as Arc<dyn CircuitSource>).chain(sources).collect(),
             devices: devices.clone(),
             timeline,
+            plans: Default::default(),
             workers,
             config,
         });

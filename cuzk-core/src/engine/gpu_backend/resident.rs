@@ -243,6 +243,18 @@ impl GpuBackend {
         Some(s)
     }
 
+    /// VRAM bytes of `pce`'s resident matrices on `dev`, if there are
+    /// (not counted as a use: for the plan report).
+    pub(super) fn resident_pce_bytes(dev: &GpuDevice, pce: &Pce) -> Option<u64> {
+        let pces = dev.pces.lock().unwrap();
+        pces.iter().find(|r| r.host.strong_count() > 0 && r.copies(pce)).map(|r| r.vram.bytes())
+    }
+
+    /// Whether `dev` keeps `pce` ready to stream (not counted as a use).
+    pub(super) fn is_streamed(dev: &GpuDevice, pce: &Pce) -> bool {
+        dev.streamed.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && r.copies(pce))
+    }
+
     /// `pce` ready to stream to `dev`, if it is.
     pub(super) fn find_streamed(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<StreamedPce>> {
         find_copy(&mut dev.streamed.lock().unwrap(), pce)
