@@ -48,6 +48,7 @@ impl Engine {
         let timeline = Timeline::open(timeline_path.as_deref())
             .map_err(|e| EngineError::Start(format!("cannot open timeline {}: {e}", timeline_path.as_ref().unwrap().display())))?;
         let partition_workers = config.partition_workers();
+        let synthesis_concurrency = config.synthesis_concurrency_for(devices.len());
         let urgent_synth = config.synthesis.urgent_workers;
         let synth_workers = partition_workers + urgent_synth;
         // Per device: gpu_workers_per_device, then those for urgent units only.
@@ -69,13 +70,14 @@ impl Engine {
             }
         }
         log::info!(
-            "engine started backend={} devices={} gpu_workers_per_device={} urgent_workers_per_device={} partition_workers={} urgent_workers={} memory_budget={} urgent_reserve={} timeline={}",
+            "engine started backend={} devices={} gpu_workers_per_device={} urgent_workers_per_device={} partition_workers={} urgent_workers={} synthesis_concurrency={synthesis_concurrency} ({}) memory_budget={} urgent_reserve={} timeline={}",
             backend.name(),
             devices.len(),
             config.gpus.gpu_workers_per_device,
             config.gpus.urgent_workers_per_device,
             partition_workers,
             urgent_synth,
+            if config.pipeline.synthesis_concurrency.is_some() { "pipeline.synthesis_concurrency" } else { "one per device" },
             format_size(budget),
             format_size(config.memory.urgent_reserve.0),
             timeline_path.as_ref().map_or("off".to_string(), |p| p.display().to_string())
@@ -90,7 +92,7 @@ impl Engine {
             jobs: JobTable::default(),
             counters: Arc::default(),
             scheduler: Scheduler::new(rules, config.scheduler.sort_by_type),
-            permits: Permits::new(config.pipeline.synthesis_concurrency),
+            permits: Permits::new(synthesis_concurrency),
             urgent_permits: Permits::new(config.pipeline.urgent_synthesis_concurrency),
             synth_queue: WorkQueue::new(0),
             synthesis_cores: SynthesisCores::new(config.synthesis_threads()),
