@@ -1,5 +1,27 @@
 //! Engine start-up (resolving the config into budgets, devices and
 //! threads) and the read-side helpers behind status and SRS requests.
+//!
+//! Several devices share one engine:
+//! - One host copy of each SRS serves every device: the engine has one SRS
+//!   manager, a batch leases its SRS once, and every partition of it
+//!   carries that same `Arc<Parameters>` to whichever device proves it;
+//!   the host budget counts it once, and it is page-locked once, portable
+//!   to every device (`gpu_srs::pin_host_points`). Each GPU keeps its own
+//!   resident copy in its own VRAM where that holds it (`gpu_backend`).
+//!   The PCE store is one as well.
+//! - Each device has its own [`DeviceLocks`]: its interlock and a VRAM
+//!   budget of its own (the backend's figure for that device, capped by
+//!   `gpus.vram_limit`); its workers reserve in it and the GPU backend
+//!   plans each call within it and what that device keeps resident. What
+//!   is decided for all devices at once is only what synthesis must know
+//!   before a device is chosen: whether partitions go witness-only
+//!   (`Backend::abc_on_device`: the matrices on every device in service)
+//!   and whether the H term has room on the device (every device).
+//! - One queue of synthesized partitions feeds every device's workers,
+//!   busy devices leaving the next to idle ones (`prover_worker`); one
+//!   batch in synthesis per device unless the config says otherwise
+//!   ([`Config::synthesis_concurrency_for`]); partition workers, one per
+//!   synthesis thread (all CPUs by default), whatever the device count.
 
 use super::backend::Backend;
 use super::batch::BatchRules;
