@@ -330,6 +330,46 @@ fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, V
     (paths(&text, "gpu_end"), paths(&text, "synth_end"))
 }
 
+/// Several GPUs (issue 54 item 2): the partitions of two jobs spread over
+/// every GPU of the host, all proved from the one host SRS (one entry in
+/// the engine's SRS manager) within each GPU's own VRAM budget; every
+/// proof verifies. Skipped with fewer than two GPUs.
+#[test]
+fn several_gpus_prove_from_one_host_srs() {
+    const TEST: &str = "several_gpus_prove_from_one_host_srs";
+    let _device = vram::alone();
+    if cuzk_sys::test_device(TEST).is_none() {
+        return;
+    }
+    let n = cuzk_sys::device_count().unwrap() as usize;
+    if n < 2 {
+        cuzk_sys::test_skip(&format!("{TEST}: one CUDA device, two or more needed"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let backend = Arc::new(GpuBackend::new().unwrap());
+    let engine = Engine::start_with_backend(engine_config(2, 0, true, &timeline), backend).unwrap();
+    assert_eq!(engine.status().devices.len(), n);
+    let seed = cuzk_sys::test_seed(TEST);
+    let jobs: Vec<BuiltinJob> =
+        (0..2).map(|i| BuiltinJob::new("synthetic:2^16:2".parse().unwrap(), 4 * n, seed.wrapping_add(100 * i))).collect();
+    prove_and_verify(&engine, &jobs);
+    let st = engine.status();
+    assert_eq!(st.srs.len(), 1, "one host SRS for every GPU: {:?}", st.srs);
+    for d in &st.devices {
+        assert!(d.vram.peak_bytes > 0 && d.vram.peak_bytes <= d.vram.total_bytes, "GPU {}: its own budget {:?}", d.ordinal, d.vram);
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let mut per_gpu = vec![0usize; n];
+    for v in events(&text, "gpu_end") {
+        per_gpu[v["gpu"].as_u64().unwrap() as usize] += 1;
+    }
+    assert!(per_gpu.iter().all(|&c| c > 0), "every GPU proved partitions: {per_gpu:?}");
+    println!("{TEST}: {n} GPUs, partitions per GPU {per_gpu:?}, one host SRS, all proofs verify");
+}
+
 #[test]
 fn engine_proves_on_the_gpu() {
     let _device = vram::alone();

@@ -1,6 +1,10 @@
 //! Prover workers (`gpu_workers_per_device` threads per device, and
 //! `urgent_workers_per_device` more that take urgent units only): take the most urgent
-//! synthesized unit and prove it through the interlock:
+//! synthesized unit and prove it through the interlock. Every device's
+//! workers take from one queue, so partitions spread over the devices as
+//! they free; a worker whose device already holds a unit leaves the next
+//! to an idle device while there is one ([`takes_next`]): taken, it would
+//! wait for its device's running prove while the other device idles.
 //!
 //! - pre-stage path: under `mem_mtx` reserve VRAM and pre-stage, then
 //!   under `compute_mtx` compute (an urgent unit takes either lock before
@@ -53,7 +57,9 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
         w.sub_id,
         w.urgent_only
     );
-    while let Some(unit) = sh.gpu_queue.pop_if(|u| !w.urgent_only || u.urgent()) {
+    let wanted = |u: &ProveUnit| (!w.urgent_only || u.urgent()) && takes_next(&sh.devices, &w.device);
+    while let Some(unit) = sh.gpu_queue.pop_if_then(wanted, |_| w.device.hold_unit()) {
+        let _held = HeldUnit { sh: &sh, device: &w.device };
         if !w.device.serving() {
             // Taken out while this worker waited: the unit is another's.
             requeue(&sh, unit);
@@ -72,6 +78,30 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
         }
     }
     log::info!("pipeline GPU worker stopped worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
+}
+
+/// Whether a worker of `device` takes the next unit: where its device
+/// holds none, or every other device in service holds one too (then the
+/// unit is pre-staged beside the running prove, as on one device). A
+/// device out of service takes it only to give it back.
+fn takes_next(devices: &[Arc<DeviceLocks>], device: &DeviceLocks) -> bool {
+    !device.serving()
+        || device.units_held() == 0
+        || devices.iter().filter(|d| d.ordinal != device.ordinal && d.serving()).all(|d| d.units_held() > 0)
+}
+
+/// A unit a worker took, counted on its device until dropped; the workers
+/// waiting for the queue then weigh the devices again.
+struct HeldUnit<'a> {
+    sh: &'a Shared,
+    device: &'a DeviceLocks,
+}
+
+impl Drop for HeldUnit<'_> {
+    fn drop(&mut self) {
+        self.device.release_unit();
+        self.sh.gpu_queue.recheck();
+    }
 }
 
 /// `unit` back in the queue for the devices in service (a closed queue,
