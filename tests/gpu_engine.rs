@@ -222,6 +222,55 @@ fn h_term_on_device_follows_the_vram_budget() {
     println!("H term on the device from a VRAM budget of {hi} B (H buffers {h} B)");
 }
 
+/// The plan report's device plan (`ProverBackend::device_plans`) says what
+/// the calls then do: the SRS streamed from the host where the VRAM budget
+/// is too small to keep it (naming a budget that would, which does), and
+/// resident where `keep_resident` makes it so; the working set is what a
+/// worker reserves (`vram_needed`) with the points where they then are.
+#[test]
+fn device_plans_say_what_the_calls_do() {
+    let _device = vram::alone();
+    if cuzk_sys::test_device("device_plans_say_what_the_calls_do").is_none() {
+        return;
+    }
+    use cuzk_core::engine::interlock::DeviceLocks;
+    use cuzk_core::engine::plan_report::SrsAt;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(cuzk_sys::test_seed("device_plans_say_what_the_calls_do"));
+    let spec: CircuitSpec = "synthetic:70001:5".parse().unwrap();
+    let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(spec.blank(), &mut rng).unwrap());
+    let assignments = [cuzk_core::cs::synthesize(spec.instance(1)).unwrap()];
+    let backend = GpuBackend::new().unwrap();
+    let plan_and_keep = |budget: u64| {
+        let dev = DeviceLocks::new(0, "test".into(), budget);
+        let plan = backend.device_plans(&srs, None, false, std::slice::from_ref(&dev)).remove(0).gpu.expect("a GPU plan");
+        let input = ProveInput {
+            srs: &srs,
+            assignments: &assignments,
+            vram: &dev.vram,
+            pce: None,
+            host_memory: None,
+            h_copies_counted: true,
+            stop: cuzk_core::groth16::StopCheck::NEVER,
+        };
+        backend.keep_resident(0, &input).unwrap();
+        assert_eq!(plan.working_set, backend.vram_needed(0, &input), "the working set a worker reserves, budget {budget} B");
+        (plan, dev.vram.usage().used_bytes)
+    };
+    // Streamed first: a resident copy, once made, stays while `srs` lives.
+    let (small, kept) = plan_and_keep(16 << 20);
+    let SrsAt::Host { resident_needs: Some(needs) } = small.srs else { panic!("16 MiB keeps a 2^17 SRS resident: {small:?}") };
+    assert_eq!(kept, 0, "nothing made resident where the plan streams the points");
+    assert!(needs > 16 << 20, "{needs} B");
+    let (large, kept) = plan_and_keep(needs);
+    let SrsAt::Vram { bytes } = large.srs else { panic!("the budget the plan named does not keep the SRS resident: {large:?}") };
+    assert_eq!(kept, bytes, "keep_resident made it resident, with the bytes the plan said");
+    assert!(large.working_set <= small.working_set, "points on the device: no staging in the MSM workspace");
+    println!(
+        "device plan: streamed within 16 MiB (resident from {needs} B), resident {bytes} B; working sets {} / {} B",
+        small.working_set, large.working_set
+    );
+}
+
 fn engine_config(gpu_workers: usize, vram_limit: u64, pce: bool, timeline: &std::path::Path) -> Config {
     let mut c = Config::default();
     c.memory.total_budget = TotalBudget::Bytes(8 << 30);
@@ -282,6 +331,46 @@ fn run_engine(gpu_workers: usize, vram_limit: u64, pce: bool) -> (Vec<String>, V
     engine.shutdown(ShutdownMode::Drain);
     let text = std::fs::read_to_string(&timeline).unwrap();
     (paths(&text, "gpu_end"), paths(&text, "synth_end"))
+}
+
+/// Several GPUs (issue 54 item 2): the partitions of two jobs spread over
+/// every GPU of the host, all proved from the one host SRS (one entry in
+/// the engine's SRS manager) within each GPU's own VRAM budget; every
+/// proof verifies. Skipped with fewer than two GPUs.
+#[test]
+fn several_gpus_prove_from_one_host_srs() {
+    const TEST: &str = "several_gpus_prove_from_one_host_srs";
+    let _device = vram::alone();
+    if cuzk_sys::test_device(TEST).is_none() {
+        return;
+    }
+    let n = cuzk_sys::device_count().unwrap() as usize;
+    if n < 2 {
+        cuzk_sys::test_skip(&format!("{TEST}: one CUDA device, two or more needed"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let backend = Arc::new(GpuBackend::new().unwrap());
+    let engine = Engine::start_with_backend(engine_config(2, 0, true, &timeline), backend).unwrap();
+    assert_eq!(engine.status().devices.len(), n);
+    let seed = cuzk_sys::test_seed(TEST);
+    let jobs: Vec<BuiltinJob> =
+        (0..2).map(|i| BuiltinJob::new("synthetic:2^16:2".parse().unwrap(), 4 * n, seed.wrapping_add(100 * i))).collect();
+    prove_and_verify(&engine, &jobs);
+    let st = engine.status();
+    assert_eq!(st.srs.len(), 1, "one host SRS for every GPU: {:?}", st.srs);
+    for d in &st.devices {
+        assert!(d.vram.peak_bytes > 0 && d.vram.peak_bytes <= d.vram.total_bytes, "GPU {}: its own budget {:?}", d.ordinal, d.vram);
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let mut per_gpu = vec![0usize; n];
+    for v in events(&text, "gpu_end") {
+        per_gpu[v["gpu"].as_u64().unwrap() as usize] += 1;
+    }
+    assert!(per_gpu.iter().all(|&c| c > 0), "every GPU proved partitions: {per_gpu:?}");
+    println!("{TEST}: {n} GPUs, partitions per GPU {per_gpu:?}, one host SRS, all proofs verify");
 }
 
 #[test]

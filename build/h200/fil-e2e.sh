@@ -26,6 +26,9 @@
 #   BUDGET [auto] the daemon's memory.total_budget. Set it on VMs whose
 #                 MemTotal starts small and grows (the H200 machines: 110GiB)
 #   VRAM_LIMIT [0] gpus.vram_limit ("16GiB": a small card)
+#   GPUS [all]    the GPUs the daemon proves on (gpus.devices), e.g. "0" or
+#                 "0,1"; the samples take the largest GPU memory in use among
+#                 them and their mean busy %
 #   SEED [1]  workload seed;  TOXIC_SEED [1]  setup's toxic-waste seed
 #   SETUP_FLAGS  extra filecoin-setup flags (e.g. --cpu)
 #   SAVE_PCE [1]  0: setup does not write the .pce (the daemon records it at
@@ -93,7 +96,8 @@ now() { date +%s.%N; }
 host_used_mib() { awk '/^MemTotal:/ {t=$2} /^MemAvailable:/ {a=$2} END {printf "%d", (t-a)/1024}' /proc/meminfo; }
 gpu_used_and_busy() {
     if [ "$GPU" = 1 ]; then
-        nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -d ' ' | tr ',' '\t'
+        nvidia-smi ${GPUS:+-i "$GPUS"} --query-gpu=memory.used,utilization.gpu --format=csv,noheader,nounits 2>/dev/null |
+            awk -F', *' '{ if ($1 > m) m = $1; u += $2; n++ } END { if (n) printf "%d\t%.0f\n", m, u / n; else printf "0\t0\n" }'
     else printf '0\t0\n'; fi
 }
 # One sample a second for the whole run: time, host MiB, GPU MiB, GPU busy %.
@@ -160,7 +164,7 @@ finish() {
     local rc="$1"
     {
         echo "## fil-e2e $KIND $SIZE: $( [ "$rc" = 0 ] && echo PASSED || echo "FAILED (rc $rc)")"
-        echo "cuzk $("$CUZK" --version 2>/dev/null | awk '{print $2}'), $(nproc) cores, budget $BUDGET, vram_limit $VRAM_LIMIT, dir $DIR"
+        echo "cuzk $("$CUZK" --version 2>/dev/null | awk '{print $2}'), $(nproc) cores, budget $BUDGET, vram_limit $VRAM_LIMIT, gpus ${GPUS:-all}, dir $DIR"
         echo
         echo "| phase | wall s | process peak RSS MiB | host peak used MiB | GPU peak used MiB | disk after | rc | |"
         echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -250,6 +254,7 @@ self_check = true
 total_budget = "$BUDGET"
 [gpus]
 $VRAM_LINE
+${GPUS:+devices = [$GPUS]}
 [synthesis]
 ${NICE:+nice = $NICE}
 [logging]

@@ -38,7 +38,7 @@ fn random_interleavings_lose_nothing_and_respect_the_memory_budget() {
     cfg.scheduler.max_batch_size = rng.gen_range(1..=3);
     cfg.scheduler.max_batch_wait_ms = rng.gen_range(0..=30);
     cfg.scheduler.sort_by_type = rng.gen();
-    cfg.pipeline.synthesis_concurrency = rng.gen_range(1..=2);
+    cfg.pipeline.synthesis_concurrency = Some(rng.gen_range(1..=2));
     cfg.pipeline.synthesis_lookahead = rng.gen_range(1..=3);
     cfg.pipeline.enabled = rng.gen_bool(0.8);
     cfg.gpus.vram_limit = cuzk_core::config::ByteSize(if rng.gen() { 10_000 } else { 0 });
@@ -151,7 +151,7 @@ fn proving_peak(spec: CircuitSpec, budget: u64, seed: u64) -> (u64, u64) {
     // same on any machine.
     (cfg.synthesis.threads, cfg.gpus.gpu_threads) = (2, 2);
     cfg.pipeline.synthesis_lookahead = 64;
-    cfg.pipeline.synthesis_concurrency = 4;
+    cfg.pipeline.synthesis_concurrency = Some(4);
     let engine = Engine::start(cfg).unwrap();
     let jobs: Vec<_> = (0..3).map(|i| BuiltinJob::new(spec, 8, seed.wrapping_add(i))).collect();
     // The SRS first, outside the measurement: a built-in circuit's SRS is

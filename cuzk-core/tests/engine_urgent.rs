@@ -206,7 +206,7 @@ fn urgent_job_loading_its_srs_waits_for_the_batches_in_flight_not_the_stream() {
 fn normal_jobs_complete_beside_a_stream_of_urgent_jobs() {
     let mut cfg = config(1, 1);
     cfg.synthesis.urgent_workers = 2;
-    cfg.pipeline.synthesis_concurrency = 2;
+    cfg.pipeline.synthesis_concurrency = Some(2);
     let engine = Engine::start_with_backend(cfg, TestBackend::new(true)).unwrap();
     let mut jobs = Vec::new();
     for i in 0..12u64 {

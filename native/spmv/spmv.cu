@@ -15,12 +15,16 @@
 // whose two halves alternate, so that one chunk's copy overlaps the
 // previous chunk's products. Page-locked matrices move at PCIe speed.
 //
-// One thread per row: rows are short (a handful of entries on Filecoin
-// circuits), so a thread's sequential walk over its entries costs less than
-// a warp's reduction would. Coefficient 0 (1) and 1 (−1) of the table are
-// additions, which most entries are; any other is one multiplication. The
-// field operations give fully reduced values, so the bytes equal the CPU
-// SpMV's (pce/spmv.rs) whatever the order of the terms.
+// One thread per row: most rows are short (two or three entries on
+// Filecoin circuits), so a thread's sequential walk over its entries costs
+// less than a warp's reduction would. A few are long (a PoRep partition's
+// bit-packing rows: hundreds of entries, most with a multiplication), and
+// a warp waits for its longest row: the warp takes each of its rows longer
+// than LONG_ROW together, every lane a stride of the entries, then sums
+// the lanes. Coefficient 0 (1) and 1 (−1) of the table are additions,
+// which most entries are; any other is one multiplication. The field
+// operations give fully reduced values, so the bytes equal the CPU SpMV's
+// (pce/spmv.rs) whatever the order of the terms.
 #include "../device/handles.cuh"
 #include "../device/upload.cuh"
 #include "../error.cuh"
@@ -55,31 +59,69 @@ uint64_t layout_bytes(uint64_t rows, const uint64_t nnz[3], uint64_t num_coeffs)
     return total + aligned(sizeof(fr_t) * num_coeffs);
 }
 
+// Rows longer than this are summed by the whole warp.
+constexpr uint32_t LONG_ROW = 32;
+constexpr unsigned FULL_WARP = 0xffffffffu;
+
+// acc += entry k of a row (its coefficient times its column's z).
+__device__ __forceinline__ void add_entry(fr_t &acc, const uint32_t *__restrict__ cols,
+                                          const uint32_t *__restrict__ coeff_idx, const fr_t *__restrict__ coeffs,
+                                          const fr_t *__restrict__ z, uint32_t k) {
+    const fr_t v = cuzk::ldg_fr(z + __ldg(cols + k));
+    const uint32_t ci = __ldg(coeff_idx + k);
+    if (ci == COEFF_ONE)
+        acc += v;
+    else if (ci == COEFF_MINUS_ONE)
+        acc -= v;
+    else
+        acc += v * cuzk::ldg_fr(coeffs + ci);
+}
+
+// The sum of x over the warp's lanes, in every lane.
+__device__ __forceinline__ fr_t warp_sum(fr_t x) {
+    for (int lanes = 16; lanes > 0; lanes >>= 1) {
+        fr_t y;
+#pragma unroll
+        for (int j = 0; j < 8; j++) y.v[j] = __shfl_xor_sync(FULL_WARP, x.v[j], lanes);
+        x += y;
+    }
+    return x;
+}
+
 // out[r] = row r of the matrix times z for r < rows; 0 for rows <= r < len
 // (the H term's zero padding). The row pointers are offsets into cols and
 // coeff_idx plus `base` (0 for a whole matrix; a chunk's first offset for a
-// chunk of rows whose entries start at cols[0]).
+// chunk of rows whose entries start at cols[0]). Each warp takes 32
+// consecutive rows at a time (blocks of a multiple of 32 threads): lane i
+// walks row i if it is short; the long ones are walked by all lanes.
 __global__ void spmv_kernel(const uint32_t *__restrict__ row_ptr, const uint32_t *__restrict__ cols,
                             const uint32_t *__restrict__ coeff_idx, const fr_t *__restrict__ coeffs,
                             const fr_t *__restrict__ z, uint32_t base, uint64_t rows, fr_t *__restrict__ out,
                             uint64_t len) {
-    for (uint64_t r = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; r < len;
-         r += (uint64_t)gridDim.x * blockDim.x) {
-        fr_t acc = fr_t::zero();
+    const uint32_t lane = threadIdx.x & 31;
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    // r0 is the same in every lane of a warp: the loop and the shuffles
+    // inside it are warp-uniform.
+    for (uint64_t r0 = blockIdx.x * (uint64_t)blockDim.x + (threadIdx.x - lane); r0 < len; r0 += stride) {
+        const uint64_t r = r0 + lane;
+        uint32_t begin = 0, end = 0;
         if (r < rows) {
-            const uint32_t end = __ldg(row_ptr + r + 1) - base;
-            for (uint32_t k = __ldg(row_ptr + r) - base; k < end; k++) {
-                const fr_t v = cuzk::ldg_fr(z + __ldg(cols + k));
-                const uint32_t ci = __ldg(coeff_idx + k);
-                if (ci == COEFF_ONE)
-                    acc += v;
-                else if (ci == COEFF_MINUS_ONE)
-                    acc -= v;
-                else
-                    acc += v * cuzk::ldg_fr(coeffs + ci);
-            }
+            begin = __ldg(row_ptr + r) - base;
+            end = __ldg(row_ptr + r + 1) - base;
         }
-        cuzk::store_fr(out + r, acc);
+        const bool long_row = end - begin > LONG_ROW;
+        fr_t acc = fr_t::zero();
+        if (!long_row)
+            for (uint32_t k = begin; k < end; k++) add_entry(acc, cols, coeff_idx, coeffs, z, k);
+        for (uint32_t longs = __ballot_sync(FULL_WARP, long_row); longs; longs &= longs - 1) {
+            const int owner = __ffs(longs) - 1;
+            const uint32_t b = __shfl_sync(FULL_WARP, begin, owner), e = __shfl_sync(FULL_WARP, end, owner);
+            fr_t part = fr_t::zero();
+            for (uint32_t k = b + lane; k < e; k += 32) add_entry(part, cols, coeff_idx, coeffs, z, k);
+            part = warp_sum(part);
+            if ((int)lane == owner) acc = part;
+        }
+        if (r < len) cuzk::store_fr(out + r, acc);
     }
 }
 

@@ -334,7 +334,7 @@ fn engine_bench(b: EngineBench) -> Result<()> {
                 config.synthesis.partition_workers = b.partition_workers;
             }
             if b.synthesis_concurrency > 0 {
-                config.pipeline.synthesis_concurrency = b.synthesis_concurrency;
+                config.pipeline.synthesis_concurrency = Some(b.synthesis_concurrency);
             }
             let bytes = cuzk_core::config::parse_size(limit).map_err(|e| anyhow::anyhow!("--vram-limit: {e}"))?;
             config.gpus.vram_limit = cuzk_core::config::ByteSize(bytes);

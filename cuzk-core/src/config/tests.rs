@@ -138,6 +138,23 @@ fn tuning_that_differs_from_the_existing_daemon_is_named() {
 }
 
 #[test]
+fn synthesis_concurrency_is_one_batch_per_device_unless_set() {
+    let c = Config::default();
+    assert_eq!(c.pipeline.synthesis_concurrency, None);
+    assert_eq!([1, 2, 8].map(|d| c.synthesis_concurrency_for(d)), [1, 2, 8]);
+    assert_eq!(c.synthesis_concurrency_for(0), 1, "at least one batch");
+    let c = load("[pipeline]\nsynthesis_concurrency = 3\n").unwrap();
+    assert_eq!([1, 2, 8].map(|d| c.synthesis_concurrency_for(d)), [3, 3, 3], "a value in the config wins");
+    let c = load("[pipeline]\nsynthesis_concurrency = 0\n").unwrap();
+    assert_eq!(c.synthesis_concurrency_for(4), 1, "0 is raised to 1, as by the existing daemon");
+    let c = load(include_str!("../../../configs/cuzk.example.toml")).unwrap();
+    assert_eq!(c.synthesis_concurrency_for(4), 4, "the example config leaves it to the devices");
+    assert_eq!(load("[pipeline]\nsynthesis_concurrency = \"Auto\"\n").unwrap().pipeline.synthesis_concurrency, None);
+    let e = load("[pipeline]\nsynthesis_concurrency = \"many\"\n").unwrap_err().to_string();
+    assert!(e.contains("[pipeline]") && e.contains("\"many\" is not a count or \"auto\""), "{e}");
+}
+
+#[test]
 fn lenient_values_are_used_and_reported() {
     let text = "[memory]\ntotal_budget = \"400G\"\nsafety_margin = \"lots\"\neviction_min_idle = \"soon\"\n\
                 [gpus]\ngpu_workers_per_device = 0\n[scheduler]\nmax_batch_size = 0\n\
@@ -147,7 +164,7 @@ fn lenient_values_are_used_and_reported() {
     assert_eq!(c.memory.total_budget, TotalBudget::Bytes(400 << 30));
     assert_eq!(c.memory.safety_margin, ByteSize(5 << 30));
     assert_eq!(c.memory.eviction_min_idle, HumanDuration(Duration::from_secs(300)));
-    assert_eq!((c.gpus.gpu_workers_per_device, c.scheduler.max_batch_size, c.pipeline.synthesis_concurrency), (1, 1, 1));
+    assert_eq!((c.gpus.gpu_workers_per_device, c.scheduler.max_batch_size, c.pipeline.synthesis_concurrency), (1, 1, Some(1)));
     assert_eq!((c.logging.format.as_str(), c.logging.level.as_str()), ("human", "info"));
     assert_warned(
         &loaded,

@@ -23,6 +23,7 @@
 
 use super::interlock::{DeviceLocks, VramBudget};
 use super::memory::{MemoryBudget, Purpose, Reservation};
+use super::plan_report::DevicePlan;
 pub use super::prover_error::ProverError;
 use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
@@ -135,6 +136,30 @@ pub trait ProverBackend: Send + Sync {
     /// The worker also takes this path, once, where `prestage` or `compute`
     /// ran out of device memory.
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
+    /// Where `input`'s working set does not fit beside the call computing
+    /// on `device`: the part of it that may be staged ahead under
+    /// `mem_mtx` while that call computes, or None (the default: the
+    /// fallback stages everything within the compute lock).
+    fn stage_ahead(&self, _device: u32, _input: &ProveInput<'_>) -> Option<StageAhead> {
+        None
+    }
+    /// Stages the part that [`ProverBackend::stage_ahead`] names, within a
+    /// reservation of its bytes (the default: everything, as `prestage`).
+    fn prestage_ahead(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError> {
+        self.prestage(device, input)
+    }
+    /// [`ProverBackend::compute_fallback`] of an input whose part was
+    /// staged ahead; `vram_granted` counts that part's reservation (the
+    /// default: `compute`).
+    fn compute_fallback_staged(
+        &self,
+        device: u32,
+        _vram_granted: u64,
+        staged: Self::Staged,
+        input: &ProveInput<'_>,
+    ) -> Result<Self::Computed, ProverError> {
+        self.compute(device, staged, input)
+    }
     fn epilogue(&self, device: u32, computed: Self::Computed) -> Result<Vec<Proof>, ProverError>;
     /// Whether partitions of `pce`'s circuit, proved with `srs` on
     /// `devices`, get their a, b, c computed on the device (the matrices
@@ -164,6 +189,32 @@ pub trait ProverBackend: Send + Sync {
     fn holds_points(&self, _device: u32, _srs: &SrsHandle) -> bool {
         false
     }
+    /// What each device in service plans for partitions of `srs`'s
+    /// circuit (its PCE `pce`; `witness_only`: synthesized so), for the
+    /// plan report ([`super::plan_report`]): by the rules its calls
+    /// follow, changing nothing. The CPU backend's: no VRAM.
+    fn device_plans(
+        &self,
+        _srs: &SrsHandle,
+        _pce: Option<&Arc<Pce>>,
+        _witness_only: bool,
+        devices: &[Arc<DeviceLocks>],
+    ) -> Vec<DevicePlan> {
+        devices.iter().filter(|d| d.in_service()).map(|d| DevicePlan::on_cpu(d.ordinal)).collect()
+    }
+}
+
+/// What a call whose working set does not fit beside the call computing
+/// on its device stages ahead ([`ProverBackend::stage_ahead`]): a GPU's
+/// witness for the SpMV, whose upload then leaves the compute lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageAhead {
+    /// Device bytes of that part.
+    pub bytes: u64,
+    /// The least grant (with that part) a call computes in at full speed:
+    /// a call on the fallback leaves the next one room for its part only
+    /// where its own grant stays at least this.
+    pub min_grant: u64,
 }
 
 /// A hold on a circuit's matrices where a backend keeps them (device
@@ -185,7 +236,9 @@ impl MatricesLease {
 /// How one unit went through the interlock, for the per-proof log line.
 #[derive(Clone, Copy, Debug)]
 pub struct InterlockTrace {
-    /// "prestaged", "fallback", or "prestaged_then_fallback" (out of device
+    /// "prestaged", "fallback", "staged_ahead" (the fallback, with the
+    /// part [`ProverBackend::stage_ahead`] names staged under `mem_mtx`), or
+    /// "prestaged_then_fallback" (out of device
     /// memory in `prestage` or `compute`).
     pub path: &'static str,
     pub mem_wait: Duration,
@@ -216,6 +269,8 @@ pub trait Backend: Send + Sync {
     fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool;
     /// [`ProverBackend::holds_points`].
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool;
+    /// [`ProverBackend::device_plans`].
+    fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan>;
 }
 
 impl<B: ProverBackend> Backend for B {
@@ -247,6 +302,10 @@ impl<B: ProverBackend> Backend for B {
 
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool {
         ProverBackend::holds_points(self, device, srs)
+    }
+
+    fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan> {
+        ProverBackend::device_plans(self, srs, pce, witness_only, devices)
     }
 }
 

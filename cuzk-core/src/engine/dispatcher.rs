@@ -61,7 +61,7 @@ pub fn run(sh: Arc<Shared>, lane: Lane) {
         c.scheduler.max_batch_size,
         c.scheduler.max_batch_wait_ms,
         c.pipeline.slot_size,
-        c.pipeline.synthesis_concurrency,
+        c.synthesis_concurrency_for(sh.devices.len()),
         c.pipeline.urgent_synthesis_concurrency,
         c.partition_workers(),
         c.synthesis.urgent_workers

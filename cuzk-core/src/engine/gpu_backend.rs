@@ -38,13 +38,14 @@
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
-use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError};
+use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead};
 use super::interlock::DeviceLocks;
 use super::memory::{Purpose, Reservation};
+use super::plan_report::DevicePlan;
 use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
-use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH};
+use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH, StagedWitness};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::pce::gpu::{GpuPce, StreamedPce};
@@ -55,6 +56,7 @@ use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
 use std::sync::{Arc, Mutex};
 
+mod device_plan;
 mod resident;
 use resident::Resident;
 
@@ -91,6 +93,9 @@ pub struct GpuBackend {
 /// resident SRS and matrices if there are.
 pub struct GpuStaged {
     first: Option<StagedH>,
+    /// Circuit 0's witness alone, staged ahead of its H buffers
+    /// ([`ProverBackend::stage_ahead`]).
+    witness: Option<StagedWitness>,
     srs: Option<Arc<DeviceSrs>>,
     pce: Option<Arc<GpuPce>>,
 }
@@ -287,6 +292,26 @@ impl GpuBackend {
         })
     }
 
+    /// `granted` within what the card has free too (less the headroom the
+    /// budget keeps), beyond `allocated` bytes of the grant the call holds
+    /// on the card already: after an out-of-memory in `compute` the
+    /// budget's figure is what misjudged (another user of the card took
+    /// memory).
+    fn within_card(dev: &GpuDevice, granted: u64, allocated: u64) -> Result<u64, ProverError> {
+        let card_free = cuzk_sys::free_memory(dev.info.ordinal as i32)?.saturating_sub(VRAM_HEADROOM).saturating_add(allocated);
+        // Megabytes short are the driver's own (the budget was measured
+        // once at start): planned within, but not worth a warning.
+        if card_free.saturating_add(CARD_FREE_SLACK) < granted {
+            log::warn!(
+                "gpu={} has {} free beside the budget's grant of {}: planning within it",
+                dev.info.ordinal,
+                crate::config::format_size(card_free),
+                crate::config::format_size(granted)
+            );
+        }
+        Ok(granted.min(card_free))
+    }
+
     /// Plans `input` within `granted` bytes (borrowing from the budget's
     /// free VRAM what the plan takes beyond them, when `may_borrow`) and
     /// runs it (the executor logs the plan).
@@ -440,13 +465,71 @@ impl ProverBackend for GpuBackend {
             }
             None => None,
         };
-        Ok(GpuStaged { first, srs, pce })
+        Ok(GpuStaged { first, witness: None, srs, pce })
     }
 
     fn compute(&self, device: u32, staged: GpuStaged, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
-        let GpuStaged { first, srs, pce } = staged;
+        let GpuStaged { first, witness: _, srs, pce } = staged;
         self.plan_and_run(dev, input, srs, pce, None, first, Self::vram_needed_on(dev, input), true)
+    }
+
+    /// A witness-only call whose SRS and matrices are resident on the
+    /// device stages its witness ahead: the call computing there reads its
+    /// points and matrices from VRAM, so the upload has the PCIe link to
+    /// itself, and only the SpMV (and the H buffers' allocation) stays in
+    /// the compute lock. The next call is left room for its witness where
+    /// a grant keeps a working set with the MSMs in chunks of
+    /// [`plan::RESIDENT_MIN_CHUNK_POINTS`] points (those cost milliseconds
+    /// more than whole ones).
+    fn stage_ahead(&self, device: u32, input: &ProveInput<'_>) -> Option<StageAhead> {
+        let dev = self.device(device).ok()?;
+        let (pce, first) = (input.pce?, input.assignments.first()?);
+        if !input.witness_only() || !Self::is_resident(dev, input.srs) || Self::find_pce(dev, pce).is_none() {
+            return None;
+        }
+        let z = pce.z_bytes();
+        let min_grant = Self::min_resident_working_set(dev, &**input.srs, first.num_constraints(), z).ok()?;
+        Some(StageAhead { bytes: z, min_grant })
+    }
+
+    /// Circuit 0's witness into a z of its own (nothing, where the matrices
+    /// left the device since [`ProverBackend::stage_ahead`]: the call then
+    /// runs as the fallback, its z in the grant).
+    fn prestage_ahead(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
+        let dev = self.device(device)?;
+        let srs = Self::find_resident(dev, input.srs);
+        let pce = input.pce.and_then(|p| Self::find_pce(dev, p));
+        let witness = match (&pce, input.assignments.first()) {
+            (Some(pce), Some(pa)) => Some(dev.prover.stage_witness(pce, pa)?),
+            _ => None,
+        };
+        Ok(GpuStaged { first: None, witness, srs, pce })
+    }
+
+    /// The H buffers allocated and circuit 0's a, b, c computed into them
+    /// by the SpMV over its witness staged ahead, then the plan within the
+    /// grant (which holds that witness).
+    fn compute_fallback_staged(
+        &self,
+        device: u32,
+        vram_granted: u64,
+        staged: GpuStaged,
+        input: &ProveInput<'_>,
+    ) -> Result<GpuComputed, ProverError> {
+        let dev = self.device(device)?;
+        let GpuStaged { first, witness, srs, pce } = staged;
+        if srs.is_none() {
+            let host = input.srs.host_points()?;
+            pin_host_points(&host);
+        }
+        let on_card = witness.as_ref().map_or(0, |_| input.pce.map_or(0, |p| p.z_bytes()));
+        let granted = Self::within_card(dev, vram_granted, on_card)?;
+        let first = match (witness, &pce) {
+            (Some(w), Some(p)) => Some(dev.prover.stage_h_from_witness(p, w)?),
+            _ => first,
+        };
+        self.plan_and_run(dev, input, srs, pce, None, first, granted, false)
     }
 
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
@@ -456,19 +539,7 @@ impl ProverBackend for GpuBackend {
             let host = input.srs.host_points()?;
             pin_host_points(&host);
         }
-        // Within what the card has free too (less the headroom the budget
-        // keeps): after an out-of-memory in `compute` the budget's figure
-        // is what misjudged (another user of the card took memory).
-        let card_free = cuzk_sys::free_memory(dev.info.ordinal as i32)?.saturating_sub(VRAM_HEADROOM);
-        // Megabytes short are the driver's own (the budget was measured
-        // once at start): planned within, but not worth a warning.
-        if card_free.saturating_add(CARD_FREE_SLACK) < vram_granted {
-            log::warn!(
-                "gpu={device} has {} free beside the budget's grant of {}: planning within it",
-                crate::config::format_size(card_free),
-                crate::config::format_size(vram_granted)
-            );
-        }
+        let granted = Self::within_card(dev, vram_granted, 0)?;
         let pce = input.pce.and_then(|p| Self::find_pce(dev, p));
         // Witness-only partitions whose matrices are not resident: streamed
         // where the device keeps them ready to.
@@ -476,7 +547,7 @@ impl ProverBackend for GpuBackend {
             (Some(p), None) if input.witness_only() => Self::find_streamed(dev, p),
             _ => None,
         };
-        self.plan_and_run(dev, input, srs, pce, streamed, None, vram_granted.min(card_free), false)
+        self.plan_and_run(dev, input, srs, pce, streamed, None, granted, false)
     }
 
     fn epilogue(&self, _device: u32, computed: GpuComputed) -> Result<Vec<Proof>, ProverError> {
@@ -526,5 +597,15 @@ impl ProverBackend for GpuBackend {
             any = true;
         }
         any
+    }
+
+    /// See [`GpuBackend::device_plan`]; a device this backend does not
+    /// have is left out.
+    fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan> {
+        devices
+            .iter()
+            .filter(|d| d.in_service())
+            .filter_map(|d| Some(self.device_plan(self.device(d.ordinal).ok()?, d, srs, pce, witness_only)))
+            .collect()
     }
 }

@@ -10,7 +10,7 @@
 //! would wait for the other worker's kernels and serialize everything.
 
 use serde::Serialize;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 #[derive(Debug, Default)]
@@ -116,6 +116,10 @@ pub struct DeviceLocks {
     compute_mtx: UrgentFirstLock,
     pub vram: Arc<VramBudget>,
     service: AtomicU8,
+    /// Synthesized units its workers have taken and not finished with
+    /// (waiting for a lock, pre-staging, proving): what the prover
+    /// workers weigh devices by ([`super::prover_worker`]).
+    units_held: AtomicUsize,
 }
 
 /// A poisoned lock only means a worker panicked while holding it; the
@@ -133,7 +137,23 @@ impl DeviceLocks {
             compute_mtx: UrgentFirstLock::default(),
             vram: VramBudget::new(vram_total),
             service: AtomicU8::new(Service::InService as u8),
+            units_held: AtomicUsize::new(0),
         })
+    }
+
+    /// Units its workers hold now.
+    pub fn units_held(&self) -> usize {
+        self.units_held.load(Ordering::SeqCst)
+    }
+
+    /// One more unit held (taken from the queue).
+    pub fn hold_unit(&self) {
+        self.units_held.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// One unit fewer held (proved, failed, or given back to the queue).
+    pub fn release_unit(&self) {
+        self.units_held.fetch_sub(1, Ordering::SeqCst);
     }
 
     pub fn service(&self) -> Service {

@@ -145,6 +145,11 @@ impl MemoryBudget {
         })
     }
 
+    /// The bytes only urgent reservations may take.
+    pub fn urgent_reserve(&self) -> u64 {
+        self.urgent_reserve
+    }
+
     pub fn usage(&self) -> MemoryUsage {
         *self.usage.lock().unwrap()
     }

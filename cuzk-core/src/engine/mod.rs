@@ -25,6 +25,7 @@ pub mod outcome;
 mod parked;
 pub mod pce_store;
 mod pipeline;
+pub mod plan_report;
 mod prover_error;
 mod prover_worker;
 pub mod request;
@@ -41,7 +42,7 @@ pub mod timeline_stats;
 pub mod work_queue;
 
 pub use backend::{
-    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError,
+    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead,
 };
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use job::Phase;

@@ -1,6 +1,10 @@
 //! Prover workers (`gpu_workers_per_device` threads per device, and
 //! `urgent_workers_per_device` more that take urgent units only): take the most urgent
-//! synthesized unit and prove it through the interlock:
+//! synthesized unit and prove it through the interlock. Every device's
+//! workers take from one queue, so partitions spread over the devices as
+//! they free; a worker whose device already holds a unit leaves the next
+//! to an idle device while there is one ([`takes_next`]): taken, it would
+//! wait for its device's running prove while the other device idles.
 //!
 //! - pre-stage path: under `mem_mtx` reserve VRAM and pre-stage, then
 //!   under `compute_mtx` compute (an urgent unit takes either lock before
@@ -22,7 +26,7 @@
 //! partitions ahead of it. Other errors and panics fail the unit's jobs,
 //! never the worker.
 
-use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError};
+use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError, StageAhead};
 use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service};
 use super::pipeline::{Member, ProveUnit};
 use super::shared::{panic_message, Shared};
@@ -54,7 +58,9 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
         w.sub_id,
         w.urgent_only
     );
-    while let Some(unit) = sh.gpu_queue.pop_if(|u| !w.urgent_only || u.urgent()) {
+    let wanted = |u: &ProveUnit| (!w.urgent_only || u.urgent()) && takes_next(&sh.devices, &w.device);
+    while let Some(unit) = sh.gpu_queue.pop_if_then(wanted, |_| w.device.hold_unit()) {
+        let _held = HeldUnit { sh: &sh, device: &w.device };
         if !w.device.serving() {
             // Taken out while this worker waited: the unit is another's.
             requeue(&sh, unit);
@@ -73,6 +79,30 @@ pub fn run(sh: Arc<Shared>, w: ProverWorker) {
         }
     }
     log::info!("pipeline GPU worker stopped worker_id={} gpu={} sub_id={}", w.worker_id, w.device.ordinal, w.sub_id);
+}
+
+/// Whether a worker of `device` takes the next unit: where its device
+/// holds none, or every other device in service holds one too (then the
+/// unit is pre-staged beside the running prove, as on one device). A
+/// device out of service takes it only to give it back.
+fn takes_next(devices: &[Arc<DeviceLocks>], device: &DeviceLocks) -> bool {
+    !device.serving()
+        || device.units_held() == 0
+        || devices.iter().filter(|d| d.ordinal != device.ordinal && d.serving()).all(|d| d.units_held() > 0)
+}
+
+/// A unit a worker took, counted on its device until dropped; the workers
+/// waiting for the queue then weigh the devices again.
+struct HeldUnit<'a> {
+    sh: &'a Shared,
+    device: &'a DeviceLocks,
+}
+
+impl Drop for HeldUnit<'_> {
+    fn drop(&mut self) {
+        self.device.release_unit();
+        self.sh.gpu_queue.recheck();
+    }
 }
 
 /// `unit` back in the queue for the devices in service (a closed queue,
@@ -257,9 +287,28 @@ pub(super) fn through_interlock<B: ProverBackend>(
     backend.keep_resident(dev.ordinal, input)?;
     let kept = t.elapsed();
     let need = backend.vram_needed(dev.ordinal, input);
-    // Under compute_mtx: whatever of `need` is free, and a plan within it.
-    let fallback = || {
-        let vram = dev.vram.reserve_up_to(need);
+    // Under compute_mtx: whatever of `need` is free beyond `held` (a part
+    // staged ahead). Where the backend stages ahead, the next call's part
+    // is left room beside it, unless that takes this grant below full
+    // speed: that upload then leaves the compute lock too.
+    let fallback_grant = |held: u64, ahead: Option<StageAhead>| {
+        let want = need.saturating_sub(held);
+        let want = match ahead {
+            Some(a) => {
+                let room = dev.vram.free().saturating_sub(a.bytes);
+                if room.saturating_add(held) >= a.min_grant {
+                    want.min(room)
+                } else {
+                    want
+                }
+            }
+            None => want,
+        };
+        dev.vram.reserve_up_to(want)
+    };
+    // Whatever `fallback_grant` gives, and a plan within it.
+    let fallback = |ahead: Option<StageAhead>| {
+        let vram = fallback_grant(0, ahead);
         backend.compute_fallback(dev.ordinal, vram.bytes(), input)
     };
     // Pre-staged where the reservation fits and the card has the memory;
@@ -274,22 +323,38 @@ pub(super) fn through_interlock<B: ProverBackend>(
                 Ok(staged) => Ok((vram, staged, prestage)),
                 Err(ProverError::OutOfMemory(why)) => {
                     log::warn!("gpu={} out of device memory in prestage ({why}); computing within what is free", dev.ordinal);
-                    Err("prestaged_then_fallback")
+                    Err(("prestaged_then_fallback", Err(backend.stage_ahead(dev.ordinal, input)), kept))
                 }
                 Err(e) => return Err(e),
             }
         }
         None => {
             let usage = dev.vram.usage();
+            // Its part staged ahead where there is room for that.
+            let t = Instant::now();
+            let ahead = backend.stage_ahead(dev.ordinal, input);
+            let part = match ahead.and_then(|a| dev.vram.try_reserve(a.bytes)) {
+                Some(held) => match backend.prestage_ahead(dev.ordinal, input) {
+                    Ok(staged) => Ok((held, staged, ahead)),
+                    Err(ProverError::OutOfMemory(why)) => {
+                        log::warn!("gpu={} out of device memory staging ahead ({why}); staged within the compute lock", dev.ordinal);
+                        Err(ahead)
+                    }
+                    Err(e) => return Err(e),
+                },
+                None => Err(ahead),
+            };
+            let prestage = kept + t.elapsed();
             drop(mem_guard);
             log::info!(
-                "gpu={} no room to pre-stage: needs {}, {} of {} reserved; staged within the compute lock instead",
+                "gpu={} no room to pre-stage: needs {}, {} of {} reserved; {} within the compute lock instead",
                 dev.ordinal,
                 format_size(need),
                 format_size(usage.used_bytes),
-                format_size(usage.total_bytes)
+                format_size(usage.total_bytes),
+                if part.is_ok() { "its part staged ahead, the rest" } else { "staged" }
             );
-            Err("fallback")
+            Err(("fallback", part, prestage))
         }
     };
     let (computed, trace) = match prestaged {
@@ -306,7 +371,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
             let (computed, path) = match computed {
                 Err(ProverError::OutOfMemory(why)) => {
                     log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
-                    (fallback(), "prestaged_then_fallback")
+                    (fallback(backend.stage_ahead(dev.ordinal, input)), "prestaged_then_fallback")
                 }
                 computed => (computed, "prestaged"),
             };
@@ -315,17 +380,30 @@ pub(super) fn through_interlock<B: ProverBackend>(
             drop(compute_guard);
             (computed?, InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
         }
-        Err(path) => {
+        Err((path, part, prestage)) => {
             let t = Instant::now();
             let compute_guard = dev.lock_compute(urgent);
             let compute_wait = t.elapsed();
             gpu_event("gpu_start", None);
             let t = Instant::now();
-            let computed = fallback();
+            let (computed, path) = match part {
+                Ok((held, staged, ahead)) => {
+                    let vram = fallback_grant(held.bytes(), ahead);
+                    match backend.compute_fallback_staged(dev.ordinal, vram.bytes() + held.bytes(), staged, input) {
+                        Err(ProverError::OutOfMemory(why)) => {
+                            log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
+                            drop((vram, held));
+                            (fallback(ahead), "prestaged_then_fallback")
+                        }
+                        computed => (computed, "staged_ahead"),
+                    }
+                }
+                Err(ahead) => (fallback(ahead), path),
+            };
             let kernel = t.elapsed();
             gpu_event("gpu_end", Some(path));
             drop(compute_guard);
-            let trace = InterlockTrace { path, mem_wait, prestage: kept, compute_wait, kernel, epilogue: Duration::ZERO };
+            let trace = InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO };
             (computed?, trace)
         }
     };

@@ -42,6 +42,8 @@ pub struct Shared {
     pub sources: Vec<Arc<dyn CircuitSource>>,
     pub devices: Vec<Arc<DeviceLocks>>,
     pub timeline: Timeline,
+    /// The circuits whose plan has been logged ([`super::plan_report`]).
+    pub plans: super::plan_report::PlanLog,
     /// Synthesis workers first (the urgent-only ones last), then prover
     /// workers.
     pub workers: Vec<Mutex<WorkerStatus>>,

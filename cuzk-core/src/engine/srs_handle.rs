@@ -265,8 +265,16 @@ pub fn host_points_needed(srs: &SrsHandle, backend: &dyn Backend, devices: &[Arc
 /// Every device that takes work is in service (none proves on the CPU)
 /// and holds a copy of `srs`'s points; and there is one.
 fn every_device_holds(srs: &SrsHandle, backend: &dyn Backend, devices: &[Arc<DeviceLocks>]) -> bool {
+    every_device_would_hold(devices, |ordinal| backend.holds_points(ordinal, srs))
+}
+
+/// The rule of [`release_where_every_device_holds`] with each device's
+/// copy as `holds` says (the plan report's forecast, from where each
+/// device plans to keep the points): every device that takes work is in
+/// service and holds one; and there is one.
+pub fn every_device_would_hold(devices: &[Arc<DeviceLocks>], holds: impl Fn(u32) -> bool) -> bool {
     let serving: Vec<_> = devices.iter().filter(|d| d.serving()).collect();
-    !serving.is_empty() && serving.iter().all(|d| d.in_service() && backend.holds_points(d.ordinal, srs))
+    !serving.is_empty() && serving.iter().all(|d| d.in_service() && holds(d.ordinal))
 }
 
 #[cfg(test)]

@@ -1,5 +1,30 @@
 //! Engine start-up (resolving the config into budgets, devices and
 //! threads) and the read-side helpers behind status and SRS requests.
+//!
+//! Several devices share one engine:
+//! - One host copy of each SRS serves every device: the engine has one SRS
+//!   manager, a batch leases its SRS once, and every partition of it
+//!   carries that same `Arc<SrsHandle>` to whichever device proves it;
+//!   the host budget counts its points once, and they are page-locked
+//!   once, portable to every device (`gpu_srs::pin_host_points`). Each GPU
+//!   keeps its own resident copy in its own VRAM where that holds it
+//!   (`gpu_backend`); once every device in service has one, the host
+//!   points are released (`srs_handle`), and read again for a device
+//!   without one.
+//!   The PCE store is one as well.
+//! - Each device has its own [`DeviceLocks`]: its interlock and a VRAM
+//!   budget of its own (the backend's figure for that device, capped by
+//!   `gpus.vram_limit`); its workers reserve in it and the GPU backend
+//!   plans each call within it and what that device keeps resident. What
+//!   is decided for all devices at once is only what synthesis must know
+//!   before a device is chosen: whether partitions go witness-only
+//!   (`Backend::abc_on_device`: the matrices on every device in service)
+//!   and whether the H term has room on the device (every device).
+//! - One queue of synthesized partitions feeds every device's workers,
+//!   busy devices leaving the next to idle ones (`prover_worker`); one
+//!   batch in synthesis per device unless the config says otherwise
+//!   ([`Config::synthesis_concurrency_for`]); partition workers, one per
+//!   synthesis thread (all CPUs by default), whatever the device count.
 
 use super::backend::Backend;
 use super::batch::BatchRules;
@@ -11,6 +36,7 @@ use super::job_table::JobTable;
 use super::memory::{resolve_budget, MemoryBudget};
 use super::pce_store::PceStore;
 use super::pipeline::Permits;
+use super::plan_report::{self, DeviceSummary, Pipeline, StartReport};
 use super::prover_worker::{self, ProverWorker};
 use super::request::ProofKind;
 use super::scheduler::Scheduler;
@@ -49,6 +75,7 @@ impl Engine {
         let timeline = Timeline::open(timeline_path.as_deref())
             .map_err(|e| EngineError::Start(format!("cannot open timeline {}: {e}", timeline_path.as_ref().unwrap().display())))?;
         let partition_workers = config.partition_workers();
+        let synthesis_concurrency = config.synthesis_concurrency_for(devices.len());
         let urgent_synth = config.synthesis.urgent_workers;
         let synth_workers = partition_workers + urgent_synth;
         // Per device: gpu_workers_per_device, then those for urgent units only.
@@ -70,17 +97,36 @@ impl Engine {
             }
         }
         log::info!(
-            "engine started backend={} devices={} gpu_workers_per_device={} urgent_workers_per_device={} partition_workers={} urgent_workers={} memory_budget={} urgent_reserve={} timeline={}",
+            "engine started backend={} devices={} gpu_workers_per_device={} urgent_workers_per_device={} partition_workers={} urgent_workers={} synthesis_concurrency={synthesis_concurrency} ({}) memory_budget={} urgent_reserve={} timeline={}",
             backend.name(),
             devices.len(),
             config.gpus.gpu_workers_per_device,
             config.gpus.urgent_workers_per_device,
             partition_workers,
             urgent_synth,
+            if config.pipeline.synthesis_concurrency.is_some() { "pipeline.synthesis_concurrency" } else { "one per device" },
             format_size(budget),
             format_size(config.memory.urgent_reserve.0),
             timeline_path.as_ref().map_or("off".to_string(), |p| p.display().to_string())
         );
+        let report = StartReport {
+            backend: backend.name().to_string(),
+            budget,
+            budget_source: plan_report::budget_source(&config.memory, budget),
+            urgent_reserve: memory.urgent_reserve(),
+            devices: devices
+                .iter()
+                .map(|d| DeviceSummary {
+                    ordinal: d.ordinal,
+                    name: d.name.clone(),
+                    // The CPU's stand-in device has none (unlimited,
+                    // unless `gpus.vram_limit` caps it for tests).
+                    vram_budget: Some(d.vram.usage().total_bytes).filter(|&v| backend.name() != "cpu" && v != u64::MAX),
+                })
+                .collect(),
+            pipeline: Pipeline::of(&config, devices.len()),
+        };
+        report.lines().iter().for_each(|l| log::info!("{l}"));
         let rules = BatchRules {
             max_batch_size: config.scheduler.max_batch_size,
             max_wait: Duration::from_millis(config.scheduler.max_batch_wait_ms),
@@ -91,7 +137,7 @@ impl Engine {
             jobs: JobTable::default(),
             counters: Arc::default(),
             scheduler: Scheduler::new(rules, config.scheduler.sort_by_type),
-            permits: Permits::new(config.pipeline.synthesis_concurrency),
+            permits: Permits::new(synthesis_concurrency),
             urgent_permits: Permits::new(config.pipeline.urgent_synthesis_concurrency),
             synth_queue: WorkQueue::new(0),
             synthesis_cores: SynthesisCores::new(config.synthesis_threads()),
@@ -104,6 +150,7 @@ impl Engine {
             sources: std::iter::once(Arc::new(BuiltinSource) as Arc<dyn CircuitSource>).chain(sources).collect(),
             devices: devices.clone(),
             timeline,
+            plans: Default::default(),
             workers,
             config,
         });

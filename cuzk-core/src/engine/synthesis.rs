@@ -40,10 +40,14 @@
 use super::memory::{Purpose, ReserveError};
 use super::pce_store::SynthPath;
 use super::pipeline::{Member, ProveUnit, SynthUnit};
+use super::plan_report::{CircuitReport, PartitionReservation, Pipeline, SrsHost};
 use super::shared::{panic_message, Shared};
+use super::srs_handle::every_device_would_hold;
+use super::srs_manager::SrsLease;
 use super::status::PartitionPhase;
 use super::timeline::Event;
 use crate::failure::ErrorKind;
+use crate::pce::Pce;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
@@ -92,15 +96,15 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     // before reserving: this unit then reserves for what it will hold.
     let classic_bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
     let _pce_claim = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
-    let (pce, witness_only, matrices, h_copies_counted, memory) = loop {
+    let (pce, witness_only, matrices, h_copies_counted, counts, memory) = loop {
         let pce = ready_pce();
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, srs, &sh.devices));
         let witness_only = pce.clone().filter(|_| matrices.is_some());
         let h_on_device = witness_only.is_none() && pce.is_some() && sh.backend.h_term_on_device(srs, &sh.devices);
-        let per_partition = match (&witness_only, &pce) {
-            (Some(p), _) => p.witness_bytes(),
-            (None, Some(p)) if h_on_device => p.assignment_bytes(),
-            _ => synth_ticket.batch.partition_bytes,
+        let (per_partition, counts) = match (&witness_only, &pce) {
+            (Some(p), _) => (p.witness_bytes(), PartitionReservation::WitnessOnly),
+            (None, Some(p)) if h_on_device => (p.assignment_bytes(), PartitionReservation::WithAbc),
+            _ => (synth_ticket.batch.partition_bytes, PartitionReservation::Whole),
         };
         let h_copies_counted = witness_only.is_none() && !h_on_device;
         let bytes = per_partition * members.len() as u64;
@@ -121,7 +125,7 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             },
             || abandon() || pce_arrived(),
         ) {
-            Ok(r) => break (pce, witness_only, matrices, h_copies_counted, r),
+            Ok(r) => break (pce, witness_only, matrices, h_copies_counted, counts, r),
             Err(ReserveError::Abandoned) if !abandon() => continue,
             Err(ReserveError::Abandoned) => return,
             Err(e @ ReserveError::TooLarge { .. }) => {
@@ -133,6 +137,9 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         }
     };
     let reserved_per_partition = memory.bytes() / members.len() as u64;
+    if sh.plans.first(&circuit_id, counts) {
+        report_plan(sh, &circuit_id, counts, reserved_per_partition, &synth_ticket.batch.srs, pce.as_ref(), witness_only.is_some());
+    }
     let cores = sh.synthesis_cores.take(members[0].circuit.witness_parallelism(), sh.synth_queue.len());
     let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
     for m in members {
@@ -200,4 +207,41 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     for (job, p) in ids {
         sh.timeline.record(Event::new("gpu_queued", job).partition(p));
     }
+}
+
+/// Logs what the engine plans for `circuit_id`'s partitions
+/// ([`super::plan_report`]), the first time a unit reserves for them so:
+/// the budget's split beside its SRS (`srs`: its host points released
+/// where every device will keep a copy, by the rule the prover workers
+/// release them by) and PCE, the partitions in flight, and each device's
+/// plan.
+fn report_plan(
+    sh: &Shared,
+    circuit_id: &str,
+    reservation: PartitionReservation,
+    per_partition: u64,
+    srs: &SrsLease,
+    pce: Option<&Arc<Pce>>,
+    witness_only: bool,
+) {
+    let devices = sh.backend.device_plans(&srs.handle, pce, witness_only, &sh.devices);
+    let in_vram = |ordinal: u32| devices.iter().any(|d| d.ordinal == ordinal && d.keeps_srs_in_vram());
+    let srs_host = match (every_device_would_hold(&sh.devices, in_vram), srs.handle.releasable()) {
+        (true, true) => SrsHost::Released,
+        (true, false) => SrsHost::KeptNoFile,
+        (false, _) => SrsHost::Needed,
+    };
+    let report = CircuitReport {
+        circuit_id: circuit_id.to_string(),
+        reservation,
+        budget: sh.memory.usage().budget_bytes,
+        urgent_reserve: sh.memory.urgent_reserve(),
+        srs_bytes: srs.handle.bytes(),
+        srs_host,
+        pce_bytes: pce.map_or(0, |p| p.bytes()),
+        per_partition,
+        pipeline: Pipeline::of(&sh.config, sh.devices.len()),
+        devices,
+    };
+    report.lines().iter().for_each(|l| log::info!("{l}"));
 }

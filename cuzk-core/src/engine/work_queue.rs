@@ -3,7 +3,9 @@
 //! partition), push blocks while full, and after close the consumers
 //! drain what is left and then see None. A consumer may take only items
 //! that pass a test ([`WorkQueue::pop_if`]: the workers kept for urgent
-//! work), and urgent items may go past the capacity
+//! work), also one that looks beyond the queue ([`WorkQueue::pop_if_then`]:
+//! a prover worker takes a unit only where its device is not busier than
+//! an idle one), and urgent items may go past the capacity
 //! ([`WorkQueue::push_past_capacity`]).
 
 use std::cmp::Reverse;
@@ -74,11 +76,27 @@ impl<T: Ord> WorkQueue<T> {
     /// Blocks until the smallest item passes `wanted`, and takes it; None
     /// once closed and the smallest item left (if any) does not pass.
     pub fn pop_if(&self, wanted: impl Fn(&T) -> bool) -> Option<T> {
+        self.pop_if_then(wanted, |_| {})
+    }
+
+    /// [`Self::pop_if`] for consumers whose `wanted` also looks at state
+    /// beside the queue that taking an item changes (how busy each prover
+    /// worker's device is): `took` records the take under the queue's lock,
+    /// so the next consumer's `wanted` already sees it. Whoever changes
+    /// that state otherwise calls [`Self::recheck`].
+    pub fn pop_if_then(&self, wanted: impl Fn(&T) -> bool, took: impl FnOnce(&T)) -> Option<T> {
         let mut st = self.state.lock().unwrap();
         loop {
             if st.heap.peek().is_some_and(|Reverse(item)| wanted(item)) {
                 let Reverse(item) = st.heap.pop().unwrap();
+                took(&item);
                 self.not_full.notify_one();
+                if !st.heap.is_empty() {
+                    // A consumer that passed over the old head may want the
+                    // new one, or want it now that this take changed what
+                    // its test looks at.
+                    self.not_empty.notify_all();
+                }
                 return Some(item);
             }
             if st.closed {
@@ -88,6 +106,15 @@ impl<T: Ord> WorkQueue<T> {
             st = self.not_empty.wait(st).unwrap();
             st.blocked_pops -= 1;
         }
+    }
+
+    /// Wakes the blocked consumers to test the smallest item again: the
+    /// state beside the queue that their `wanted` looks at has changed.
+    pub fn recheck(&self) {
+        // Under the lock: a consumer between its test and its wait would
+        // miss the wake-up.
+        let _st = self.state.lock().unwrap();
+        self.not_empty.notify_all();
     }
 
     pub fn close(&self) {
@@ -151,6 +178,31 @@ mod tests {
         assert_eq!(q.pop(), Some(5));
         q.close();
         assert_eq!(q.pop_if(|&x| x < 3), None);
+    }
+
+    #[test]
+    fn recheck_wakes_a_consumer_whose_test_looks_beyond_the_queue() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let q = Arc::new(WorkQueue::new(0));
+        let (open, taken) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        q.push(1).unwrap();
+        let t = {
+            let (q, open, taken) = (q.clone(), open.clone(), taken.clone());
+            std::thread::spawn(move || {
+                q.pop_if_then(
+                    |_| open.load(Ordering::SeqCst),
+                    |_| {
+                        taken.fetch_add(1, Ordering::SeqCst);
+                    },
+                )
+            })
+        };
+        q.wait_blocked(true, 1);
+        assert_eq!((q.len(), taken.load(Ordering::SeqCst)), (1, 0), "not wanted while closed off");
+        open.store(true, Ordering::SeqCst);
+        q.recheck();
+        assert_eq!(t.join().unwrap(), Some(1));
+        assert_eq!(taken.load(Ordering::SeqCst), 1, "the take recorded");
     }
 
     #[test]

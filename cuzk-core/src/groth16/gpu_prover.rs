@@ -43,7 +43,7 @@ mod queries;
 pub use batch::{BatchedMsms, BATCH_MSMS_FROM_CIRCUITS};
 use beside::{Beside, InScratch};
 use inputs::Abc;
-pub use inputs::{Matrices, StagedH};
+pub use inputs::{Matrices, StagedH, StagedWitness};
 pub use plan::{BatchSize, Chunks, HInputs, HTerm, NextInputs, Plan, PointsAt, Queries, Scratch};
 use queries::{compact, Witness};
 

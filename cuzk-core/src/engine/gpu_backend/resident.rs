@@ -168,7 +168,7 @@ impl GpuBackend {
     /// carry their witness only and their matrices are resident, and MSMs
     /// in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`] with the points on
     /// the device.
-    fn min_resident_working_set(dev: &GpuDevice, params: &dyn KeyShape, constraints: usize, z: u64) -> Result<u64, ProverError> {
+    pub(super) fn min_resident_working_set(dev: &GpuDevice, params: &dyn KeyShape, constraints: usize, z: u64) -> Result<u64, ProverError> {
         let msm = Self::chunked_msm_bytes(dev, params, true, plan::RESIDENT_MIN_CHUNK_POINTS)?;
         Ok(GpuProver::h_bytes(constraints)? + z + msm)
     }
@@ -274,6 +274,18 @@ impl GpuBackend {
         );
         streamed.push(Resident::new(pce, s.clone(), reservation));
         Some(s)
+    }
+
+    /// VRAM bytes of `pce`'s resident matrices on `dev`, if there are
+    /// (not counted as a use: for the plan report).
+    pub(super) fn resident_pce_bytes(dev: &GpuDevice, pce: &Pce) -> Option<u64> {
+        let pces = dev.pces.lock().unwrap();
+        pces.iter().find(|r| r.host.strong_count() > 0 && r.copies(pce)).map(|r| r.vram.bytes())
+    }
+
+    /// Whether `dev` keeps `pce` ready to stream (not counted as a use).
+    pub(super) fn is_streamed(dev: &GpuDevice, pce: &Pce) -> bool {
+        dev.streamed.lock().unwrap().iter().any(|r| r.host.strong_count() > 0 && r.copies(pce))
     }
 
     /// `pce` ready to stream to `dev`, if it is.

@@ -49,6 +49,15 @@ impl StagedH {
     }
 }
 
+/// A circuit's witness z = inputs ‖ aux on the device, uploaded ahead of
+/// its H buffers ([`GpuProver::stage_witness`]): where the card has room
+/// for the z of the next circuit beside the one computing, but not for its
+/// H buffers, the upload leaves the compute lock and only the SpMV stays.
+pub struct StagedWitness {
+    z: DeviceBuffer<FrRepr>,
+    num_vars: usize,
+}
+
 /// A circuit's recorded R1CS (its PCE) for a proving call: on the host,
 /// and resident on the device where it is, or ready to stream to it
 /// (`streamed`, over the same PCE as `host`).
@@ -136,12 +145,57 @@ impl GpuProver {
     /// matrices: what [`GpuProver::stage_h`] gives, without a, b, c
     /// computed on the host or crossing PCIe.
     pub fn stage_h_spmv(&self, pce: &GpuPce, inputs: &[Fr], aux: &[Fr]) -> Result<StagedH, GpuProveError> {
-        if pce.device() != self.device {
-            return Err(GpuProveError::Plan(format!("PCE on device {}, prover on {}", pce.device(), self.device)));
-        }
+        self.check_on_device(pce)?;
         let mut st = StagedH::new(self.device, h_log_n(pce.num_constraints())?, Some(pce.num_vars()))?;
         self.spmv_stage(pce, inputs, aux, &mut st)?;
         Ok(st)
+    }
+
+    /// `pa`'s witness uploaded into a z of its own for the SpMV over `pce`'s
+    /// matrices (resident on this device): the first half of
+    /// [`GpuProver::stage_h`], which [`GpuProver::stage_h_from_witness`]
+    /// completes.
+    pub fn stage_witness(&self, pce: &GpuPce, pa: &ProvingAssignment) -> Result<StagedWitness, GpuProveError> {
+        self.check_on_device(pce)?;
+        let num_vars = pce.num_vars();
+        let mut z = DeviceBuffer::new(self.device, num_vars.max(1))?;
+        let t = std::time::Instant::now();
+        pce.upload_witness(&Stream::new(self.device)?, &pa.input_assignment, &pa.aux_assignment, &mut z)?;
+        log::debug!("gpu witness staged ahead gpu={} witness_upload_ms={}", self.device, t.elapsed().as_millis());
+        Ok(StagedWitness { z, num_vars })
+    }
+
+    /// H buffers allocated and a, b, c computed into them by the SpMV over
+    /// a witness staged ahead ([`GpuProver::stage_witness`]) and `pce`'s
+    /// matrices: what [`GpuProver::stage_h`] gives, its upload done before.
+    pub fn stage_h_from_witness(&self, pce: &GpuPce, witness: StagedWitness) -> Result<StagedH, GpuProveError> {
+        self.check_on_device(pce)?;
+        if witness.num_vars != pce.num_vars() {
+            return Err(GpuProveError::Plan(format!(
+                "a witness of {} variables staged for matrices of {}",
+                witness.num_vars,
+                pce.num_vars()
+            )));
+        }
+        let t = std::time::Instant::now();
+        let bufs = HTermBuffers::new(self.device, h_log_n(pce.num_constraints())?)?;
+        let alloc = t.elapsed();
+        let mut st = StagedH { log_n: bufs.log_n, bufs, z: Some(witness.z), h_ready: false };
+        self.spmv_from_z(pce, &mut st)?;
+        log::debug!(
+            "gpu staged by the SpMV from a witness staged ahead gpu={} h_alloc_ms={} spmv_ms={}",
+            self.device,
+            alloc.as_millis(),
+            (t.elapsed() - alloc).as_millis()
+        );
+        Ok(st)
+    }
+
+    fn check_on_device(&self, pce: &GpuPce) -> Result<(), GpuProveError> {
+        match pce.device() == self.device {
+            true => Ok(()),
+            false => Err(GpuProveError::Plan(format!("PCE on device {}, prover on {}", pce.device(), self.device))),
+        }
     }
 
     /// The H buffers in `slot` holding `pa`'s a, b, c: as they are when

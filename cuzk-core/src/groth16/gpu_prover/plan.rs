@@ -236,7 +236,10 @@ impl Plan {
     pub fn choose(req: &Request) -> Plan {
         let s = req.sizes;
         let points = if req.srs_resident { PointsAt::Device } else { PointsAt::Host };
-        let full = req.granted >= s.h_bytes.saturating_add(s.msm_bytes);
+        // A circuit 0 staged by the SpMV holds its z in the grant (staged
+        // with its whole working set, or its witness alone ahead of it).
+        let z_held = if req.first_staged == Some(HInputs::SpmvOnDevice) { s.z_bytes } else { 0 };
+        let full = req.granted >= s.h_bytes.saturating_add(s.msm_bytes).saturating_add(z_held);
         // A pre-staged first circuit has its H buffers already.
         let h =
             if req.first_staged.is_some() || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted { HTerm::Device } else { HTerm::Cpu };
@@ -257,7 +260,7 @@ impl Plan {
         };
         let chunks = match (full && !z_in_grant, h) {
             (true, _) => Chunks::Whole,
-            (false, HTerm::Device) => req.chunks_beside_h(z_in_grant),
+            (false, HTerm::Device) => req.chunks_beside_h(z_in_grant || z_held > 0),
             (false, HTerm::Cpu) => Chunks::Within(req.granted),
         };
         // A second set of H buffers computed by the SpMV has its own z.
@@ -688,6 +691,27 @@ mod tests {
         // Too small a grant for z beside the H buffers: uploaded (host SpMV).
         let tiny = Request { granted: 16 * GIB, ..req };
         assert_eq!(Plan::choose(&tiny).inputs, HInputs::Uploaded);
+    }
+
+    #[test]
+    fn a_witness_staged_ahead_is_held_in_the_grant() {
+        // The fallback beside another call's compute: circuit 0's witness
+        // staged ahead and its H buffers filled by the SpMV, z in the
+        // grant, the MSMs chunked within the rest (4 GiB left free for the
+        // next call's witness), as the same call would plan with z.
+        let req = Request { first_staged: Some(HInputs::SpmvOnDevice), ..granted(20 * GIB, 4 * GIB) };
+        let p = Plan::choose(&req);
+        assert_eq!(p, Plan { z_in_grant: false, ..Plan::choose(&granted(20 * GIB, 0)) });
+        assert_eq!(
+            p.to_string(),
+            "circuits=1 points=device h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+        );
+        assert_eq!(p.borrowed(&req), 0);
+        // A whole working set with z granted: the MSMs whole (pre-staged).
+        let whole = Request { first_staged: Some(HInputs::SpmvOnDevice), ..granted(26 * GIB, 0) };
+        assert_eq!(Plan::choose(&whole).chunks, Chunks::Whole);
+        let short = Request { first_staged: Some(HInputs::SpmvOnDevice), ..granted(25 * GIB, 0) };
+        assert_eq!(Plan::choose(&short).chunks, Chunks::Within(9 * GIB));
     }
 
     #[test]

@@ -1,0 +1,69 @@
+//! What a device plans for a circuit's partitions, for the plan report
+//! ([`crate::engine::plan_report`]): the rule `keep_resident` keeps an SRS
+//! resident by ([`plan::srs_resident`]), the working set a prover worker
+//! reserves, and the room `h_term_on_device` asks for, applied to the
+//! device's VRAM budget and the copies it keeps now. Nothing is uploaded,
+//! reserved or counted as used.
+
+use super::{GpuBackend, GpuDevice};
+use crate::engine::interlock::DeviceLocks;
+use crate::engine::plan_report::{DevicePlan, GpuPlan, MatricesAt, SrsAt};
+use crate::engine::srs_handle::SrsHandle;
+use crate::groth16::gpu_prover::{plan, GpuProver};
+use crate::groth16::gpu_srs::DeviceSrs;
+use crate::pce::Pce;
+use crate::srs::KeyShape;
+use std::sync::Arc;
+
+impl GpuBackend {
+    /// `dev`'s plan (its budget in `locks`) for partitions of `srs`'s
+    /// circuit, with its PCE `pce`, synthesized witness-only where
+    /// `witness_only`.
+    pub(super) fn device_plan(
+        &self,
+        dev: &GpuDevice,
+        locks: &DeviceLocks,
+        srs: &SrsHandle,
+        pce: Option<&Arc<Pce>>,
+        witness_only: bool,
+    ) -> DevicePlan {
+        let total = locks.vram.usage().total_bytes;
+        let constraints = pce.map_or(srs.counts().h + 1, |p| p.num_constraints());
+        let matrices = match pce {
+            None => MatricesAt::None,
+            Some(p) => match Self::resident_pce_bytes(dev, p) {
+                Some(bytes) => MatricesAt::Vram { bytes },
+                None if Self::is_streamed(dev, p) => MatricesAt::Streamed,
+                None => MatricesAt::Host,
+            },
+        };
+        let matrices_bytes = match matrices {
+            MatricesAt::Vram { bytes } => bytes,
+            _ => 0,
+        };
+        // z of the SpMV on the device, in the working set where the
+        // partitions carry their witness only.
+        let z = pce.filter(|_| witness_only).map_or(0, |p| p.z_bytes());
+        let srs_bytes = DeviceSrs::bytes(srs);
+        // As `make_resident` sizes it: z only beside resident matrices.
+        let min_working = Self::min_resident_working_set(dev, srs, constraints, if matrices_bytes > 0 { z } else { 0 }).ok();
+        let resident = Self::is_resident(dev, srs)
+            || (self.keep_srs_resident && min_working.is_some_and(|w| plan::srs_resident(total, matrices_bytes, srs_bytes, w)));
+        let srs_at = if resident {
+            SrsAt::Vram { bytes: srs_bytes }
+        } else {
+            let needs = min_working.map(|w| srs_bytes.saturating_add(matrices_bytes).saturating_add(w));
+            SrsAt::Host { resident_needs: needs.filter(|_| self.keep_srs_resident) }
+        };
+        let h_term_on_device = match (GpuProver::h_bytes(srs.counts().h + 1), Self::min_msm_bytes(dev, srs, resident)) {
+            (Ok(h), Ok(msm)) => h.saturating_add(msm) <= total,
+            _ => false,
+        };
+        let working_set = Self::working_set(dev, srs, constraints, z, resident);
+        DevicePlan {
+            ordinal: dev.info.ordinal,
+            vram_budget: total,
+            gpu: Some(GpuPlan { srs: srs_at, matrices, working_set, h_term_on_device }),
+        }
+    }
+}
