@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use cuzk_core::engine::{Engine, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode};
+use cuzk_core::engine::{BuiltinJob, Engine, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode};
 use cuzk_core::groth16::{prove_synthesized_deterministic, Proof};
 use cuzk_core::Fr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -105,17 +105,25 @@ fn proofs_with_and_without_pce_are_identical() {
 
 /// A `.pce` file recorded from another revision of the circuit with the
 /// same shape (one constraint's C negated: every count, the input order and
-/// the checksum valid) is refused by the first witness it serves. That job
-/// fails naming the constraint, where it would have returned proofs that do
-/// not verify; the circuit is recorded again, and the next job's proofs
-/// verify.
+/// the checksum valid) is refused by the first witness it serves, with a,
+/// b, c from the CPU SpMV or witness-only (a, b, c left to the device,
+/// checked row by row). That job fails naming the constraint, where it
+/// would have returned proofs that do not verify; the circuit is recorded
+/// again, and the next job's proofs verify.
 #[test]
 fn a_stale_pce_file_of_the_same_shape_fails_one_job_and_is_recorded_again() {
+    for abc_on_device in [false, true] {
+        a_stale_pce_file_fails_one_job(|| FixedRandomness { abc_on_device, ..Default::default() });
+    }
+}
+
+/// Writes `job`'s SRS and, as its `.pce` file, its PCE with one
+/// constraint changed that no partition of `job` satisfies; returns the
+/// current PCE and that constraint.
+fn write_stale_pce_file(dir: &std::path::Path, job: &BuiltinJob) -> (cuzk_core::pce::Pce, usize) {
     use cuzk_core::pce::{file, record, Pce};
-    let dir = tempfile::tempdir().unwrap();
-    let job = builtin("synthetic:2048:4", 3, 5);
     let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
-    params.write_file(&dir.path().join(format!("{}.params", job.circuit_id()))).unwrap();
+    params.write_file(&dir.join(format!("{}.params", job.circuit_id()))).unwrap();
     let current = record(&job.circuit_id(), job.spec.blank()).unwrap();
     // A constraint whose c is not 0 in any partition: negated, unsatisfied.
     let classic: Vec<_> = (0..job.partitions).map(|p| job.synthesize(p).unwrap()).collect();
@@ -129,12 +137,19 @@ fn a_stale_pce_file_of_the_same_shape_fails_one_job_and_is_recorded_again() {
         }) as u32;
     }
     let stale = Pce::from_parts(current.circuit_id.clone(), current.shape, coeffs, current.a.clone(), current.b.clone(), c).unwrap();
+    file::write(&stale, &dir.join(format!("{}.pce", job.circuit_id()))).unwrap();
+    (current, row)
+}
+
+fn a_stale_pce_file_fails_one_job(backend: impl Fn() -> FixedRandomness) {
+    let dir = tempfile::tempdir().unwrap();
+    let job = builtin("synthetic:2048:4", 3, 5);
+    let (current, row) = write_stale_pce_file(dir.path(), &job);
     let pce_file = dir.path().join(format!("{}.pce", job.circuit_id()));
-    file::write(&stale, &pce_file).unwrap();
     let mut c = config(2, 1);
     c.srs.param_cache = dir.path().to_path_buf();
     c.synthesis.pce = true;
-    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness::default())).unwrap();
+    let engine = Engine::start_with_backend(c, Arc::new(backend())).unwrap();
     let cuzk_core::engine::JobOutcome::Failed { kind, message, .. } = engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1 else {
         panic!("a job proved through a stale PCE");
     };
@@ -144,7 +159,41 @@ fn a_stale_pce_file_of_the_same_shape_fails_one_job_and_is_recorded_again() {
     let out = expect_completed(engine.prove(ProofRequest::builtin(next), WAIT).unwrap().1);
     verify(&engine, &next, &out);
     engine.shutdown(ShutdownMode::Drain);
-    assert!(file::read(&pce_file).unwrap() == current, "the file recorded again");
+    assert!(cuzk_core::pce::file::read(&pce_file).unwrap() == current, "the file recorded again");
+}
+
+/// Two jobs batched, so that one synthesis unit holds a partition of
+/// each, reserved witness-only for the stale `.pce` file it loaded: the
+/// partition that confirms it fails its job, and the other job's
+/// partition is reserved again without it (recording the circuit) and
+/// completes.
+#[test]
+fn a_stale_pce_file_refused_in_a_batch_fails_one_job_and_the_other_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = [builtin("synthetic:2048:4", 3, 5), builtin("synthetic:2048:4", 3, 6)];
+    let (current, row) = write_stale_pce_file(dir.path(), &jobs[0]);
+    let mut c = config(1, 1);
+    c.srs.param_cache = dir.path().to_path_buf();
+    c.synthesis.pce = true;
+    c.scheduler.max_batch_size = 2;
+    c.scheduler.max_batch_wait_ms = 60_000;
+    let engine = Engine::start_with_backend(c, Arc::new(FixedRandomness { abc_on_device: true, ..Default::default() })).unwrap();
+    engine.pause_dispatch();
+    let ids: Vec<_> = jobs.iter().map(|job| engine.submit(ProofRequest::builtin(*job)).unwrap()).collect();
+    engine.resume_dispatch();
+    let mut outcomes: Vec<_> = ids.iter().map(|id| Some(engine.await_job(*id, WAIT).unwrap())).collect();
+    let failed: Vec<usize> = (0..2).filter(|&i| matches!(outcomes[i], Some(cuzk_core::engine::JobOutcome::Failed { .. }))).collect();
+    assert_eq!(failed.len(), 1, "one job fails, through the stale file");
+    let Some(cuzk_core::engine::JobOutcome::Failed { kind, message, .. }) = outcomes[failed[0]].take() else { unreachable!() };
+    assert_eq!(kind, cuzk_core::failure::ErrorKind::BadParams, "{message}");
+    // The constraint chosen fails in every partition of the first job.
+    let named = if failed[0] == 0 { format!("does not satisfy constraint {row}") } else { "does not satisfy constraint".into() };
+    assert!(message.contains(&named), "{message}");
+    let done = 1 - failed[0];
+    let out = expect_completed(outcomes[done].take().unwrap());
+    verify(&engine, &jobs[done], &out);
+    engine.shutdown(ShutdownMode::Drain);
+    assert!(cuzk_core::pce::file::read(&dir.path().join(format!("{}.pce", jobs[0].circuit_id()))).unwrap() == current, "recorded again");
 }
 
 /// A circuit's first job, its PCE not yet held: the partitions that wait
@@ -153,7 +202,7 @@ fn a_stale_pce_file_of_the_same_shape_fails_one_job_and_is_recorded_again() {
 /// one classic partition only), not one classic-size reservation at a time.
 #[test]
 fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
-    let paths = first_job_paths(|srs, pce, classic| srs + pce + classic + classic / 2);
+    let paths = first_job_paths(|srs, pce, classic, _| srs + pce + classic + classic / 2);
     let witness = paths.iter().filter(|p| *p == "pce-witness").count();
     assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
 }
@@ -164,9 +213,31 @@ fn partitions_waiting_for_room_go_witness_only_once_the_pce_is_ready() {
 /// reserving first left it no room, and every one went classic).
 #[test]
 fn the_pce_file_is_reserved_before_the_partitions_fill_the_budget() {
-    let paths = first_job_paths(|srs, pce, classic| srs + 2 * classic + pce / 2);
+    let paths = first_job_paths(|srs, pce, classic, _| srs + 2 * classic + pce / 2);
     let witness = paths.iter().filter(|p| *p == "pce-witness").count();
     assert_eq!((paths.len(), witness), (6, 5), "one partition loads the PCE, the others go witness-only: {paths:?}");
+}
+
+/// A circuit's first job, its `.pce` file written by an earlier engine,
+/// under a budget with room for the SRS, the PCE and a witness-only
+/// partition but not for a classic partition beside the SRS (32 GiB PoRep
+/// at 64 GiB: 44 + 7 + 4 GiB, where a classic partition is 28): the first
+/// partition loads the file before reserving, is reserved witness-only
+/// and confirms it; the others go witness-only; the job completes.
+#[test]
+fn a_first_job_through_a_pce_file_needs_no_room_for_a_classic_partition() {
+    let paths = first_job_paths(|srs, pce, classic, witness| {
+        let budget = srs + pce + witness + witness / 2;
+        assert!(budget < srs + classic, "a classic partition must not fit: srs {srs} pce {pce} classic {classic} witness {witness}");
+        budget
+    });
+    let loaded = paths.iter().filter(|p| *p == "pce-loaded").count();
+    let witness = paths.iter().filter(|p| *p == "pce-witness").count();
+    assert_eq!(
+        (paths.len(), loaded, witness),
+        (6, 1, 5),
+        "one partition loads and confirms the PCE, the others go witness-only: {paths:?}"
+    );
 }
 
 /// With the H term on the device and the matrices not, a partition
@@ -177,7 +248,7 @@ fn the_pce_file_is_reserved_before_the_partitions_fill_the_budget() {
 /// term on the host they go one at a time.
 #[test]
 fn partitions_with_the_h_term_on_the_device_are_reserved_without_its_copies() {
-    let budget = |srs, pce, classic| srs + pce + classic + classic / 2;
+    let budget = |srs, pce, classic, _| srs + pce + classic + classic / 2;
     let in_flight = |h_term_on_device| {
         let events = first_job_timeline(|| FixedRandomness { h_term_on_device, ..Default::default() }, budget);
         let paths: Vec<_> = events.iter().filter(|v| v["ev"] == "synth_end").map(|v| v["path"].as_str().unwrap_or("")).collect();
@@ -217,7 +288,7 @@ fn most_partitions_in_flight(events: &[serde_json::Value]) -> usize {
 /// timeline's `path`s) under the budget `budget(srs, pce, classic)` gives
 /// from the SRS's and the PCE's bytes and a classic partition's estimate,
 /// the PCE's file written by an earlier engine; the proof is checked.
-fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
+fn first_job_paths(budget: impl FnOnce(u64, u64, u64, u64) -> u64) -> Vec<String> {
     first_job_timeline(|| FixedRandomness { abc_on_device: true, ..Default::default() }, budget)
         .into_iter()
         .filter(|v| v["ev"] == "synth_end")
@@ -226,10 +297,11 @@ fn first_job_paths(budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<String> {
 }
 
 /// The timeline of a circuit's first job of 6 partitions, proved by
-/// `backend()` under the budget `budget(srs, pce, classic)` gives from the
-/// SRS's and the PCE's bytes and a classic partition's estimate, the PCE's
-/// file written by an earlier engine; the proof is checked.
-fn first_job_timeline(backend: impl Fn() -> FixedRandomness, budget: impl FnOnce(u64, u64, u64) -> u64) -> Vec<serde_json::Value> {
+/// `backend()` under the budget `budget(srs, pce, classic, witness)` gives
+/// from the SRS's and the PCE's bytes, a classic partition's estimate and
+/// a witness-only partition's bytes, the PCE's file written by an earlier
+/// engine; the proof is checked.
+fn first_job_timeline(backend: impl Fn() -> FixedRandomness, budget: impl FnOnce(u64, u64, u64, u64) -> u64) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let job = builtin("synthetic:32768:4", 6, 9);
     let params = cuzk_core::groth16::generate_random_parameters(job.spec.blank(), &mut rand_core::OsRng).unwrap();
@@ -246,7 +318,9 @@ fn first_job_timeline(backend: impl Fn() -> FixedRandomness, budget: impl FnOnce
     engine.shutdown(ShutdownMode::Drain);
     assert!(used.pce_bytes > 0 && used.srs_bytes > 0, "{used:?}");
     let timeline = dir.path().join("timeline.jsonl");
-    c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(budget(used.srs_bytes, used.pce_bytes, classic));
+    let pce_file = dir.path().join(format!("{}.pce", job.circuit_id()));
+    let witness = cuzk_core::pce::file::read(&pce_file).unwrap().witness_bytes();
+    c.memory.total_budget = cuzk_core::config::TotalBudget::Bytes(budget(used.srs_bytes, used.pce_bytes, classic, witness));
     // All of it for the job's partitions (the reserve would be most of it).
     c.memory.urgent_reserve = cuzk_core::config::ByteSize(0);
     c.logging.timeline = timeline.display().to_string();

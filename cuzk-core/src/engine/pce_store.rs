@@ -4,26 +4,41 @@
 //! for the engine's life and counted in the memory budget.
 //!
 //! A file is loaded only into memory reserved for it first (its size, from
-//! the budget), and that is reserved before the first partition's own
-//! memory ([`PceStore::prepare`]): partitions reserving classic memory at
-//! once (three of 28 GiB beside a 32 GiB SRS fill a 116 GiB budget) would
+//! the budget), and a circuit's first use loads it before any of its
+//! partitions reserves memory ([`PceStore::prepare`], in the synthesis
+//! unit that claims it): partitions reserving classic memory at once
+//! (three of 28 GiB beside a 32 GiB SRS fill a 116 GiB budget) would
 //! otherwise leave it no room, and every partition of the engine's life
-//! would go classic. While one worker loads a circuit's PCE, the others
-//! wait for it: a load takes a fraction of a classic synthesis and none of
-//! its memory. While one records it, they wait too where the circuit
-//! records on every core ([`PartitionedCircuit::records_on_threads`]: a
-//! fraction of a classic synthesis), else (a recording about as long as a
-//! classic synthesis) they synthesize classically. Waiting happens before
-//! a partition reserves memory (a recording worth waiting for is claimed
-//! there too), so it then reserves for its witness only where a, b, c go
-//! to the device. A PCE the budget
-//! has no room for now is not kept, and a later partition loads it from
-//! its file once there is room. A file that is stale or corrupt is rebuilt
-//! with a warning. A circuit whose witness does not fit its PCE fails that
-//! partition (never a wrong proof), and the PCE is dropped so the next
-//! partition records it again. So does a loaded file that the first
-//! witness it serves does not satisfy (recorded from another revision of
-//! the circuit with the same shape); no other partition uses it meanwhile.
+//! would go classic. That unit then reserves its partitions for the PCE as
+//! for one held (witness-only where the backend computes a, b, c on the
+//! device: a 32 GiB PoRep's first partition needs ~4 GiB beside the SRS
+//! and the PCE, not the classic 28 GiB that a 64 GiB budget has no room
+//! for), and its first partition confirms the file against its witness
+//! before any partition goes on through it ([`PceStore::confirm`]): its
+//! shape, then every constraint satisfied (row by row from the witness,
+//! a, b, c never held, where the partition is witness-only): a file
+//! recorded from another revision of the circuit with the same shape
+//! passes every other check, and would give proofs that do not verify.
+//! Refused, the file is removed, that partition fails, the unit's other
+//! partitions reserve again without it, and the circuit's next partition
+//! records it; a confirmation that panics, or a unit that ends before
+//! confirming it, drops it (the next unit loads it again). Meanwhile the
+//! other units wait before reserving; partitions that reserved already
+//! (classic, the file having had no room then) go on classically rather
+//! than wait, since they may hold the memory the confirming unit waits
+//! for. A load takes a fraction of a classic synthesis and none of its
+//! memory. While one worker records a circuit's PCE, the others wait too
+//! where the circuit records on every core
+//! ([`PartitionedCircuit::records_on_threads`]: a fraction of a classic
+//! synthesis), else (a recording about as long as a classic synthesis)
+//! they synthesize classically; a recording worth waiting for is claimed
+//! before reserving too. A PCE the budget has no room for now is not kept,
+//! and a later partition loads it from its file once there is room (a
+//! partition reserved at the classic size loads and confirms it with its
+//! a, b, c held). A file that is corrupt (or names another circuit) is
+//! rebuilt with a warning. A circuit whose witness does not fit its PCE
+//! fails that partition (never a wrong proof), and the PCE is dropped so
+//! the next partition records it again.
 //!
 //! Where the backend computes a, b, c on the device from the circuit's
 //! resident matrices (asked before synthesis: `Backend::abc_on_device`),
@@ -42,17 +57,26 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 enum Entry {
-    /// A synthesis unit claimed its first use ([`PceStore::prepare`]): the
-    /// first partition synthesized loads the file into the memory reserved
-    /// for it, or records it where the circuit records on every core (the
-    /// others wait).
-    Claimed(FirstUse),
+    /// A synthesis unit claimed its recording ([`PceStore::prepare`]): the
+    /// first partition synthesized records it (the others wait where the
+    /// circuit records on every core).
+    Claimed,
     /// A worker is recording it (the others wait, or synthesize
     /// classically where the circuit records on one thread).
     Recording,
     /// A worker is loading its file into memory reserved for it (the
     /// others wait).
     Loading,
+    /// Loaded from its file by a synthesis unit ([`PceStore::prepare`])
+    /// that reserved its partitions for it, not yet confirmed against a
+    /// witness: that unit's first partition confirms it
+    /// ([`PceStore::confirm`]). Units about to reserve wait; partitions
+    /// reserved already go on classically (they hold memory the
+    /// confirming unit may be waiting for).
+    Confirming {
+        pce: Arc<Pce>,
+        memory: Reservation,
+    },
     Ready {
         pce: Arc<Pce>,
         memory: Reservation,
@@ -132,19 +156,51 @@ impl Drop for Claim<'_> {
 }
 
 /// A synthesis unit's claim to its circuit's first use
-/// ([`PceStore::prepare`]): ended, if no partition took it, when the unit
-/// is done (its jobs abandoned, say).
+/// ([`PceStore::prepare`]): ended, if no partition took it (or its loaded
+/// PCE was not confirmed), when the unit is done (its jobs abandoned,
+/// say).
 pub struct Prepared<'a> {
     store: &'a PceStore,
     id: String,
+    loaded: Option<Arc<Pce>>,
+}
+
+impl Prepared<'_> {
+    /// The PCE loaded from its file for this unit, to reserve its
+    /// partitions for and to confirm with the first of them
+    /// ([`PceStore::confirm`]); `None` where it records it.
+    pub fn loaded(&self) -> Option<&Arc<Pce>> {
+        self.loaded.as_ref()
+    }
 }
 
 impl Drop for Prepared<'_> {
     fn drop(&mut self) {
         let mut entries = self.store.lock();
-        if matches!(entries.get(&self.id), Some(Entry::Claimed(_))) {
+        let unconfirmed = match entries.get(&self.id) {
+            Some(Entry::Claimed) => true,
+            Some(Entry::Confirming { pce, .. }) => self.loaded.as_ref().is_some_and(|l| Arc::ptr_eq(l, pce)),
+            _ => false,
+        };
+        if unconfirmed {
             entries.remove(&self.id);
             self.store.loaded.notify_all();
+        }
+    }
+}
+
+/// Ends a confirmation that panicked: the PCE dropped with its memory,
+/// the waiting units woken (the next one loads it again).
+struct Confirmation<'a> {
+    store: &'a PceStore,
+    id: &'a str,
+    pce: &'a Arc<Pce>,
+}
+
+impl Drop for Confirmation<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.store.unconfirmed(self.id, self.pce);
         }
     }
 }
@@ -230,18 +286,24 @@ impl PceStore {
     }
 
     /// Called by a synthesis unit before it reserves its partitions'
-    /// memory (`partitions_bytes`): waits while `circuit`'s PCE is being
-    /// loaded (or recorded on every core) and, on its first use, claims it
-    /// for the unit's first partition (the hold returned ends the claim if
-    /// no partition took it): the memory for its file reserved now, only
-    /// where the partitions fit beside it (a unit holding it must not wait
-    /// for room that only it could give); with no file, the recording
-    /// where the circuit records on every core, so that no other unit
-    /// reserves classic memory meanwhile.
-    pub fn prepare(&self, circuit: &dyn PartitionedCircuit, partitions_bytes: u64) -> Option<Prepared<'_>> {
+    /// memory: waits while `circuit`'s PCE is being loaded, confirmed (or
+    /// recorded on every core) and, on its first use, claims it for the
+    /// unit (the hold returned ends the claim if no partition took it).
+    /// Where its file fits the budget now, it is loaded here, into memory
+    /// reserved for it, and handed to the unit ([`Prepared::loaded`]), so
+    /// that the unit reserves its partitions for it (witness-only where
+    /// the backend computes a, b, c on the device) as for a PCE held;
+    /// its first partition confirms it ([`PceStore::confirm`]) before any
+    /// partition goes on through it, and the other units wait until then.
+    /// A file that cannot be read (or names another circuit) is recorded
+    /// anew, with a warning, by the first partition that takes the claim.
+    /// With no file, the recording is claimed where the circuit records on
+    /// every core, so that no other unit reserves classic memory
+    /// meanwhile.
+    pub fn prepare(&self, circuit: &dyn PartitionedCircuit) -> Option<Prepared<'_>> {
         let id = circuit.circuit_id();
         let mut entries = self.lock();
-        while Self::waits_for(entries.get(&id), circuit) {
+        while Self::waits_for(entries.get(&id), circuit) || matches!(entries.get(&id), Some(Entry::Confirming { .. })) {
             entries = self.wait_loaded(entries);
         }
         if entries.contains_key(&id) {
@@ -249,20 +311,120 @@ impl PceStore {
         }
         // No room for the file, or a recording not worth waiting for: left
         // to the partition.
-        let first = match self.first_use(&id, partitions_bytes) {
-            FirstUse::Record if circuit.records_on_threads() => FirstUse::Record,
-            load @ FirstUse::Load(_) => load,
+        let memory = match self.first_use(&id) {
+            FirstUse::Record if circuit.records_on_threads() => {
+                entries.insert(id.clone(), Entry::Claimed);
+                return Some(Prepared { store: self, id, loaded: None });
+            }
+            FirstUse::Load(memory) => memory,
             _ => return None,
         };
-        entries.insert(id.clone(), Entry::Claimed(first));
-        Some(Prepared { store: self, id })
+        entries.insert(id.clone(), Entry::Loading);
+        drop(entries);
+        // Whatever happens (a panic), the load ends.
+        let _claim = Claim { store: self, id: &id };
+        let Some(pce) = self.read_file(&id) else {
+            // Recorded anew by the first partition that takes the claim.
+            drop(memory);
+            self.set(&id, Entry::Claimed);
+            return Some(Prepared { store: self, id: id.clone(), loaded: None });
+        };
+        self.confirming(&id, pce, memory).map(|pce| Prepared { store: self, id: id.clone(), loaded: Some(pce) })
+    }
+
+    /// A PCE just loaded from its file into `memory` (reserved at the
+    /// file's size), kept to be confirmed where the budget holds it.
+    fn confirming(&self, id: &str, pce: Pce, mut memory: Reservation) -> Option<Arc<Pce>> {
+        if !memory.resize(pce.bytes()) {
+            log::warn!("pce not kept circuit_id={id} bytes={} reason=\"the memory budget is full\" (loaded again later)", pce.bytes());
+            self.forget(id);
+            return None;
+        }
+        let pce = Arc::new(pce);
+        self.set(id, Entry::Confirming { pce: pce.clone(), memory });
+        Some(pce)
+    }
+
+    /// Confirms `pce`, loaded from its file by this partition's unit
+    /// ([`Prepared::loaded`]), against this partition's witness before
+    /// any partition goes on through it: its shape, then every constraint
+    /// satisfied (a file recorded from another revision of the circuit
+    /// with the same shape passes every other check and would give proofs
+    /// that do not verify). With `witness_only`, the partition is
+    /// synthesized witness-only (its a, b, c left to the device) and
+    /// checked row by row from its witness, a, b, c never held; else with
+    /// a, b, c from the CPU SpMV, checked. Confirmed, the PCE is held and
+    /// the waiting units go on; refused, its file is removed (the
+    /// partition fails, and the circuit's next partition records it). A
+    /// circuit that fails to give its witness (a bad request) says nothing
+    /// about the file: the unit's next partition confirms it.
+    pub fn confirm(
+        &self,
+        circuit: &dyn PartitionedCircuit,
+        partition: usize,
+        pce: &Arc<Pce>,
+        witness_only: bool,
+        threads: usize,
+    ) -> Result<(ProvingAssignment, SynthPath), CircuitError> {
+        let id = circuit.circuit_id();
+        if !self.is_confirming(&id, pce) {
+            return Err(CircuitError::internal(format!("the PCE of circuit {id:?} is not being confirmed")));
+        }
+        let _panic = Confirmation { store: self, id: &id, pce };
+        let path = Self::path_of(&self.dir, &id);
+        let witness = circuit.circuit_on_threads(partition, threads)?.witness(pce.empty_witness())?;
+        if let Err(e) = pce.check_shape(&Shape::of_witness(&witness)) {
+            return Err(self.refuse_loaded(&id, pce, &path, e));
+        }
+        let pa = if witness_only { pce.witness_assignment(witness)? } else { pce.assignment(witness)? };
+        // A request that does not satisfy its circuit fails here too, and
+        // costs a recording.
+        if let Err(e) = pce.check_satisfied(&pa) {
+            return Err(self.refuse_loaded(&id, pce, &path, e));
+        }
+        {
+            let mut entries = self.lock();
+            if let Some(Entry::Confirming { memory, .. }) = entries.remove(&id) {
+                entries.insert(id.clone(), Entry::Ready { pce: pce.clone(), memory });
+            }
+            self.loaded.notify_all();
+        }
+        circuit.check_assignment(partition, &pa)?;
+        Ok((pa, SynthPath::Loaded))
+    }
+
+    /// Whether `pce` is the circuit's PCE being confirmed: else, where a
+    /// unit loaded it and none of its partitions confirmed it, it was
+    /// refused (or its confirmation ended) and no partition may go
+    /// through it.
+    pub fn is_confirming(&self, id: &str, pce: &Arc<Pce>) -> bool {
+        matches!(self.lock().get(id), Some(Entry::Confirming { pce: p, .. }) if Arc::ptr_eq(p, pce))
+    }
+
+    /// Drops `pce` if it is the circuit's PCE being confirmed, and wakes
+    /// the waiting units.
+    fn unconfirmed(&self, id: &str, pce: &Arc<Pce>) {
+        let mut entries = self.lock();
+        if matches!(entries.get(id), Some(Entry::Confirming { pce: p, .. }) if Arc::ptr_eq(p, pce)) {
+            entries.remove(id);
+        }
+        self.loaded.notify_all();
+    }
+
+    /// A loaded PCE that its first witness does not fit or satisfy: its
+    /// file refused ([`Self::refuse_file`]) before the waiting units wake,
+    /// so that none loads it again.
+    fn refuse_loaded(&self, id: &str, pce: &Arc<Pce>, path: &Path, e: PceError) -> CircuitError {
+        let err = self.refuse_file(id, path, e);
+        self.unconfirmed(id, pce);
+        err
     }
 
     /// Whether a partition of `circuit` waits while its PCE is in `entry`.
     fn waits_for(entry: Option<&Entry>, circuit: &dyn PartitionedCircuit) -> bool {
         match entry {
-            Some(Entry::Loading | Entry::Claimed(FirstUse::Load(_))) => true,
-            Some(Entry::Recording | Entry::Claimed(_)) => circuit.records_on_threads(),
+            Some(Entry::Loading) => true,
+            Some(Entry::Recording | Entry::Claimed) => circuit.records_on_threads(),
             _ => false,
         }
     }
@@ -292,10 +454,10 @@ impl PceStore {
             loop {
                 match entries.get(&id) {
                     Some(Entry::Ready { pce, .. }) => break Some(pce.clone()),
-                    None | Some(Entry::Claimed(_)) => {
+                    None | Some(Entry::Claimed) => {
                         let first = match entries.remove(&id) {
-                            Some(Entry::Claimed(first)) => first,
-                            _ => self.first_use(&id, 0),
+                            Some(Entry::Claimed) => FirstUse::Record,
+                            _ => self.first_use(&id),
                         };
                         if let FirstUse::NoRoom(bytes) = first {
                             log::info!("pce not loaded circuit_id={id} bytes={bytes} reason=\"no room in the memory budget now\" (classic synthesis)");
@@ -337,17 +499,14 @@ impl PceStore {
 
     /// Whether a circuit's first use loads its file (the memory for it
     /// reserved now: its size, which the loaded PCE's is within a few
-    /// percent of; where `beside` more bytes fit too) or records it.
-    fn first_use(&self, id: &str, beside: u64) -> FirstUse {
+    /// percent of) or records it.
+    fn first_use(&self, id: &str) -> FirstUse {
         if self.refused.lock().unwrap_or_else(|e| e.into_inner()).contains(id) {
             return FirstUse::Record;
         }
         match std::fs::metadata(Self::path_of(&self.dir, id)) {
-            Ok(m) if m.is_file() => match self.memory.try_reserve(m.len() + beside, Purpose::Pce) {
-                Some(mut r) => {
-                    r.resize(m.len());
-                    FirstUse::Load(r)
-                }
+            Ok(m) if m.is_file() => match self.memory.try_reserve(m.len(), Purpose::Pce) {
+                Some(r) => FirstUse::Load(r),
                 None => FirstUse::NoRoom(m.len()),
             },
             _ => FirstUse::Record,
@@ -367,19 +526,7 @@ impl PceStore {
     ) -> Result<(ProvingAssignment, SynthPath), CircuitError> {
         let path = Self::path_of(&self.dir, id);
         let FirstUse::Load(mut memory) = first else { return self.record(circuit, partition, id) };
-        let loaded = match file::read(&path) {
-            Ok(p) if p.circuit_id == id => Some(p),
-            Ok(p) => {
-                log::warn!("pce rebuild circuit_id={id} file={} reason=\"the file holds circuit {:?}\"", path.display(), p.circuit_id);
-                None
-            }
-            Err(PceError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
-                None
-            }
-        };
-        let Some(pce) = loaded else {
+        let Some(pce) = self.read_file(id) else {
             // Waiting partitions go on as for any recording.
             drop(memory);
             self.set(id, Entry::Recording);
@@ -407,6 +554,24 @@ impl PceStore {
             self.forget(id);
         }
         Ok((pa, SynthPath::Loaded))
+    }
+
+    /// The circuit's PCE read from its file; `None` (with a warning where
+    /// the file is there) where it is to be recorded anew.
+    fn read_file(&self, id: &str) -> Option<Pce> {
+        let path = Self::path_of(&self.dir, id);
+        match file::read(&path) {
+            Ok(p) if p.circuit_id == id => Some(p),
+            Ok(p) => {
+                log::warn!("pce rebuild circuit_id={id} file={} reason=\"the file holds circuit {:?}\"", path.display(), p.circuit_id);
+                None
+            }
+            Err(PceError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                log::warn!("pce rebuild circuit_id={id} file={} reason=\"{e}\"", path.display());
+                None
+            }
+        }
     }
 
     /// A loaded file that a witness does not fit or satisfy (a stale file):

@@ -17,11 +17,18 @@
 //! witness and a, b, c from the CPU SpMV, without the working copies an H
 //! term on the host would make (~16 GiB of a 2^27 partition's ~28 GiB). A
 //! unit still waiting for room when the circuit's PCE becomes ready asks
-//! again. Before reserving, a unit whose circuit's PCE is being loaded, or
-//! recorded on every core, waits for it; on the circuit's first use it
-//! claims the PCE for its first partition: the memory for its file
-//! reserved, or the recording where it runs on every core
-//! ([`super::pce_store::PceStore::prepare`]).
+//! again. Before reserving, a unit whose circuit's PCE is being loaded,
+//! confirmed, or recorded on every core, waits for it; on the circuit's
+//! first use it claims it ([`super::pce_store::PceStore::prepare`]): it
+//! loads the file itself, into memory reserved for it, and reserves its
+//! partitions for that PCE as for one held (witness-only where a, b, c go
+//! to the device), its first partition confirming the file against its
+//! witness ([`super::pce_store::PceStore::confirm`]: path `pce-loaded`);
+//! a file refused so fails that partition, and the unit's other
+//! partitions reserve again without it. A unit whose partitions could
+//! never fit beside the SRS and the PCE it loaded gives the PCE back and
+//! reserves without it. With no file, it claims the recording where that
+//! runs on every core.
 //!
 //! A partition that fails or panics fails its own job; the unit goes on
 //! with the other jobs' partitions.
@@ -91,13 +98,16 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     let abandon = || members.iter().all(|m| m.job.is_finished());
     // Its host points, where they are in memory (released where every
     // device keeps a copy).
-    let pinned = srs.host_bytes();
-    // A PCE being loaded, or recorded on every core, is worth waiting for
-    // before reserving: this unit then reserves for what it will hold.
-    let classic_bytes = synth_ticket.batch.partition_bytes * members.len() as u64;
-    let _pce_claim = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref(), classic_bytes));
+    let srs_pinned = srs.host_bytes();
+    // A PCE being loaded, confirmed, or recorded on every core, is worth
+    // waiting for before reserving: this unit then reserves for what it
+    // will hold. On the circuit's first use, the unit loads the PCE's file
+    // itself and reserves for it as for one held; its first partition
+    // confirms it.
+    let mut prepared = sh.pce.as_ref().and_then(|store| store.prepare(members[0].circuit.as_ref()));
     let (pce, witness_only, matrices, h_copies_counted, counts, memory) = loop {
-        let pce = ready_pce();
+        let loaded = prepared.as_ref().and_then(|p| p.loaded().cloned());
+        let pce = loaded.clone().or_else(ready_pce);
         let matrices = pce.as_ref().and_then(|p| sh.backend.abc_on_device(p, srs, &sh.devices));
         let witness_only = pce.clone().filter(|_| matrices.is_some());
         let h_on_device = witness_only.is_none() && pce.is_some() && sh.backend.h_term_on_device(srs, &sh.devices);
@@ -115,6 +125,8 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         // going through at the classic size a few partitions at a time.
         let pce_missing = pce.is_none() && sh.pce.is_some();
         let pce_arrived = || pce_missing && ready_pce().is_some();
+        // The PCE this unit loaded is held while it waits for room.
+        let pinned = srs_pinned + loaded.as_ref().map_or(0, |p| p.bytes());
         match sh.memory.reserve(
             bytes,
             pinned,
@@ -128,6 +140,12 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             Ok(r) => break (pce, witness_only, matrices, h_copies_counted, counts, r),
             Err(ReserveError::Abandoned) if !abandon() => continue,
             Err(ReserveError::Abandoned) => return,
+            Err(e @ ReserveError::TooLarge { .. }) if loaded.is_some() => {
+                // Never room for its partitions beside the PCE it loaded:
+                // that is given back, and the unit reserves without it.
+                log::info!("pce not loaded circuit_id={circuit_id} reason=\"its partitions {e}\" (reserved without it)");
+                prepared = None;
+            }
             Err(e @ ReserveError::TooLarge { .. }) => {
                 for m in &members {
                     m.job.fail(ErrorKind::ResourceExhausted, format!("partition {}: a synthesized partition {e}", m.partition));
@@ -142,10 +160,24 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     }
     let cores = sh.synthesis_cores.take(members[0].circuit.witness_parallelism(), sh.synth_queue.len());
     let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
-    for m in members {
+    // The PCE this unit loaded, until one of its partitions confirms it.
+    let mut unconfirmed = prepared.as_ref().and_then(|p| p.loaded().cloned());
+    let mut restart = None;
+    let mut members = members.into_iter();
+    while let Some(m) = members.next() {
         if m.job.is_finished() {
             continue;
         }
+        let confirms = match (&sh.pce, &unconfirmed) {
+            (Some(store), Some(p)) if !store.is_confirming(&circuit_id, p) => {
+                // Refused by an earlier partition (whose job failed): the
+                // others reserve again, without it.
+                restart = Some(std::iter::once(m).chain(members).collect::<Vec<_>>());
+                break;
+            }
+            (Some(_), Some(_)) => true,
+            _ => false,
+        };
         sh.set_worker(worker_id, |w| {
             w.busy = true;
             w.since = Some(Instant::now());
@@ -156,10 +188,16 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
         m.job.partition_enters(m.partition, PartitionPhase::Synthesizing);
         sh.timeline.record(Event::new("synth_start", m.job.id).partition(m.partition).worker(worker_id));
         let t = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| match &sh.pce {
-            Some(store) => store.synthesize(m.circuit.as_ref(), m.partition, witness_only.as_ref(), cores.threads()),
-            None => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
+        let result = catch_unwind(AssertUnwindSafe(|| match (&sh.pce, &unconfirmed) {
+            (Some(store), Some(p)) if confirms => {
+                store.confirm(m.circuit.as_ref(), m.partition, p, witness_only.is_some(), cores.threads())
+            }
+            (Some(store), _) => store.synthesize(m.circuit.as_ref(), m.partition, witness_only.as_ref(), cores.threads()),
+            (None, _) => m.circuit.synthesize(m.partition).map(|pa| (pa, SynthPath::Classic)),
         }));
+        if confirms && matches!(result, Ok(Ok(_))) {
+            unconfirmed = None;
+        }
         let took = t.elapsed();
         m.job.add_synthesis(m.partition, took);
         let end = Event::new("synth_end", m.job.id).partition(m.partition).worker(worker_id);
@@ -192,7 +230,11 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
             ),
         }
     }
-    drop((synth_ticket, cores));
+    if let Some(rest) = restart {
+        drop((memory, cores, matrices, prepared));
+        return process(sh, worker_id, SynthUnit { order, members: rest, synth_ticket, prove_ticket });
+    }
+    drop((synth_ticket, cores, prepared));
     if kept.is_empty() {
         return;
     }

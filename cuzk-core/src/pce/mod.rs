@@ -359,13 +359,21 @@ impl Pce {
     /// does. A PCE read from a file is confirmed this way against the first
     /// witness it serves: one recorded from another revision of the circuit
     /// with the same shape passes every other check, and its proofs would
-    /// not verify. The first failing constraint is named.
+    /// not verify. The first failing constraint is named. A witness-only
+    /// assignment (from [`Pce::witness_assignment`]) is checked row by row
+    /// from its witness, its a, b, c never held
+    /// ([`spmv::first_unsatisfied`]).
     pub fn check_satisfied(&self, pa: &ProvingAssignment) -> Result<(), PceError> {
         /// Constraints per thread at least.
         const MIN_CHECKED: usize = 1 << 14;
         let n = self.num_constraints();
-        assert!(pa.a.len() == n && pa.b.len() == n && pa.c.len() == n, "a, b, c computed from this PCE");
-        match crate::par::first_index(n, MIN_CHECKED, |i| pa.a[i] * pa.b[i] != pa.c[i]) {
+        let first = if pa.abc_deferred() && pa.constraints == n {
+            spmv::first_unsatisfied(self, &pa.input_assignment, &pa.aux_assignment)
+        } else {
+            assert!(pa.a.len() == n && pa.b.len() == n && pa.c.len() == n, "a, b, c computed from this PCE");
+            crate::par::first_index(n, MIN_CHECKED, |i| pa.a[i] * pa.b[i] != pa.c[i])
+        };
+        match first {
             Some(constraint) => Err(PceError::Unsatisfied { circuit_id: self.circuit_id.clone(), constraint }),
             None => Ok(()),
         }

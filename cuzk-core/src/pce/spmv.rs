@@ -56,6 +56,19 @@ pub fn evaluate(pce: &Pce, inputs: &[Fr], aux: &[Fr]) -> (Vec<Fr>, Vec<Fr>, Vec<
     (a, b, c)
 }
 
+/// The first constraint r whose (A·z)_r · (B·z)_r is not (C·z)_r, if
+/// any: a, b, c evaluated row by row on all cores and never held (a
+/// witness-only assignment is confirmed against a PCE read from a file
+/// this way, in the memory of its witness alone). Same preconditions as
+/// [`evaluate`].
+pub fn first_unsatisfied(pce: &Pce, inputs: &[Fr], aux: &[Fr]) -> Option<usize> {
+    assert_eq!((inputs.len(), aux.len()), (pce.shape.num_inputs, pce.shape.num_aux), "witness shape checked by the caller");
+    let z = Witness { inputs, aux };
+    par::first_index(pce.num_constraints(), MIN_ROWS_PER_THREAD, |r| {
+        row(&pce.a, r, &pce.coeffs, &z) * row(&pce.b, r, &pce.coeffs, &z) != row(&pce.c, r, &pce.coeffs, &z)
+    })
+}
+
 struct Witness<'a> {
     inputs: &'a [Fr],
     aux: &'a [Fr],

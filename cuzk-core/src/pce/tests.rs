@@ -415,6 +415,65 @@ fn check_satisfied_names_the_first_unsatisfied_constraint() {
     assert!(matches!(err, PceError::Unsatisfied { .. }), "a random R1CS is not satisfied: {err}");
 }
 
+/// The same assignment with its a, b, c left to compute (as
+/// [`Pce::witness_assignment`] gives it).
+fn witness_only(pa: &ProvingAssignment) -> ProvingAssignment {
+    ProvingAssignment { a: Vec::new(), b: Vec::new(), c: Vec::new(), ..pa.clone() }
+}
+
+/// A witness-only assignment is checked row by row from its witness:
+/// the same verdict, naming the same constraint, as the check of a, b, c
+/// held in full, for satisfying witnesses and for ones that do not
+/// satisfy (a changed witness value, a PCE with a changed constraint, a
+/// random R1CS).
+#[test]
+fn check_satisfied_from_the_witness_alone_agrees_with_a_b_c_held() {
+    let same_verdict = |pce: &Pce, pa: &ProvingAssignment| {
+        let wo = witness_only(pa);
+        assert!(wo.abc_deferred());
+        let (held, streamed) = (pce.check_satisfied(pa), pce.check_satisfied(&wo));
+        assert_eq!(format!("{held:?}"), format!("{streamed:?}"));
+        streamed
+    };
+    // Enough constraints for several threads' ranges.
+    let spec = CircuitSpec::Synthetic { constraints: 70_000, inputs: 4 };
+    let pce = record(&spec.to_string(), spec.blank()).unwrap();
+    let pa = pce.synthesize(spec.instance(3)).unwrap();
+    same_verdict(&pce, &pa).unwrap();
+    // One aux value changed: whatever constraints it breaks, the first is
+    // named by both.
+    for k in [pa.aux_assignment.len() - 1, pa.aux_assignment.len() / 2, 0] {
+        let mut changed = pa.clone();
+        changed.aux_assignment[k] += Fr::ONE;
+        (changed.a, changed.b, changed.c) = pce.abc(&changed);
+        if let Err(e) = same_verdict(&pce, &changed) {
+            assert!(matches!(e, PceError::Unsatisfied { .. }), "{e}");
+        }
+    }
+    // One constraint of the PCE changed (C scaled by 2): the witness
+    // satisfies every constraint but that one.
+    let n = pce.num_constraints();
+    let row = (0..n).rev().find(|&r| pa.c[r] != Fr::ZERO).unwrap();
+    let mut coeffs = pce.coeffs.clone();
+    let mut c = pce.c.clone();
+    for k in c.row_ptr[row] as usize..c.row_ptr[row + 1] as usize {
+        coeffs.push(coeffs[c.coeff_idx[k] as usize].double());
+        c.coeff_idx[k] = (coeffs.len() - 1) as u32;
+    }
+    let changed = Pce::from_parts(pce.circuit_id.clone(), pce.shape, coeffs, pce.a.clone(), pce.b.clone(), c).unwrap();
+    let mut held = pa.clone();
+    (held.a, held.b, held.c) = changed.abc(&held);
+    let err = same_verdict(&changed, &held).unwrap_err();
+    assert!(matches!(err, PceError::Unsatisfied { constraint, .. } if constraint == row), "{err}");
+    for spec in builtin_specs() {
+        let pce = record(&spec.to_string(), spec.blank()).unwrap();
+        same_verdict(&pce, &pce.synthesize(spec.instance(2)).unwrap()).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    }
+    let pce = record("random", RandomR1cs::new(4, 3000)).unwrap();
+    let err = same_verdict(&pce, &pce.synthesize(RandomR1cs::new(4, 3000)).unwrap()).unwrap_err();
+    assert!(matches!(err, PceError::Unsatisfied { .. }), "a random R1CS is not satisfied: {err}");
+}
+
 #[test]
 fn densities_marked_on_threads_equal_a_serial_marking() {
     // Over 2^22 columns: more than one chunk on any machine with two cores.

@@ -189,7 +189,7 @@ fn waits_while(building: Entry, circuit: &dyn PartitionedCircuit) {
     let memory = s.memory.try_reserve(pce.bytes(), Purpose::Pce).unwrap();
     s.set(&id, building);
     std::thread::scope(|scope| {
-        let reserving = scope.spawn(|| drop(s.prepare(circuit, 0)));
+        let reserving = scope.spawn(|| drop(s.prepare(circuit)));
         let waiting = scope.spawn(|| s.synthesize(circuit, 1, None, 1));
         wait_blocked(&s, 2);
         assert!(!reserving.is_finished() && !waiting.is_finished(), "a partition waits while its PCE is built");
@@ -219,42 +219,191 @@ fn partitions_synthesize_classically_beside_a_recording_on_one_thread() {
     let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
     let s = store(dir.path(), 1 << 30);
     s.set(&job.circuit_id(), Entry::Recording);
-    assert!(s.prepare(&job, 0).is_none());
+    assert!(s.prepare(&job).is_none());
     let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
     assert_eq!(path, SynthPath::Classic);
     assert!(pa == job.synthesize(1).unwrap());
 }
 
-/// A unit reserves the memory for its circuit's PCE file before its
-/// partitions' own: the first partition synthesized loads it into that
-/// reservation, and the other units wait for it meanwhile; a hold no
-/// partition took ends with its unit.
+/// A unit loads its circuit's PCE file on first use, into memory
+/// reserved for it before its partitions' own (none where the file does
+/// not fit the budget now); the other units wait for it while it is
+/// confirmed, and a hold no partition confirmed ends with its unit.
 #[test]
-fn the_pce_file_is_reserved_before_the_partitions() {
+fn the_pce_file_is_loaded_before_the_partitions_reserve() {
     let dir = tempfile::tempdir().unwrap();
     let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
     store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
     let file_bytes = std::fs::metadata(PceStore::path_of(dir.path(), &job.circuit_id())).unwrap().len();
+    assert!(store(dir.path(), file_bytes - 1).prepare(&job).is_none(), "no room for the file");
     let s = store(dir.path(), 1 << 30);
-    assert!(s.prepare(&job, 1 << 30).is_none(), "no room for the unit's partitions beside it");
-    assert_eq!(s.memory.usage().pce_bytes, 0);
-    let held = s.prepare(&job, 1000).expect("reserved on first use");
-    assert_eq!(s.memory.usage().pce_bytes, file_bytes);
+    let held = s.prepare(&job).expect("loaded on first use");
+    let pce = held.loaded().expect("the loaded PCE, handed to the unit").clone();
+    assert_eq!(s.memory.usage().pce_bytes, pce.bytes());
+    assert!(s.ready(&job.circuit_id()).is_none(), "not held before it is confirmed");
     drop(held);
-    assert_eq!(s.memory.usage().pce_bytes, 0, "a hold no partition took ends with its unit");
-    let held = s.prepare(&job, 0).unwrap();
+    assert_eq!(s.memory.usage().pce_bytes, 0, "a hold no partition confirmed ends with its unit");
+    let held = s.prepare(&job).unwrap();
+    let pce = held.loaded().unwrap().clone();
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| s.prepare(&job, 0).is_none());
+        let other = scope.spawn(|| s.prepare(&job).is_none());
         wait_blocked(&s, 1);
-        assert!(!other.is_finished(), "another unit waits for the file");
-        let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+        assert!(!other.is_finished(), "another unit waits for the confirmation");
+        // A partition reserved already goes on classically (it may hold
+        // memory the confirming unit waits for).
+        assert_eq!(s.synthesize(&job, 2, None, 1).unwrap().1, SynthPath::Classic);
+        let (pa, path) = s.confirm(&job, 1, &pce, false, 1).unwrap();
         assert_eq!(path, SynthPath::Loaded);
         assert!(pa == job.synthesize(1).unwrap());
         assert!(other.join().unwrap(), "then finds it held");
     });
     drop(held);
-    let pce = s.ready(&job.circuit_id()).expect("held once loaded");
+    assert!(Arc::ptr_eq(&s.ready(&job.circuit_id()).expect("held once confirmed"), &pce));
     assert_eq!(s.memory.usage().pce_bytes, pce.bytes());
+}
+
+/// A new store on `dir`, where `job`'s PCE was written to its file by an
+/// engine before.
+fn loaded(dir: &Path, job: &BuiltinJob) -> PceStore {
+    store(dir, 1 << 30).synthesize(job, 0, None, 1).unwrap();
+    store(dir, 1 << 30)
+}
+
+/// A first partition confirms its unit's loaded PCE witness-only: its
+/// witness and densities (a, b, c never held), checked against every
+/// constraint; the PCE is held then.
+#[test]
+fn a_loaded_pce_is_confirmed_by_a_witness_only_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:3000:4".parse().unwrap(), 3, 5);
+    let s = loaded(dir.path(), &job);
+    let held = s.prepare(&job).unwrap();
+    let pce = held.loaded().unwrap().clone();
+    let (pa, path) = s.confirm(&job, 2, &pce, true, 1).unwrap();
+    assert_eq!(path, SynthPath::Loaded);
+    assert!(pa.abc_deferred() && pa.a.is_empty() && pa.b.is_empty() && pa.c.is_empty());
+    let classic = job.synthesize(2).unwrap();
+    assert!(pa.input_assignment == classic.input_assignment && pa.aux_assignment == classic.aux_assignment);
+    assert!(pa.a_aux_density == classic.a_aux_density && pa.b_aux_density == classic.b_aux_density);
+    assert!(!s.is_confirming(&job.circuit_id(), &pce));
+    drop(held);
+    assert!(Arc::ptr_eq(&s.ready(&job.circuit_id()).unwrap(), &pce));
+    // Witness-only partitions go on through it.
+    assert_eq!(s.synthesize(&job, 1, Some(&pce), 1).unwrap().1, SynthPath::Witness);
+}
+
+/// `pce` with one constraint changed (its C doubled) where partition
+/// `partition` of `job` has a nonzero c: every count, the input order and
+/// a file's checksum valid, unsatisfied by that partition's witness.
+fn stale(pce: &Pce, job: &BuiltinJob, partition: usize) -> (Pce, usize) {
+    let classic = job.synthesize(partition).unwrap();
+    let row = (0..pce.num_constraints()).rev().find(|&r| classic.c[r] != blstrs::Scalar::from(0u64)).unwrap();
+    let (mut coeffs, mut c) = (pce.coeffs.clone(), pce.c.clone());
+    for k in c.row_ptr[row] as usize..c.row_ptr[row + 1] as usize {
+        coeffs.push(ff::Field::double(&coeffs[c.coeff_idx[k] as usize]));
+        c.coeff_idx[k] = (coeffs.len() - 1) as u32;
+    }
+    (Pce::from_parts(pce.circuit_id.clone(), pce.shape, coeffs, pce.a.clone(), pce.b.clone(), c).unwrap(), row)
+}
+
+/// A stale file of the circuit's shape, loaded by a unit, is refused by
+/// the partition that confirms it, witness-only or with a, b, c: that
+/// partition fails naming the constraint, the file is removed, its memory
+/// freed, the waiting units go on, and the next partition records the PCE.
+#[test]
+fn a_stale_loaded_file_is_refused_by_the_partition_that_confirms_it() {
+    for witness_only in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+        let id = job.circuit_id();
+        let s = loaded(dir.path(), &job);
+        let file = PceStore::path_of(dir.path(), &id);
+        let (stale, row) = stale(&crate::pce::file::read(&file).unwrap(), &job, 1);
+        crate::pce::file::write(&stale, &file).unwrap();
+        let held = s.prepare(&job).unwrap();
+        let pce = held.loaded().unwrap().clone();
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| s.prepare(&job).is_none());
+            wait_blocked(&s, 1);
+            let err = s.confirm(&job, 1, &pce, witness_only, 1).unwrap_err();
+            assert_eq!(err.kind, crate::failure::ErrorKind::BadParams, "{err}");
+            assert!(err.message.contains(&format!("does not satisfy constraint {row}")), "witness_only={witness_only}: {err}");
+            assert!(other.join().unwrap(), "the waiting unit goes on (no file to load)");
+        });
+        assert!(!file.exists(), "the stale file is removed");
+        assert!(!s.is_confirming(&id, &pce) && s.ready(&id).is_none());
+        assert_eq!(s.memory.usage().pce_bytes, 0);
+        drop(held);
+        let (pa, path) = s.synthesize(&job, 2, None, 1).unwrap();
+        assert_eq!(path, SynthPath::Recorded);
+        assert!(pa == job.synthesize(2).unwrap());
+    }
+}
+
+struct Panics;
+
+impl bellpepper_core::Circuit<blstrs::Scalar> for Panics {
+    fn synthesize<CS: bellpepper_core::ConstraintSystem<blstrs::Scalar>>(self, _: &mut CS) -> Result<(), bellpepper_core::SynthesisError> {
+        panic!("a circuit that panics");
+    }
+}
+
+/// `job`, except that partition `panics` panics in synthesis.
+struct Panicking {
+    job: BuiltinJob,
+    panics: usize,
+}
+
+impl PartitionedCircuit for Panicking {
+    fn circuit_id(&self) -> String {
+        self.job.circuit_id()
+    }
+    fn partitions(&self) -> usize {
+        self.job.partitions()
+    }
+    fn circuit(&self, partition: usize) -> Result<Box<dyn crate::partitioned::AnyCircuit>, crate::failure::CircuitError> {
+        if partition == self.panics {
+            return Ok(Box::new(Panics));
+        }
+        self.job.circuit(partition)
+    }
+    fn load_params(&self, param_cache: &Path) -> Result<crate::srs::Parameters, crate::failure::CircuitError> {
+        self.job.load_params(param_cache)
+    }
+}
+
+/// A request whose witness fails says nothing about the file: the PCE
+/// stays to be confirmed by the unit's next partition. A confirmation
+/// that panics ends: its memory freed, the waiting units woken (the next
+/// loads the file again).
+#[test]
+fn a_failed_witness_leaves_the_pce_to_confirm_and_a_panic_ends_the_confirmation() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 4, 1);
+    let id = job.circuit_id();
+    let s = loaded(dir.path(), &job);
+    let held = s.prepare(&job).unwrap();
+    let pce = held.loaded().unwrap().clone();
+    let bad = Variant { job: BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 4, 1), bad: Some(1), on_threads: false };
+    assert!(s.confirm(&bad, 1, &pce, true, 1).is_err());
+    assert!(s.is_confirming(&id, &pce), "still to confirm");
+    assert!(PceStore::path_of(dir.path(), &id).exists());
+    assert_eq!(s.confirm(&bad, 2, &pce, true, 1).unwrap().1, SynthPath::Loaded);
+    drop(held);
+    s.evict(&id);
+    let held = s.prepare(&job).unwrap();
+    let pce = held.loaded().unwrap().clone();
+    let panicking = Panicking { job: BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 4, 1), panics: 3 };
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| s.prepare(&job).map(|p| p.loaded().is_some()));
+        wait_blocked(&s, 1);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.confirm(&panicking, 3, &pce, true, 1)));
+        assert!(panicked.is_err());
+        assert!(!s.is_confirming(&id, &pce), "a confirmation that panicked ends");
+        assert_eq!(other.join().unwrap(), Some(true), "the waiting unit loads the file again");
+    });
+    assert!(s.confirm(&job, 0, &pce, true, 1).unwrap_err().message.contains("not being confirmed"));
+    drop(held);
 }
 
 /// With no file, a circuit that records on every core has its first
@@ -266,11 +415,12 @@ fn a_recording_on_every_core_is_claimed_before_the_partitions() {
     let dir = tempfile::tempdir().unwrap();
     let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
     let s = store(dir.path(), 1 << 30);
-    assert!(s.prepare(&job, 0).is_none(), "a recording on one thread is not claimed");
+    assert!(s.prepare(&job).is_none(), "a recording on one thread is not claimed");
     let circuit = Variant { job, bad: None, on_threads: true };
-    let held = s.prepare(&circuit, 0).expect("claimed on first use");
+    let held = s.prepare(&circuit).expect("claimed on first use");
+    assert!(held.loaded().is_none());
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| s.prepare(&circuit, 0).is_none());
+        let other = scope.spawn(|| s.prepare(&circuit).is_none());
         wait_blocked(&s, 1);
         assert!(!other.is_finished(), "another unit waits for the recording");
         let (pa, path) = s.synthesize(&circuit, 1, None, 1).unwrap();
