@@ -262,6 +262,26 @@ fn the_pce_file_is_loaded_before_the_partitions_reserve() {
     assert_eq!(s.memory.usage().pce_bytes, pce.bytes());
 }
 
+/// A file that cannot be read, loaded by a unit on first use: the unit
+/// gets no PCE, reserves classically, and its first partition records it
+/// anew (with a warning), the memory reserved for the file freed.
+#[test]
+fn a_corrupt_file_loaded_before_reserving_is_recorded_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
+    let file = PceStore::path_of(dir.path(), &job.circuit_id());
+    std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
+    let s = store(dir.path(), 1 << 30);
+    let held = s.prepare(&job).expect("claimed");
+    assert!(held.loaded().is_none(), "nothing loaded");
+    assert_eq!(s.memory.usage().pce_bytes, 0);
+    let (pa, path) = s.synthesize(&job, 1, None, 1).unwrap();
+    assert_eq!(path, SynthPath::Recorded);
+    assert!(pa == job.synthesize(1).unwrap());
+    drop(held);
+    assert!(crate::pce::file::read(&file).unwrap() == *s.ready(&job.circuit_id()).unwrap(), "written anew");
+}
+
 /// A new store on `dir`, where `job`'s PCE was written to its file by an
 /// engine before.
 fn loaded(dir: &Path, job: &BuiltinJob) -> PceStore {
