@@ -323,12 +323,14 @@ impl PceStore {
         drop(entries);
         // Whatever happens (a panic), the load ends.
         let _claim = Claim { store: self, id: &id };
+        let t = std::time::Instant::now();
         let Some(pce) = self.read_file(&id) else {
             // Recorded anew by the first partition that takes the claim.
             drop(memory);
             self.set(&id, Entry::Claimed);
             return Some(Prepared { store: self, id: id.clone(), loaded: None });
         };
+        log::info!("pce loaded circuit_id={id} bytes={} ms={} (confirmed by the first partition)", pce.bytes(), t.elapsed().as_millis());
         self.confirming(&id, pce, memory).map(|pce| Prepared { store: self, id: id.clone(), loaded: Some(pce) })
     }
 
@@ -379,9 +381,11 @@ impl PceStore {
         let pa = if witness_only { pce.witness_assignment(witness)? } else { pce.assignment(witness)? };
         // A request that does not satisfy its circuit fails here too, and
         // costs a recording.
+        let t = std::time::Instant::now();
         if let Err(e) = pce.check_satisfied(&pa) {
             return Err(self.refuse_loaded(&id, pce, &path, e));
         }
+        log::info!("pce confirmed circuit_id={id} partition={partition} witness_only={witness_only} check_ms={}", t.elapsed().as_millis());
         {
             let mut entries = self.lock();
             if let Some(Entry::Confirming { memory, .. }) = entries.remove(&id) {
