@@ -312,6 +312,17 @@ impl GpuBackend {
         Ok(granted.min(card_free))
     }
 
+    /// The SRS's host points page-locked (once per copy of the points; read
+    /// again first where they were released) where `srs` is not resident:
+    /// the MSMs stream them.
+    fn pin_unless_resident(input: &ProveInput<'_>, srs: &Option<Arc<DeviceSrs>>) -> Result<(), ProverError> {
+        if srs.is_none() {
+            let host = input.srs.host_points()?;
+            pin_host_points(&host);
+        }
+        Ok(())
+    }
+
     /// Plans `input` within `granted` bytes (borrowing from the budget's
     /// free VRAM what the plan takes beyond them, when `may_borrow`) and
     /// runs it (the executor logs the plan).
@@ -442,11 +453,7 @@ impl ProverBackend for GpuBackend {
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<GpuStaged, ProverError> {
         let dev = self.device(device)?;
         let srs = Self::find_resident(dev, input.srs);
-        if srs.is_none() {
-            // Once per copy of the points; MSMs stream them.
-            let host = input.srs.host_points()?;
-            pin_host_points(&host);
-        }
+        Self::pin_unless_resident(input, &srs)?;
         // Witness-only partitions: their matrices (again, if evicted since
         // synthesis) for the SpMV, whose z the reservation counts.
         let pce = match input.pce {
@@ -519,11 +526,8 @@ impl ProverBackend for GpuBackend {
     ) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
         let GpuStaged { first, witness, srs, pce } = staged;
-        if srs.is_none() {
-            let host = input.srs.host_points()?;
-            pin_host_points(&host);
-        }
-        let on_card = witness.as_ref().map_or(0, |_| input.pce.map_or(0, |p| p.z_bytes()));
+        Self::pin_unless_resident(input, &srs)?;
+        let on_card = witness.as_ref().map_or(0, StagedWitness::bytes);
         let granted = Self::within_card(dev, vram_granted, on_card)?;
         let first = match (witness, &pce) {
             (Some(w), Some(p)) => Some(dev.prover.stage_h_from_witness(p, w)?),
@@ -535,10 +539,7 @@ impl ProverBackend for GpuBackend {
     fn compute_fallback(&self, device: u32, vram_granted: u64, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
         let dev = self.device(device)?;
         let srs = Self::find_resident(dev, input.srs);
-        if srs.is_none() {
-            let host = input.srs.host_points()?;
-            pin_host_points(&host);
-        }
+        Self::pin_unless_resident(input, &srs)?;
         let granted = Self::within_card(dev, vram_granted, 0)?;
         let pce = input.pce.and_then(|p| Self::find_pce(dev, p));
         // Witness-only partitions whose matrices are not resident: streamed

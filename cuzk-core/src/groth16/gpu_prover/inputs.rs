@@ -58,6 +58,13 @@ pub struct StagedWitness {
     num_vars: usize,
 }
 
+impl StagedWitness {
+    /// Device bytes it holds.
+    pub fn bytes(&self) -> u64 {
+        (self.z.len() * std::mem::size_of::<FrRepr>()) as u64
+    }
+}
+
 /// A circuit's recorded R1CS (its PCE) for a proving call: on the host,
 /// and resident on the device where it is, or ready to stream to it
 /// (`streamed`, over the same PCE as `host`).
