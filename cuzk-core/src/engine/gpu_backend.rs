@@ -253,6 +253,17 @@ impl GpuBackend {
         })
     }
 
+    /// Whether a VRAM budget of `total` bytes on `dev` holds the H buffers
+    /// of `srs`'s domain beside the smallest MSM workspace (points on the
+    /// device where `points_on_device`): a plan with the whole budget then
+    /// computes the H term there.
+    fn h_term_fits(dev: &GpuDevice, srs: &dyn KeyShape, total: u64, points_on_device: bool) -> bool {
+        match (GpuProver::h_bytes(srs.counts().h + 1), Self::min_msm_bytes(dev, srs, points_on_device)) {
+            (Ok(h), Ok(msm)) => h.saturating_add(msm) <= total,
+            _ => false,
+        }
+    }
+
     /// The smallest MSM workspace worth running beside the H buffers:
     /// chunks of 2^20 points (a 2^27 circuit in 16 GiB: 12 GiB of H
     /// buffers, 4 GiB of MSM workspace). Below it, a plan puts the H term
@@ -587,12 +598,10 @@ impl ProverBackend for GpuBackend {
     /// plan with its whole budget computes the H term there), points
     /// where they are now.
     fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool {
-        let Ok(h) = GpuProver::h_bytes(srs.counts().h + 1) else { return false };
         let mut any = false;
         for d in devices.iter().filter(|d| d.in_service()) {
             let Ok(dev) = self.device(d.ordinal) else { return false };
-            let Ok(msm) = Self::min_msm_bytes(dev, srs, Self::is_resident(dev, srs)) else { return false };
-            if d.vram.usage().total_bytes < h.saturating_add(msm) {
+            if !Self::h_term_fits(dev, srs, d.vram.usage().total_bytes, Self::is_resident(dev, srs)) {
                 return false;
             }
             any = true;

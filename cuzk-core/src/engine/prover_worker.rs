@@ -27,7 +27,7 @@
 //! never the worker.
 
 use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError, StageAhead};
-use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service};
+use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service, VramReservation};
 use super::pipeline::{Member, ProveUnit};
 use super::shared::{panic_message, Shared};
 use super::srs_handle::release_where_every_device_holds;
@@ -271,6 +271,19 @@ fn host_memory_freed(sh: &Shared, members: &[Member], seen: u64, deadline: Insta
 /// `input` proved on `dev` through its interlock, the state between
 /// `backend`'s phases in its own types ([`super::backend::Backend`] for
 /// every backend).
+/// What a call takes from the memory lock to the compute lock.
+enum Staged<S> {
+    /// The whole working set reserved and pre-staged.
+    Whole(VramReservation, S),
+    /// The part the backend stages ahead, in its own reservation; the
+    /// rest is granted under the compute lock.
+    Ahead(VramReservation, S, StageAhead),
+    /// Nothing staged: the fallback (its trace's path) plans within what
+    /// it is granted under the compute lock, leaving the next call room
+    /// for what it stages ahead.
+    Nothing(&'static str, Option<StageAhead>),
+}
+
 pub(super) fn through_interlock<B: ProverBackend>(
     backend: &B,
     dev: &DeviceLocks,
@@ -313,17 +326,17 @@ pub(super) fn through_interlock<B: ProverBackend>(
     };
     // Pre-staged where the reservation fits and the card has the memory;
     // an out-of-memory there leaves the unit to the fallback.
-    let prestaged = match dev.vram.try_reserve(need) {
+    let (staged, prestage) = match dev.vram.try_reserve(need) {
         Some(vram) => {
             let t = Instant::now();
             let staged = backend.prestage(dev.ordinal, input);
             let prestage = kept + t.elapsed();
             drop(mem_guard);
             match staged {
-                Ok(staged) => Ok((vram, staged, prestage)),
+                Ok(staged) => (Staged::Whole(vram, staged), prestage),
                 Err(ProverError::OutOfMemory(why)) => {
                     log::warn!("gpu={} out of device memory in prestage ({why}); computing within what is free", dev.ordinal);
-                    Err(("prestaged_then_fallback", Err(backend.stage_ahead(dev.ordinal, input)), kept))
+                    (Staged::Nothing("prestaged_then_fallback", backend.stage_ahead(dev.ordinal, input)), kept)
                 }
                 Err(e) => return Err(e),
             }
@@ -333,16 +346,16 @@ pub(super) fn through_interlock<B: ProverBackend>(
             // Its part staged ahead where there is room for that.
             let t = Instant::now();
             let ahead = backend.stage_ahead(dev.ordinal, input);
-            let part = match ahead.and_then(|a| dev.vram.try_reserve(a.bytes)) {
-                Some(held) => match backend.prestage_ahead(dev.ordinal, input) {
-                    Ok(staged) => Ok((held, staged, ahead)),
+            let staged = match ahead.and_then(|a| Some((a, dev.vram.try_reserve(a.bytes)?))) {
+                Some((a, held)) => match backend.prestage_ahead(dev.ordinal, input) {
+                    Ok(staged) => Staged::Ahead(held, staged, a),
                     Err(ProverError::OutOfMemory(why)) => {
                         log::warn!("gpu={} out of device memory staging ahead ({why}); staged within the compute lock", dev.ordinal);
-                        Err(ahead)
+                        Staged::Nothing("fallback", ahead)
                     }
                     Err(e) => return Err(e),
                 },
-                None => Err(ahead),
+                None => Staged::Nothing("fallback", ahead),
             };
             let prestage = kept + t.elapsed();
             drop(mem_guard);
@@ -352,61 +365,48 @@ pub(super) fn through_interlock<B: ProverBackend>(
                 format_size(need),
                 format_size(usage.used_bytes),
                 format_size(usage.total_bytes),
-                if part.is_ok() { "its part staged ahead, the rest" } else { "staged" }
+                if matches!(staged, Staged::Ahead(..)) { "its part staged ahead, the rest" } else { "staged" }
             );
-            Err(("fallback", part, prestage))
+            (staged, prestage)
         }
     };
-    let (computed, trace) = match prestaged {
-        Ok((vram, staged, prestage)) => {
-            let t = Instant::now();
-            let compute_guard = dev.lock_compute(urgent);
-            let compute_wait = t.elapsed();
-            gpu_event("gpu_start", None);
-            let t = Instant::now();
+    let t = Instant::now();
+    let compute_guard = dev.lock_compute(urgent);
+    let compute_wait = t.elapsed();
+    gpu_event("gpu_start", None);
+    let t = Instant::now();
+    let (computed, path) = match staged {
+        Staged::Whole(vram, staged) => {
             let computed = backend.compute(dev.ordinal, staged, input);
             drop(vram);
             // The device had less free than the plan took (another user of
             // the card): planned again within what is free now, once.
-            let (computed, path) = match computed {
+            match computed {
                 Err(ProverError::OutOfMemory(why)) => {
                     log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
                     (fallback(backend.stage_ahead(dev.ordinal, input)), "prestaged_then_fallback")
                 }
                 computed => (computed, "prestaged"),
-            };
-            let kernel = t.elapsed();
-            gpu_event("gpu_end", Some(path));
-            drop(compute_guard);
-            (computed?, InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO })
+            }
         }
-        Err((path, part, prestage)) => {
-            let t = Instant::now();
-            let compute_guard = dev.lock_compute(urgent);
-            let compute_wait = t.elapsed();
-            gpu_event("gpu_start", None);
-            let t = Instant::now();
-            let (computed, path) = match part {
-                Ok((held, staged, ahead)) => {
-                    let vram = fallback_grant(held.bytes(), ahead);
-                    match backend.compute_fallback_staged(dev.ordinal, vram.bytes() + held.bytes(), staged, input) {
-                        Err(ProverError::OutOfMemory(why)) => {
-                            log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
-                            drop((vram, held));
-                            (fallback(ahead), "prestaged_then_fallback")
-                        }
-                        computed => (computed, "staged_ahead"),
-                    }
+        Staged::Ahead(held, staged, ahead) => {
+            let vram = fallback_grant(held.bytes(), Some(ahead));
+            match backend.compute_fallback_staged(dev.ordinal, vram.bytes() + held.bytes(), staged, input) {
+                Err(ProverError::OutOfMemory(why)) => {
+                    log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
+                    drop((vram, held));
+                    (fallback(Some(ahead)), "prestaged_then_fallback")
                 }
-                Err(ahead) => (fallback(ahead), path),
-            };
-            let kernel = t.elapsed();
-            gpu_event("gpu_end", Some(path));
-            drop(compute_guard);
-            let trace = InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO };
-            (computed?, trace)
+                computed => (computed, "staged_ahead"),
+            }
         }
+        Staged::Nothing(path, ahead) => (fallback(ahead), path),
     };
+    let kernel = t.elapsed();
+    gpu_event("gpu_end", Some(path));
+    drop(compute_guard);
+    let trace = InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO };
+    let computed = computed?;
     let t = Instant::now();
     let proofs = backend.epilogue(dev.ordinal, computed)?;
     Ok((proofs, InterlockTrace { epilogue: t.elapsed(), ..trace }))

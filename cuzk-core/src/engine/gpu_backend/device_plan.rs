@@ -1,15 +1,14 @@
 //! What a device plans for a circuit's partitions, for the plan report
-//! ([`crate::engine::plan_report`]): the rule `keep_resident` keeps an SRS
-//! resident by ([`plan::srs_resident`]), the working set a prover worker
-//! reserves, and the room `h_term_on_device` asks for, applied to the
-//! device's VRAM budget and the copies it keeps now. Nothing is uploaded,
+//! ([`crate::engine::plan_report`]): the rules `keep_resident` keeps an SRS
+//! resident by (`keeps_srs_resident`) and `h_term_on_device` decides by
+//! (`h_term_fits`), and the working set a prover worker reserves, applied
+//! to the device's VRAM budget and the copies it keeps now. Nothing is uploaded,
 //! reserved or counted as used.
 
 use super::{GpuBackend, GpuDevice};
 use crate::engine::interlock::DeviceLocks;
 use crate::engine::plan_report::{DevicePlan, GpuPlan, MatricesAt, SrsAt};
 use crate::engine::srs_handle::SrsHandle;
-use crate::groth16::gpu_prover::{plan, GpuProver};
 use crate::groth16::gpu_srs::DeviceSrs;
 use crate::pce::Pce;
 use crate::srs::KeyShape;
@@ -45,20 +44,20 @@ impl GpuBackend {
         // partitions carry their witness only.
         let z = pce.filter(|_| witness_only).map_or(0, |p| p.z_bytes());
         let srs_bytes = DeviceSrs::bytes(srs);
-        // As `make_resident` sizes it: z only beside resident matrices.
-        let min_working = Self::min_resident_working_set(dev, srs, constraints, if matrices_bytes > 0 { z } else { 0 }).ok();
+        // As `make_resident` decides it: z only beside resident matrices.
+        let resident_z = if matrices_bytes > 0 { z } else { 0 };
         let resident = Self::is_resident(dev, srs)
-            || (self.keep_srs_resident && min_working.is_some_and(|w| plan::srs_resident(total, matrices_bytes, srs_bytes, w)));
+            || (self.keep_srs_resident
+                && Self::keeps_srs_resident(dev, srs, constraints, total, matrices_bytes, resident_z).unwrap_or(false));
         let srs_at = if resident {
             SrsAt::Vram { bytes: srs_bytes }
         } else {
-            let needs = min_working.map(|w| srs_bytes.saturating_add(matrices_bytes).saturating_add(w));
+            let needs = Self::min_resident_working_set(dev, srs, constraints, resident_z)
+                .ok()
+                .map(|w| srs_bytes.saturating_add(matrices_bytes).saturating_add(w));
             SrsAt::Host { resident_needs: needs.filter(|_| self.keep_srs_resident) }
         };
-        let h_term_on_device = match (GpuProver::h_bytes(srs.counts().h + 1), Self::min_msm_bytes(dev, srs, resident)) {
-            (Ok(h), Ok(msm)) => h.saturating_add(msm) <= total,
-            _ => false,
-        };
+        let h_term_on_device = Self::h_term_fits(dev, srs, total, resident);
         let working_set = Self::working_set(dev, srs, constraints, z, resident);
         DevicePlan {
             ordinal: dev.info.ordinal,

@@ -129,8 +129,7 @@ impl GpuBackend {
             Some((p, m)) => (m.bytes(), if input.witness_only() { p.z_bytes() } else { 0 }),
             None => (0, 0),
         };
-        let working = Self::min_resident_working_set(dev, &**input.srs, first.num_constraints(), z)?;
-        if !plan::srs_resident(input.vram.usage().total_bytes, matrices, bytes, working) {
+        if !Self::keeps_srs_resident(dev, &**input.srs, first.num_constraints(), input.vram.usage().total_bytes, matrices, z)? {
             return Ok(None);
         }
         // The points to upload, read again first where they were released
@@ -161,6 +160,23 @@ impl GpuBackend {
         log::info!("device SRS uploaded gpu={} bytes={} upload_ms={}", dev.info.ordinal, bytes, t.elapsed().as_millis());
         resident.push(Resident::new(input.srs, srs.clone(), vram));
         Ok(Some(srs))
+    }
+
+    /// Whether a VRAM budget of `total` bytes on `dev` keeps `srs`'s points
+    /// resident ([`plan::srs_resident`]) beside `matrices` bytes of
+    /// resident matrices and the smallest working set worth it, with `z`
+    /// bytes of witness: the rule `make_resident` uploads by and the plan
+    /// report states.
+    pub(super) fn keeps_srs_resident(
+        dev: &GpuDevice,
+        srs: &dyn KeyShape,
+        constraints: usize,
+        total: u64,
+        matrices: u64,
+        z: u64,
+    ) -> Result<bool, ProverError> {
+        let working = Self::min_resident_working_set(dev, srs, constraints, z)?;
+        Ok(plan::srs_resident(total, matrices, DeviceSrs::bytes(srs), working))
     }
 
     /// The smallest working set worth keeping an SRS resident for
