@@ -359,13 +359,12 @@ impl GpuProver {
         // `plan`'s module documentation): what L and B there are weighed
         // against. Where L does not run there (a small circuit's buffer
         // holds no chunk worth it), the chunks stay as planned.
-        let one_buffer = match plan.queries {
-            Queries::InHScratch(_) if host_points && h_on_device => {
-                let third = (HTermBuffers::c_len(h_log_n(shape.num_constraints())?) * std::mem::size_of::<FrRepr>()) as u64;
-                let capped = plan::within_one_buffer(plan.chunks, third);
-                Some((capped, if capped == plan.chunks { chunks } else { self.msm_chunks(params, points, capped)? }))
-            }
-            _ => None,
+        let one_buffer = if plan::chunks_within_third_buffer(plan) {
+            let third = (HTermBuffers::c_len(h_log_n(shape.num_constraints())?) * std::mem::size_of::<FrRepr>()) as u64;
+            let capped = plan::within_one_buffer(plan.chunks, third);
+            Some((capped, if capped == plan.chunks { chunks } else { self.msm_chunks(params, points, capped)? }))
+        } else {
+            None
         };
         let mut scratch = InScratch::default();
         let queries = match plan.queries {
