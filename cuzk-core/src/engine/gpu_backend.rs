@@ -56,6 +56,8 @@ use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
 use std::sync::{Arc, Mutex};
 
+#[cfg(test)]
+mod card_model;
 mod device_plan;
 mod resident;
 use resident::Resident;
