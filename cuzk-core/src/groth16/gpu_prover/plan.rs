@@ -305,6 +305,40 @@ impl Plan {
         z + second_h + queries
     }
 
+    /// The plan as it runs on a device that resolved its H term's inputs
+    /// to `inputs` (the SpMV only where its matrices are on that device,
+    /// the streamed one for one circuit) and keeps `scratch` of the queries
+    /// in the H term's third buffer (None: L does not run there; asked
+    /// only of a plan that puts them there with the H term on the device),
+    /// `one_buffer` the chunks of one H buffer where they apply
+    /// ([`chunks_within_third_buffer`]): the choices that do not apply
+    /// dropped. A second MSM workspace ([`Queries::BesideH`]) needs the
+    /// points resident and the H term on the device; batch MSMs the points
+    /// from host memory and two circuits; a second set of H buffers the H
+    /// term on the device, two circuits and no batch; z in the grant the
+    /// SpMV on the device. [`Plan::choose`] makes no plan this changes but
+    /// for the device's answers; a plan made by hand may ask for more.
+    pub fn as_fitted(&self, inputs: HInputs, scratch: Option<Scratch>, one_buffer: Option<Chunks>) -> Plan {
+        let (host_points, h_on_device, several) = (self.points == PointsAt::Host, self.h == HTerm::Device, self.circuits >= 2);
+        let queries = match self.queries {
+            Queries::Batched(_) if host_points && several => self.queries,
+            Queries::BesideH if !host_points && h_on_device => self.queries,
+            Queries::InHScratch(_) if h_on_device => scratch.map_or(Queries::AfterH, Queries::InHScratch),
+            _ => Queries::AfterH,
+        };
+        let chunks = match (queries, one_buffer) {
+            (Queries::InHScratch(_), Some(capped)) => capped,
+            _ => self.chunks,
+        };
+        let batched = matches!(queries, Queries::Batched(_));
+        let next = match self.next {
+            NextInputs::SecondHBuffers if h_on_device && several && !batched => self.next,
+            _ => NextInputs::WhenDue,
+        };
+        let z_in_grant = self.z_in_grant && inputs == HInputs::SpmvOnDevice;
+        Plan { inputs, queries, next, z_in_grant, chunks, ..*self }
+    }
+
     /// The same plan without what needs borrowed VRAM (where borrowing it
     /// failed).
     pub fn without_borrowing(self, req: &Request) -> Plan {
@@ -920,5 +954,57 @@ mod tests {
         assert!(!chunks_within_third_buffer(&Plan { queries: Queries::AfterH, ..streamed }));
         assert!(!chunks_within_third_buffer(&Plan { points: PointsAt::Device, ..streamed }));
         assert!(!chunks_within_third_buffer(&Plan { h: HTerm::Cpu, ..streamed }));
+    }
+
+    /// As the executor runs a plan: unchanged where the device answers as
+    /// the planner assumed; L alone, or L and B after H, where the third
+    /// buffer holds less; the chunks of one buffer only with L there.
+    #[test]
+    fn a_plan_as_fitted_keeps_what_the_device_answers_for() {
+        let streamed = plan(40 * GIB, 1);
+        let capped = Some(within_one_buffer(streamed.chunks, 4 * GIB));
+        let fitted = streamed.as_fitted(HInputs::Uploaded, Some(Scratch::LAndB), capped);
+        assert_eq!(fitted, Plan { chunks: Chunks::Within(4 * GIB), ..streamed });
+        let l_only = streamed.as_fitted(HInputs::Uploaded, Some(Scratch::L), capped);
+        assert_eq!((l_only.queries, l_only.chunks), (Queries::InHScratch(Scratch::L), Chunks::Within(4 * GIB)));
+        // A small circuit's buffer holds no chunk of L worth running: the
+        // MSMs keep their chunks, L after H.
+        let after = streamed.as_fitted(HInputs::Uploaded, None, capped);
+        assert_eq!(after, Plan { queries: Queries::AfterH, ..streamed });
+        // Resident matrices the device does not have: a, b, c uploaded, z
+        // not in the grant.
+        let req = granted(20 * GIB, 0);
+        let spmv = Plan::choose(&req);
+        assert!(spmv.z_in_grant);
+        let uploaded = spmv.as_fitted(HInputs::Uploaded, Some(Scratch::LAndB), None);
+        assert_eq!(uploaded, Plan { inputs: HInputs::Uploaded, z_in_grant: false, ..spmv });
+        // Every plan the planner makes for these cards runs as made where
+        // the device answers as assumed.
+        for p in [plan(139 * GIB, 1), plan(139 * GIB, 2), plan(16 * GIB, 4), plan(8 * GIB, 1), Plan::choose(&pce_request(139 * GIB, 2))] {
+            let scratch = match p.queries {
+                Queries::InHScratch(s) => Some(s),
+                _ => None,
+            };
+            assert_eq!(p.as_fitted(p.inputs, scratch, None), p, "{p}");
+        }
+    }
+
+    /// A plan made by hand that asks for what does not apply runs without
+    /// it: no second workspace with the points from host memory, no batch
+    /// or second set of H buffers for one circuit, no batch with resident
+    /// points.
+    #[test]
+    fn a_plan_as_fitted_drops_what_does_not_apply() {
+        let one = plan(40 * GIB, 1);
+        let beside = Plan { queries: Queries::BesideH, ..one };
+        assert_eq!(beside.as_fitted(HInputs::Uploaded, None, None).queries, Queries::AfterH);
+        let batched = Plan { queries: Queries::Batched(BatchSize::Within(GIB)), next: NextInputs::SecondHBuffers, ..one };
+        let fitted = batched.as_fitted(HInputs::Uploaded, None, None);
+        assert_eq!((fitted.queries, fitted.next), (Queries::AfterH, NextInputs::WhenDue));
+        let resident_batch = Plan { points: PointsAt::Device, circuits: 4, ..batched };
+        assert_eq!(resident_batch.as_fitted(HInputs::Uploaded, None, None).queries, Queries::AfterH);
+        let cpu = Plan { h: HTerm::Cpu, circuits: 2, next: NextInputs::SecondHBuffers, ..one };
+        let fitted = cpu.as_fitted(HInputs::Uploaded, Some(Scratch::LAndB), Some(Chunks::Within(GIB)));
+        assert_eq!((fitted.queries, fitted.next, fitted.chunks), (Queries::AfterH, NextInputs::WhenDue, one.chunks));
     }
 }
