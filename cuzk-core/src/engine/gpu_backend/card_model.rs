@@ -304,14 +304,18 @@ fn sizes(srs_resident: bool, pce_resident: bool) -> Sizes {
     }
 }
 
-/// `plan` as the executor runs it at 2^27 (`GpuProver::fit`): the MSMs in
-/// chunks of one H buffer where L runs in the third (it does at 2^27).
+/// `plan` as the executor runs it at 2^27 ([`Plan::as_fitted`]): the
+/// device answers as the planner assumes, and the third buffer holds
+/// chunks of L and B worth running (the H100 runs them there, within 4
+/// and 6.49 GiB), so the MSMs run in chunks of one H buffer where L runs
+/// there with the points from host memory.
 fn as_run(plan: &Plan) -> Plan {
-    if plan::chunks_within_third_buffer(plan) {
-        Plan { chunks: plan::within_one_buffer(plan.chunks, THIRD_BUFFER), ..*plan }
-    } else {
-        *plan
-    }
+    let scratch = match plan.queries {
+        Queries::InHScratch(s) => Some(s),
+        _ => None,
+    };
+    let one_buffer = plan::chunks_within_third_buffer(plan).then(|| plan::within_one_buffer(plan.chunks, THIRD_BUFFER));
+    plan.as_fitted(plan.inputs, scratch, one_buffer)
 }
 
 /// The model's seconds of compute lock for a 2^27 partition's `call`, as
