@@ -44,7 +44,7 @@ use super::memory::{Purpose, Reservation};
 use super::plan_report::DevicePlan;
 use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
-use crate::groth16::gpu_prover::plan::{HInputs, HTerm, Request, Sizes};
+use crate::groth16::gpu_prover::plan::{self, HInputs, HTerm, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH, StagedWitness};
 use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
@@ -56,6 +56,8 @@ use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
 use std::sync::{Arc, Mutex};
 
+#[cfg(test)]
+mod card_model;
 mod device_plan;
 mod resident;
 use resident::Resident;
@@ -259,7 +261,7 @@ impl GpuBackend {
     /// computes the H term there.
     fn h_term_fits(dev: &GpuDevice, srs: &dyn KeyShape, total: u64, points_on_device: bool) -> bool {
         match (GpuProver::h_bytes(srs.counts().h + 1), Self::min_msm_bytes(dev, srs, points_on_device)) {
-            (Ok(h), Ok(msm)) => h.saturating_add(msm) <= total,
+            (Ok(h_bytes), Ok(min_msm_bytes)) => plan::h_term_fits(&Sizes { h_bytes, min_msm_bytes, ..Sizes::default() }, total),
             _ => false,
         }
     }
@@ -335,15 +337,8 @@ impl GpuBackend {
     }
 
     /// Plans `input` within `granted` bytes (borrowing from the budget's
-    /// free VRAM what the plan takes beyond them, when `may_borrow`) and
-    /// runs it (the executor logs the plan).
-    ///
-    /// Borrowing leaves one more working set of `granted` bytes free: the
-    /// device's next partition (another worker's) pre-stages in it while
-    /// this one computes. A pre-staged partition skips its witness upload
-    /// and SpMV inside the compute lock, about a quarter of its compute
-    /// phase; what borrowing buys (the query MSMs beside the H MSM, a
-    /// second set of H buffers) is worth a few percent.
+    /// free VRAM what the plan takes beyond them, when `may_borrow`: see
+    /// [`plan::borrowable`]) and runs it (the executor logs the plan).
     #[allow(clippy::too_many_arguments)]
     fn plan_and_run(
         &self,
@@ -365,7 +360,7 @@ impl GpuBackend {
             pce_streamed: streamed.is_some(),
             witness_only: input.witness_only(),
             granted,
-            spare: if may_borrow { input.vram.free().saturating_sub(granted) } else { 0 },
+            spare: if may_borrow { plan::borrowable(input.vram.free(), granted) } else { 0 },
             sizes,
         };
         let mut plan = Plan::choose(&req);
@@ -421,6 +416,16 @@ impl GpuBackend {
         drop(borrowed);
         Ok(GpuComputed { srs: input.srs.clone(), results: results.into_iter().map(|(m, _)| m).collect() })
     }
+}
+
+/// What a call stages ahead ([`ProverBackend::stage_ahead`]): its witness
+/// (`z` bytes), where it carries its witness only and its SRS and matrices
+/// are `resident` on the device (its points and matrices then come from
+/// VRAM, leaving PCIe to the upload), the next call left room for it where
+/// the grant keeps `min_resident_working` bytes (a working set with MSMs
+/// in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`]).
+fn stages_ahead(witness_only: bool, resident: bool, z: u64, min_resident_working: u64) -> Option<StageAhead> {
+    (witness_only && resident).then_some(StageAhead { bytes: z, min_grant: min_resident_working })
 }
 
 impl ProverBackend for GpuBackend {
@@ -503,12 +508,11 @@ impl ProverBackend for GpuBackend {
     fn stage_ahead(&self, device: u32, input: &ProveInput<'_>) -> Option<StageAhead> {
         let dev = self.device(device).ok()?;
         let (pce, first) = (input.pce?, input.assignments.first()?);
-        if !input.witness_only() || !Self::is_resident(dev, input.srs) || Self::find_pce(dev, pce).is_none() {
-            return None;
-        }
+        // Not looked up for a partition with a, b, c (a lookup marks the matrices used).
+        let resident = input.witness_only() && Self::is_resident(dev, input.srs) && Self::find_pce(dev, pce).is_some();
         let z = pce.z_bytes();
-        let min_grant = Self::min_resident_working_set(dev, &**input.srs, first.num_constraints(), z).ok()?;
-        Some(StageAhead { bytes: z, min_grant })
+        let min_grant = if resident { Self::min_resident_working_set(dev, &**input.srs, first.num_constraints(), z).ok()? } else { 0 };
+        stages_ahead(input.witness_only(), resident, z, min_grant)
     }
 
     /// Circuit 0's witness into a z of its own (nothing, where the matrices

@@ -27,7 +27,7 @@
 //! never the worker.
 
 use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError, StageAhead};
-use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service, VramReservation};
+use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service, VramBudget, VramReservation};
 use super::pipeline::{Member, ProveUnit};
 use super::shared::{panic_message, Shared};
 use super::srs_handle::release_where_every_device_holds;
@@ -268,9 +268,27 @@ fn host_memory_freed(sh: &Shared, members: &[Member], seen: u64, deadline: Insta
     }
 }
 
-/// `input` proved on `dev` through its interlock, the state between
-/// `backend`'s phases in its own types ([`super::backend::Backend`] for
-/// every backend).
+/// The fallback's grant under the compute lock, from `vram`: whatever of
+/// a working set of `need` bytes is free beyond `held` (a part staged
+/// ahead). Where the backend stages ahead (`ahead`), the next call's part
+/// is left room beside it, unless that takes this grant below full speed
+/// (`ahead.min_grant`): that upload then leaves the compute lock too.
+pub(super) fn fallback_grant(vram: &Arc<VramBudget>, need: u64, held: u64, ahead: Option<StageAhead>) -> VramReservation {
+    let want = need.saturating_sub(held);
+    let want = match ahead {
+        Some(a) => {
+            let room = vram.free().saturating_sub(a.bytes);
+            if room.saturating_add(held) >= a.min_grant {
+                want.min(room)
+            } else {
+                want
+            }
+        }
+        None => want,
+    };
+    vram.reserve_up_to(want)
+}
+
 /// What a call takes from the memory lock to the compute lock.
 enum Staged<S> {
     /// The whole working set reserved and pre-staged.
@@ -284,6 +302,9 @@ enum Staged<S> {
     Nothing(&'static str, Option<StageAhead>),
 }
 
+/// `input` proved on `dev` through its interlock, the state between
+/// `backend`'s phases in its own types ([`super::backend::Backend`] for
+/// every backend).
 pub(super) fn through_interlock<B: ProverBackend>(
     backend: &B,
     dev: &DeviceLocks,
@@ -300,28 +321,9 @@ pub(super) fn through_interlock<B: ProverBackend>(
     backend.keep_resident(dev.ordinal, input)?;
     let kept = t.elapsed();
     let need = backend.vram_needed(dev.ordinal, input);
-    // Under compute_mtx: whatever of `need` is free beyond `held` (a part
-    // staged ahead). Where the backend stages ahead, the next call's part
-    // is left room beside it, unless that takes this grant below full
-    // speed: that upload then leaves the compute lock too.
-    let fallback_grant = |held: u64, ahead: Option<StageAhead>| {
-        let want = need.saturating_sub(held);
-        let want = match ahead {
-            Some(a) => {
-                let room = dev.vram.free().saturating_sub(a.bytes);
-                if room.saturating_add(held) >= a.min_grant {
-                    want.min(room)
-                } else {
-                    want
-                }
-            }
-            None => want,
-        };
-        dev.vram.reserve_up_to(want)
-    };
     // Whatever `fallback_grant` gives, and a plan within it.
     let fallback = |ahead: Option<StageAhead>| {
-        let vram = fallback_grant(0, ahead);
+        let vram = fallback_grant(&dev.vram, need, 0, ahead);
         backend.compute_fallback(dev.ordinal, vram.bytes(), input)
     };
     // Pre-staged where the reservation fits and the card has the memory;
@@ -390,7 +392,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
             }
         }
         Staged::Ahead(held, staged, ahead) => {
-            let vram = fallback_grant(held.bytes(), Some(ahead));
+            let vram = fallback_grant(&dev.vram, need, held.bytes(), Some(ahead));
             match backend.compute_fallback_staged(dev.ordinal, vram.bytes() + held.bytes(), staged, input) {
                 Err(ProverError::OutOfMemory(why)) => {
                     log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);

@@ -314,14 +314,11 @@ impl GpuProver {
     }
 
     /// `plan` as it runs on this device for circuits of `shape`'s shape:
-    /// the choices that do not apply dropped. A second MSM workspace
-    /// ([`Queries::BesideH`]) needs the points resident and the H term on
-    /// the device; the H term's third buffer ([`Queries::InHScratch`]) the
-    /// H term and the witness on the device, and room there for chunks
-    /// good enough (`plan_beside`);
-    /// batch MSMs the points from host memory and two circuits; a second
-    /// set of H buffers the H term on the device and two circuits; the
-    /// SpMV the H term on the device and `pce`'s matrices resident there.
+    /// the choices that do not apply dropped ([`Plan::as_fitted`], from
+    /// what the device answers here). The H term's third buffer
+    /// ([`Queries::InHScratch`]) needs the witness on the device and room
+    /// there for chunks good enough (`plan_beside`); the SpMV the H term
+    /// on the device and `pce`'s matrices resident there.
     pub fn fit(
         &self,
         params: &dyn KeyShape,
@@ -353,45 +350,31 @@ impl GpuProver {
             (None, Some(_)) => HInputs::SpmvStreamed,
             (None, None) => HInputs::Uploaded,
         };
-        let several = plan.circuits >= 2;
         // With the points from host memory and L beside the H MSM in the
         // third buffer, every MSM in chunks no larger than that buffer (see
         // `plan`'s module documentation): what L and B there are weighed
         // against. Where L does not run there (a small circuit's buffer
         // holds no chunk worth it), the chunks stay as planned.
-        let one_buffer = match plan.queries {
-            Queries::InHScratch(_) if host_points && h_on_device => {
-                let third = (HTermBuffers::c_len(h_log_n(shape.num_constraints())?) * std::mem::size_of::<FrRepr>()) as u64;
-                let capped = plan::within_one_buffer(plan.chunks, third);
-                Some((capped, if capped == plan.chunks { chunks } else { self.msm_chunks(params, points, capped)? }))
-            }
-            _ => None,
+        let one_buffer = if plan::chunks_within_third_buffer(plan) {
+            let third = (HTermBuffers::c_len(h_log_n(shape.num_constraints())?) * std::mem::size_of::<FrRepr>()) as u64;
+            let capped = plan::within_one_buffer(plan.chunks, third);
+            Some((capped, if capped == plan.chunks { chunks } else { self.msm_chunks(params, points, capped)? }))
+        } else {
+            None
         };
-        let mut scratch = InScratch::default();
-        let queries = match plan.queries {
-            Queries::Batched(_) if host_points && several => plan.queries,
-            Queries::BesideH if !host_points && h_on_device => plan.queries,
+        // What of L and B the third buffer holds chunks worth running.
+        let scratch = match plan.queries {
             Queries::InHScratch(want) if h_on_device => {
-                scratch = self.in_scratch(params, shape, want, one_buffer.map_or(chunks, |(_, c)| c), !host_points)?;
-                match scratch {
-                    InScratch { l: None, .. } => Queries::AfterH,
-                    InScratch { b: None, .. } => Queries::InHScratch(Scratch::L),
-                    _ => Queries::InHScratch(Scratch::LAndB),
-                }
+                self.in_scratch(params, shape, want, one_buffer.map_or(chunks, |(_, c)| c), !host_points)?
             }
-            _ => Queries::AfterH,
+            _ => InScratch::default(),
         };
-        let (plan_chunks, chunks) = match (queries, one_buffer) {
-            (Queries::InHScratch(_), Some(capped)) => capped,
-            _ => (plan.chunks, chunks),
+        let fitted = plan.as_fitted(inputs, scratch.kept(), one_buffer.map(|(capped, _)| capped));
+        let chunks = match (fitted.queries, one_buffer) {
+            (Queries::InHScratch(_), Some((_, capped))) => capped,
+            _ => chunks,
         };
-        let batched = matches!(queries, Queries::Batched(_));
-        let next = match plan.next {
-            NextInputs::SecondHBuffers if h_on_device && several && !batched => plan.next,
-            _ => NextInputs::WhenDue,
-        };
-        let z_in_grant = plan.z_in_grant && inputs == HInputs::SpmvOnDevice;
-        Ok(Fitted { plan: Plan { inputs, queries, next, z_in_grant, chunks: plan_chunks, ..*plan }, chunks, scratch, abc })
+        Ok(Fitted { plan: fitted, chunks, scratch, abc })
     }
 
     /// The MSMs' chunking for `chunks` (budgets become chunk sizes here,

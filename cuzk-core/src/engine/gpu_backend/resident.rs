@@ -210,14 +210,14 @@ impl GpuBackend {
         }
         let bytes = GpuPce::device_bytes(pce).ok()?;
         let total = vram.usage().total_bytes;
-        let fits = if points_on_device {
-            // Beside the resident SRS by the rule that keeps it there.
-            let working = Self::min_resident_working_set(dev, srs, pce.num_constraints(), pce.z_bytes()).ok()?;
-            plan::srs_resident(total, bytes, DeviceSrs::bytes(srs), working)
+        let (n, z) = (pce.num_constraints(), pce.z_bytes());
+        // Each branch of the rule needs one of the two working sets.
+        let (resident_srs, from_host) = if points_on_device {
+            (Some((DeviceSrs::bytes(srs), Self::min_resident_working_set(dev, srs, n, z).ok()?)), 0)
         } else {
-            total >= bytes.saturating_add(Self::working_set(dev, srs, pce.num_constraints(), pce.z_bytes(), false))
+            (None, Self::working_set(dev, srs, n, z, false))
         };
-        if !fits {
+        if !plan::matrices_resident(total, bytes, resident_srs, from_host) {
             return None;
         }
         let reservation = vram.try_reserve(bytes)?;
@@ -257,9 +257,11 @@ impl GpuBackend {
         }
         let n = pce.num_constraints();
         let total = vram.usage().total_bytes;
-        let h = GpuProver::h_bytes(n).ok()?;
-        let msm = Self::min_msm_bytes(dev, srs, Self::is_resident(dev, srs)).ok()?;
-        if total < h.saturating_add(msm) {
+        let h_bytes = GpuProver::h_bytes(n).ok()?;
+        let min_msm_bytes = Self::min_msm_bytes(dev, srs, Self::is_resident(dev, srs)).ok()?;
+        // The H term's room first: the peak is known once the table is built.
+        let mut sizes = plan::Sizes { h_bytes, min_msm_bytes, ..plan::Sizes::default() };
+        if !plan::matrices_streamed(total, &sizes) {
             return None;
         }
         // The coefficient table is all it keeps on the device (kilobytes,
@@ -274,10 +276,11 @@ impl GpuBackend {
                 return None;
             }
         };
-        let peak = GpuProver::streamed_bytes(n, &s).ok()?;
-        if total < peak {
+        sizes.streamed_bytes = GpuProver::streamed_bytes(n, &s).ok()?;
+        if !plan::matrices_streamed(total, &sizes) {
             return None;
         }
+        let peak = sizes.streamed_bytes;
         // Safety: the engine's PCEs are shared immutably.
         if let Err(e) = unsafe { crate::pce::gpu::pin_matrices(pce) } {
             log::warn!("pce matrices not page-locked circuit_id={} reason=\"{e}\": streamed through pinned buffers", pce.circuit_id);

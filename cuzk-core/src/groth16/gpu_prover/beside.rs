@@ -48,6 +48,17 @@ pub(super) struct InScratch {
     pub(super) b: Option<(MsmOptions, MsmOptions)>,
 }
 
+impl InScratch {
+    /// The queries that run there (None: none, L does not).
+    pub(super) fn kept(&self) -> Option<Scratch> {
+        match (self.l, self.b) {
+            (None, _) => None,
+            (Some(_), None) => Some(Scratch::L),
+            (Some(_), Some(_)) => Some(Scratch::LAndB),
+        }
+    }
+}
+
 impl GpuProver {
     /// What of `want` runs in the third buffer for circuits of `shape`'s
     /// shape (points from host memory): L where the witness fits the H

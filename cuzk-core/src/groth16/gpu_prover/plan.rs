@@ -241,8 +241,7 @@ impl Plan {
         let z_held = if req.first_staged == Some(HInputs::SpmvOnDevice) { s.z_bytes } else { 0 };
         let full = req.granted >= s.h_bytes.saturating_add(s.msm_bytes).saturating_add(z_held);
         // A pre-staged first circuit has its H buffers already.
-        let h =
-            if req.first_staged.is_some() || s.h_bytes.saturating_add(s.min_msm_bytes) <= req.granted { HTerm::Device } else { HTerm::Cpu };
+        let h = if req.first_staged.is_some() || h_term_fits(&s, req.granted) { HTerm::Device } else { HTerm::Cpu };
         let mut spare = if full { req.spare } else { 0 };
         // z beside a whole working set (its part beyond the grant
         // borrowed), else out of the grant for circuits that carry their
@@ -306,6 +305,40 @@ impl Plan {
         z + second_h + queries
     }
 
+    /// The plan as it runs on a device that resolved its H term's inputs
+    /// to `inputs` (the SpMV only where its matrices are on that device,
+    /// the streamed one for one circuit) and keeps `scratch` of the queries
+    /// in the H term's third buffer (None: L does not run there; asked
+    /// only of a plan that puts them there with the H term on the device),
+    /// `one_buffer` the chunks of one H buffer where they apply
+    /// ([`chunks_within_third_buffer`]): the choices that do not apply
+    /// dropped. A second MSM workspace ([`Queries::BesideH`]) needs the
+    /// points resident and the H term on the device; batch MSMs the points
+    /// from host memory and two circuits; a second set of H buffers the H
+    /// term on the device, two circuits and no batch; z in the grant the
+    /// SpMV on the device. [`Plan::choose`] makes no plan this changes but
+    /// for the device's answers; a plan made by hand may ask for more.
+    pub fn as_fitted(&self, inputs: HInputs, scratch: Option<Scratch>, one_buffer: Option<Chunks>) -> Plan {
+        let (host_points, h_on_device, several) = (self.points == PointsAt::Host, self.h == HTerm::Device, self.circuits >= 2);
+        let queries = match self.queries {
+            Queries::Batched(_) if host_points && several => self.queries,
+            Queries::BesideH if !host_points && h_on_device => self.queries,
+            Queries::InHScratch(_) if h_on_device => scratch.map_or(Queries::AfterH, Queries::InHScratch),
+            _ => Queries::AfterH,
+        };
+        let chunks = match (queries, one_buffer) {
+            (Queries::InHScratch(_), Some(capped)) => capped,
+            _ => self.chunks,
+        };
+        let batched = matches!(queries, Queries::Batched(_));
+        let next = match self.next {
+            NextInputs::SecondHBuffers if h_on_device && several && !batched => self.next,
+            _ => NextInputs::WhenDue,
+        };
+        let z_in_grant = self.z_in_grant && inputs == HInputs::SpmvOnDevice;
+        Plan { inputs, queries, next, z_in_grant, chunks, ..*self }
+    }
+
     /// The same plan without what needs borrowed VRAM (where borrowing it
     /// failed).
     pub fn without_borrowing(self, req: &Request) -> Plan {
@@ -321,6 +354,14 @@ impl Plan {
         let queries = in_scratch_where_chunked(self.points, self.h, queries, chunks);
         Plan { next: NextInputs::WhenDue, queries, inputs, chunks, z_in_grant, ..self }
     }
+}
+
+/// Whether `plan`'s MSMs run in chunks of one H buffer
+/// ([`within_one_buffer`]): the points from host memory and L (and B)
+/// beside the H MSM in the H term's third buffer, where the executor keeps
+/// L there (see the module's documentation).
+pub fn chunks_within_third_buffer(plan: &Plan) -> bool {
+    matches!(plan.queries, Queries::InHScratch(_)) && plan.points == PointsAt::Host && plan.h == HTerm::Device
 }
 
 /// `chunks` capped at one H buffer of `bytes` (the third, where L runs
@@ -378,6 +419,48 @@ impl Request {
         let z = if z_in_grant { self.sizes.z_bytes } else { 0 };
         Chunks::Within(self.granted.saturating_sub(self.sizes.h_bytes).saturating_sub(z))
     }
+}
+
+/// Whether `bytes` of VRAM hold the H buffers beside the smallest MSM
+/// workspace worth running there: a plan within them computes the H term
+/// on the device.
+pub fn h_term_fits(sizes: &Sizes, bytes: u64) -> bool {
+    sizes.h_bytes.saturating_add(sizes.min_msm_bytes) <= bytes
+}
+
+/// VRAM a call may borrow beyond its grant of `granted` bytes where the
+/// budget has `free` bytes free beside it: all but one more working set of
+/// `granted` bytes, which the device's next partition (another worker's)
+/// pre-stages in while this one computes. A pre-staged partition skips its
+/// witness upload and SpMV inside the compute lock, about a quarter of its
+/// compute phase; what borrowing buys (the query MSMs beside the H MSM, a
+/// second set of H buffers) is worth a few percent.
+pub fn borrowable(free: u64, granted: u64) -> u64 {
+    free.saturating_sub(granted)
+}
+
+/// Whether a circuit's matrices (`matrices` bytes on the device) are kept
+/// resident on a card whose VRAM budget is `budget`: beside the resident
+/// SRS by the rule that keeps it there (`resident_srs`: its bytes and the
+/// smallest working set it is kept for, see [`srs_resident`]), else
+/// beside one whole working set with the points from host memory
+/// (`working_from_host`, z included). Else a, b, c are better uploaded or
+/// the matrices streamed ([`matrices_streamed`]): a working set that does
+/// not fit would have the MSMs chunked below what the SpMV saves.
+pub fn matrices_resident(budget: u64, matrices: u64, resident_srs: Option<(u64, u64)>, working_from_host: u64) -> bool {
+    match resident_srs {
+        Some((srs_bytes, min_working)) => srs_resident(budget, matrices, srs_bytes, min_working),
+        None => matrices.saturating_add(working_from_host) <= budget,
+    }
+}
+
+/// Whether a circuit's matrices, not resident, stream from host memory to
+/// a card whose VRAM budget is `budget` ([`HInputs::SpmvStreamed`]): where
+/// the H term has room there (`sizes`, points where they are) and the
+/// budget holds the streamed SpMV's peak (`sizes.streamed_bytes`, 0 where
+/// it is not known yet).
+pub fn matrices_streamed(budget: u64, sizes: &Sizes) -> bool {
+    h_term_fits(sizes, budget) && sizes.streamed_bytes <= budget
 }
 
 /// The smallest MSM chunk for which keeping the SRS resident pays: a
@@ -749,8 +832,9 @@ mod tests {
         let (srs, pce) = (44 * GIB, 7 * GIB);
         let min_working = 12 * GIB + 4 * GIB + RESIDENT_MSM_2_27;
         for (budget, resident) in [(15, false), (23, false), (31, false), (47, false), (77, true), (139, true)] {
-            // The matrices are resident where they fit beside a whole working set.
-            let kept = if budget * GIB >= pce + 48 * GIB { pce } else { 0 };
+            // The matrices are resident where they fit beside a whole
+            // working set (decided first: the SRS is not resident yet).
+            let kept = if matrices_resident(budget * GIB, pce, None, 48 * GIB) { pce } else { 0 };
             assert_eq!(srs_resident(budget * GIB, kept, srs, min_working), resident, "{budget} GiB");
         }
         // Too little room beside the SRS and matrices for the H buffers and z.
@@ -828,5 +912,99 @@ mod tests {
         assert_eq!(uploaded(&Request { witness_only: false, ..req }), HInputs::Uploaded);
         // Resident matrices win where z fits beside the H buffers.
         assert_eq!(uploaded(&Request { pce_resident: true, granted: 17 * GIB, ..req }), HInputs::SpmvOnDevice);
+    }
+
+    /// The matrices beside the resident SRS by the rule that keeps the
+    /// SRS there; else beside a whole working set with the points from
+    /// host memory.
+    #[test]
+    fn matrices_are_resident_beside_the_srs_or_a_whole_working_set() {
+        let (srs, min_working, from_host) = (44 * GIB, 17 * GIB, 48 * GIB);
+        assert!(matrices_resident(77 * GIB, 7 * GIB, Some((srs, min_working)), from_host));
+        assert!(!matrices_resident(67 * GIB, 7 * GIB, Some((srs, min_working)), from_host));
+        assert!(matrices_resident(55 * GIB, 7 * GIB, None, from_host));
+        assert!(!matrices_resident(54 * GIB, 7 * GIB, None, from_host));
+    }
+
+    /// Streamed where the H term has room and the budget holds the
+    /// streamed SpMV's peak (not known before the table is built: 0).
+    #[test]
+    fn matrices_stream_where_the_h_term_and_the_peak_fit() {
+        let sizes = Sizes { streamed_bytes: 0, ..PARTITION_2_27 };
+        assert!(matrices_streamed(13 * GIB, &sizes));
+        assert!(!matrices_streamed(12 * GIB, &sizes), "no room for an MSM beside the H buffers");
+        let sizes = Sizes { streamed_bytes: 12 * GIB + GIB / 2, ..sizes };
+        assert!(matrices_streamed(13 * GIB, &sizes));
+        assert!(!matrices_streamed(12 * GIB + GIB / 4, &sizes));
+    }
+
+    /// A call borrows all but one more working set of what is free.
+    #[test]
+    fn borrowing_leaves_the_next_call_a_working_set() {
+        assert_eq!(borrowable(60 * GIB, 28 * GIB), 32 * GIB);
+        assert_eq!(borrowable(20 * GIB, 28 * GIB), 0);
+    }
+
+    /// Chunks of one buffer only with the points from host memory, the H
+    /// term on the device and L beside the H MSM in its third buffer.
+    #[test]
+    fn one_buffer_chunks_only_beside_l_with_the_points_from_host() {
+        let streamed = plan(40 * GIB, 1);
+        assert!(chunks_within_third_buffer(&streamed));
+        assert!(!chunks_within_third_buffer(&Plan { queries: Queries::AfterH, ..streamed }));
+        assert!(!chunks_within_third_buffer(&Plan { points: PointsAt::Device, ..streamed }));
+        assert!(!chunks_within_third_buffer(&Plan { h: HTerm::Cpu, ..streamed }));
+    }
+
+    /// As the executor runs a plan: unchanged where the device answers as
+    /// the planner assumed; L alone, or L and B after H, where the third
+    /// buffer holds less; the chunks of one buffer only with L there.
+    #[test]
+    fn a_plan_as_fitted_keeps_what_the_device_answers_for() {
+        let streamed = plan(40 * GIB, 1);
+        let capped = Some(within_one_buffer(streamed.chunks, 4 * GIB));
+        let fitted = streamed.as_fitted(HInputs::Uploaded, Some(Scratch::LAndB), capped);
+        assert_eq!(fitted, Plan { chunks: Chunks::Within(4 * GIB), ..streamed });
+        let l_only = streamed.as_fitted(HInputs::Uploaded, Some(Scratch::L), capped);
+        assert_eq!((l_only.queries, l_only.chunks), (Queries::InHScratch(Scratch::L), Chunks::Within(4 * GIB)));
+        // A small circuit's buffer holds no chunk of L worth running: the
+        // MSMs keep their chunks, L after H.
+        let after = streamed.as_fitted(HInputs::Uploaded, None, capped);
+        assert_eq!(after, Plan { queries: Queries::AfterH, ..streamed });
+        // Resident matrices the device does not have: a, b, c uploaded, z
+        // not in the grant.
+        let req = granted(20 * GIB, 0);
+        let spmv = Plan::choose(&req);
+        assert!(spmv.z_in_grant);
+        let uploaded = spmv.as_fitted(HInputs::Uploaded, Some(Scratch::LAndB), None);
+        assert_eq!(uploaded, Plan { inputs: HInputs::Uploaded, z_in_grant: false, ..spmv });
+        // Every plan the planner makes for these cards runs as made where
+        // the device answers as assumed.
+        for p in [plan(139 * GIB, 1), plan(139 * GIB, 2), plan(16 * GIB, 4), plan(8 * GIB, 1), Plan::choose(&pce_request(139 * GIB, 2))] {
+            let scratch = match p.queries {
+                Queries::InHScratch(s) => Some(s),
+                _ => None,
+            };
+            assert_eq!(p.as_fitted(p.inputs, scratch, None), p, "{p}");
+        }
+    }
+
+    /// A plan made by hand that asks for what does not apply runs without
+    /// it: no second workspace with the points from host memory, no batch
+    /// or second set of H buffers for one circuit, no batch with resident
+    /// points.
+    #[test]
+    fn a_plan_as_fitted_drops_what_does_not_apply() {
+        let one = plan(40 * GIB, 1);
+        let beside = Plan { queries: Queries::BesideH, ..one };
+        assert_eq!(beside.as_fitted(HInputs::Uploaded, None, None).queries, Queries::AfterH);
+        let batched = Plan { queries: Queries::Batched(BatchSize::Within(GIB)), next: NextInputs::SecondHBuffers, ..one };
+        let fitted = batched.as_fitted(HInputs::Uploaded, None, None);
+        assert_eq!((fitted.queries, fitted.next), (Queries::AfterH, NextInputs::WhenDue));
+        let resident_batch = Plan { points: PointsAt::Device, circuits: 4, ..batched };
+        assert_eq!(resident_batch.as_fitted(HInputs::Uploaded, None, None).queries, Queries::AfterH);
+        let cpu = Plan { h: HTerm::Cpu, circuits: 2, next: NextInputs::SecondHBuffers, ..one };
+        let fitted = cpu.as_fitted(HInputs::Uploaded, Some(Scratch::LAndB), Some(Chunks::Within(GIB)));
+        assert_eq!((fitted.queries, fitted.next, fitted.chunks), (Queries::AfterH, NextInputs::WhenDue, one.chunks));
     }
 }
