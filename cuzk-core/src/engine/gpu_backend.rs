@@ -363,19 +363,9 @@ impl GpuBackend {
             spare: if may_borrow { plan::borrowable(input.vram.free(), granted) } else { 0 },
             sizes,
         };
-        let mut plan = Plan::choose(&req);
         // What the plan borrows, reserved for the call; where another
         // worker took it meanwhile, the plan without it.
-        let borrowed = match plan.borrowed(&req) {
-            0 => None,
-            bytes => {
-                let r = input.vram.try_reserve(bytes);
-                if r.is_none() {
-                    plan = plan.without_borrowing(&req);
-                }
-                r
-            }
-        };
+        let (plan, borrowed) = Plan::choose_and_borrow(&req, |bytes| input.vram.try_reserve(bytes));
         // Circuit 0's a, b, c are on the device already where it was staged.
         let unstaged = input.assignments.len() - usize::from(first.is_some());
         let _host_abc = if input.witness_only() && plan.inputs == HInputs::Uploaded && unstaged > 0 {

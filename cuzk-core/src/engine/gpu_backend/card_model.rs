@@ -248,17 +248,7 @@ impl Card {
                 // `prestage`: the SpMV where the matrices are resident.
                 let first = if self.witness_only && self.pce_resident() { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
                 let req = Request { first_staged: Some(first), granted: need, spare: plan::borrowable(self.vram.free(), need), ..base };
-                let mut plan = Plan::choose(&req);
-                let borrowed = match plan.borrowed(&req) {
-                    0 => None,
-                    bytes => {
-                        let r = self.vram.try_reserve(bytes);
-                        if r.is_none() {
-                            plan = plan.without_borrowing(&req);
-                        }
-                        r
-                    }
-                };
+                let (plan, borrowed) = Plan::choose_and_borrow(&req, |bytes| self.vram.try_reserve(bytes));
                 (Call { path: Path::Prestaged, req, plan }, [Some(r), borrowed].into_iter().flatten().collect())
             }
             Staged::Ahead(held, a) => {

@@ -287,6 +287,20 @@ impl Plan {
         Plan { circuits: req.circuits, points, h, inputs, queries, next, chunks, z_in_grant }
     }
 
+    /// The plan for `req` and what it borrows beyond the grant, reserved
+    /// by `reserve` (bytes to a reservation); where that fails (another
+    /// call took the room meanwhile), the plan without borrowing.
+    pub fn choose_and_borrow<R>(req: &Request, reserve: impl FnOnce(u64) -> Option<R>) -> (Plan, Option<R>) {
+        let plan = Plan::choose(req);
+        match plan.borrowed(req) {
+            0 => (plan, None),
+            bytes => match reserve(bytes) {
+                Some(r) => (plan, Some(r)),
+                None => (plan.without_borrowing(req), None),
+            },
+        }
+    }
+
     /// VRAM the plan takes beyond the call's grant (borrowed from
     /// `req.spare`).
     pub fn borrowed(&self, req: &Request) -> u64 {
