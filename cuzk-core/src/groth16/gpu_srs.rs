@@ -93,6 +93,9 @@ pub fn pin_host_points(params: &Parameters) -> &HostPinning {
             }
         };
         match &pinning {
+            HostPinning::Pinned { bytes: 0, .. } => {
+                log::debug!("SRS points left pageable: every vector under {} MiB", PIN_FROM_BYTES >> 20)
+            }
             HostPinning::Pinned { bytes, millis } => log::info!("SRS points page-locked in host memory bytes={bytes} ms={millis}"),
             HostPinning::Failed(e) => log::warn!("SRS points not page-locked (uploads staged instead): {e}"),
         }
