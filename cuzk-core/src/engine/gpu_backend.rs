@@ -598,7 +598,7 @@ impl ProverBackend for GpuBackend {
         let mut any = false;
         for d in devices.iter().filter(|d| d.in_service()) {
             let Ok(dev) = self.device(d.ordinal) else { return false };
-            if !Self::h_term_fits(dev, srs, d.vram.usage().total_bytes, Self::is_resident(dev, srs)) {
+            if !Self::h_term_fits(dev, srs, d.vram.normal_total(), Self::is_resident(dev, srs)) {
                 return false;
             }
             any = true;
