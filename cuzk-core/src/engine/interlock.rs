@@ -11,6 +11,10 @@
 //! The last `gpus.urgent_vram_reserve` bytes of each budget are urgent
 //! work's alone: a normal partition's grant (the fallback takes all that
 //! is free) never leaves an urgent one without room for its working set.
+//! An urgent partition whose whole working set fits an urgent reservation
+//! computes beside the call holding `compute_mtx`, not after it, one
+//! urgent call at a time per device (`urgent_lane`; see
+//! [`super::prover_worker`]).
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -146,13 +150,18 @@ pub enum Service {
     OnCpu = 2,
 }
 
-/// The two locks and the VRAM budget of one device, and its [`Service`].
+/// The two locks and the VRAM budget of one device, the lane of its
+/// urgent calls computing beside `compute_mtx`, and its [`Service`].
 #[derive(Debug)]
 pub struct DeviceLocks {
     pub ordinal: u32,
     pub name: String,
     mem_mtx: UrgentFirstLock,
     compute_mtx: UrgentFirstLock,
+    /// Held by an urgent call computing beside the holder of
+    /// `compute_mtx`: one such call at a time, so the device runs at most
+    /// two computes at once (see [`super::prover_worker`]).
+    urgent_lane: Mutex<()>,
     pub vram: Arc<VramBudget>,
     service: AtomicU8,
     /// Synthesized units its workers have taken and not finished with
@@ -182,6 +191,7 @@ impl DeviceLocks {
             name,
             mem_mtx: UrgentFirstLock::default(),
             compute_mtx: UrgentFirstLock::default(),
+            urgent_lane: Mutex::new(()),
             vram: VramBudget::with_urgent_reserve(vram_total, urgent_vram_reserve),
             service: AtomicU8::new(Service::InService as u8),
             units_held: AtomicUsize::new(0),
@@ -229,6 +239,13 @@ impl DeviceLocks {
     /// `urgent`: for a partition of an urgent job, which goes first.
     pub fn lock_compute(&self, urgent: bool) -> UrgentFirstGuard<'_> {
         self.compute_mtx.lock(urgent)
+    }
+
+    /// For an urgent call computing beside the holder of the compute lock
+    /// (its whole working set in an urgent reservation): waits for the
+    /// urgent call computing so, if any, only.
+    pub fn lock_urgent_lane(&self) -> MutexGuard<'_, ()> {
+        lock(&self.urgent_lane)
     }
 }
 
