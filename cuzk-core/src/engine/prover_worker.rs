@@ -386,11 +386,17 @@ pub(super) fn through_interlock<B: ProverBackend>(
             let prestage = kept + t.elapsed();
             drop(mem_guard);
             log::info!(
-                "gpu={} no room to pre-stage: needs {}, {} of {} reserved; {} within the compute lock instead",
+                "gpu={} no room to pre-stage{}: needs {}, {} of {} reserved{}; {} within the compute lock instead",
                 dev.ordinal,
+                if urgent { " (urgent)" } else { "" },
                 format_size(need),
                 format_size(usage.used_bytes),
                 format_size(usage.total_bytes),
+                match dev.vram.urgent_reserve() {
+                    0 => String::new(),
+                    r if urgent => format!(" (its urgent reserve of {} included)", format_size(r)),
+                    r => format!(", the last {} kept for urgent work", format_size(r)),
+                },
                 if matches!(staged, Staged::Ahead(..)) { "its part staged ahead, the rest" } else { "staged" }
             );
             (staged, prestage)
