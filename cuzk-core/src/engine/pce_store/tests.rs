@@ -33,9 +33,7 @@ fn recorded_then_used_then_loaded_each_equal_to_classic() {
 #[test]
 fn corrupt_or_foreign_file_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
-    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
-    let file = PceStore::path_of(dir.path(), &job.circuit_id());
-    std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
+    let (job, file) = with_corrupt_file(dir.path());
     let (pa, path) = store(dir.path(), 1 << 30).synthesize(&job, 0, None, 1).unwrap();
     assert_eq!(path, SynthPath::Recorded);
     assert!(pa == job.synthesize(0).unwrap());
@@ -268,9 +266,7 @@ fn the_pce_file_is_loaded_before_the_partitions_reserve() {
 #[test]
 fn a_corrupt_file_loaded_before_reserving_is_recorded_anew() {
     let dir = tempfile::tempdir().unwrap();
-    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
-    let file = PceStore::path_of(dir.path(), &job.circuit_id());
-    std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
+    let (job, file) = with_corrupt_file(dir.path());
     let s = store(dir.path(), 1 << 30);
     let held = s.prepare(&job).expect("claimed");
     assert!(held.loaded().is_none(), "nothing loaded");
@@ -280,6 +276,15 @@ fn a_corrupt_file_loaded_before_reserving_is_recorded_anew() {
     assert!(pa == job.synthesize(1).unwrap());
     drop(held);
     assert!(crate::pce::file::read(&file).unwrap() == *s.ready(&job.circuit_id()).unwrap(), "written anew");
+}
+
+/// A job whose PCE file in `dir` is corrupt (a valid magic, then
+/// garbage), and that file's path.
+fn with_corrupt_file(dir: &Path) -> (BuiltinJob, PathBuf) {
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 2, 1);
+    let file = PceStore::path_of(dir, &job.circuit_id());
+    std::fs::write(&file, b"CUZKPCE\0garbage").unwrap();
+    (job, file)
 }
 
 /// A new store on `dir`, where `job`'s PCE was written to its file by an
