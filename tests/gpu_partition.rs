@@ -329,13 +329,18 @@ fn gpu_partition_matches_discrete_logs() {
     // query MSMs after the H MSM, then L and B beside it in the H term's
     // third buffer (the planner's choice there). Two proofs each.
     // Then within 6 GiB: what is left where the next partition's witness
-    // (4 GiB) waits on the device beside it.
+    // (4 GiB) waits on the device beside it. Then within 3 and 1.2 GiB:
+    // what cards of ~68 GB have left beside a resident SRS, the rows the
+    // card model's closest calls (resident and chunked small, or the
+    // points from host memory) rest on.
     let within = if log_n >= 27 { 10u64 << 30 } else { msm_ws / 2 };
     let in_scratch = Queries::InHScratch(Scratch::LAndB);
     for (queries, within, what) in [
         (Queries::AfterH, within, "after H"),
         (in_scratch, within, "L and B beside H in the third buffer"),
         (in_scratch, within * 3 / 5, "L and B beside H in the third buffer"),
+        (in_scratch, within * 3 / 10, "L and B beside H in the third buffer"),
+        (in_scratch, within * 12 / 100, "L and B beside H in the third buffer"),
     ] {
         let regime = format!("resident SRS, MSMs within {:.1} GiB (an 80 GB card), queries {what}", gib(within));
         if !room_for(dev, h_bytes + within, &regime) {
