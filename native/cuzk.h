@@ -214,6 +214,12 @@ typedef struct cuzk_msm_options {
                                   (an error otherwise). Not shared by calls
                                   running at the same time. */
     uint64_t workspace_bytes;
+    uint32_t max_window_bits;  /* 0 = the planner's own bound (22 bits for one
+                                  G1 scalar set in one chunk, else 20); else
+                                  4..24, the largest window the planner may
+                                  choose (a VRAM budget that fits one chunk
+                                  with 20-bit windows but not with 22-bit
+                                  ones); ignored where window_bits is set */
 } cuzk_msm_options;
 
 typedef struct cuzk_msm_stats {

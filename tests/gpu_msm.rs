@@ -168,7 +168,7 @@ fn options_do_not_matter<A: Case>(dev: i32, n: usize) {
     // sums, later ones add to them.
     let sort = |e: u64| e * n as u64;
     for (c, max_sort_entries, chunk) in [(0, sort(1), 0), (11, sort(3), 0), (13, sort(7) - 1, 0), (0, 5_000, 999), (16, 3 * 1777, 1777)] {
-        let o = MsmOptions { window_bits: c, max_chunk_points: chunk, max_sort_entries };
+        let o = MsmOptions { window_bits: c, max_chunk_points: chunk, max_sort_entries, ..Default::default() };
         check(dev, "window groups", &p, &s, Some(o));
     }
     println!("MSM {} n = {n}: every window size, grouping and chunking equals the CPU", std::any::type_name::<A>());
@@ -462,6 +462,7 @@ fn gpu_msm_workspace_is_reused() {
         max_sort_entries: 0,
         workspace: small.as_mut_ptr(),
         workspace_bytes: 4096,
+        max_window_bits: 0,
     };
     let mut out = G1Projective::identity();
     let mut err = unsafe { std::mem::zeroed::<ffi::cuzk_error>() };
@@ -497,13 +498,15 @@ fn gpu_msm_workspace_in_a_buffer() {
     let s: Vec<Fr> = (0..n).map(|i| if i % 4 == 0 { Fr::from((i % 3) as u64) } else { Fr::random(&mut rng) }).collect();
     let ds = upload_sets(dev, std::iter::once(&s[..])).remove(0);
     // A buffer of scalars' type, as the GPU prover lends its H term's,
-    // halfway between the smallest chunked plan's bytes and an unchunked
-    // call's (the smallest is mostly the accumulation's per-thread slots).
+    // halfway between the smallest chunked plan's bytes and the smallest
+    // plan of one chunk (a window sorted at a time), so that the plan
+    // chunks (the smallest is mostly the accumulation's per-thread slots).
     let bytes_for = |o| gpu::workspace_bytes::<G1>(dev, n as u64, false, false, o).unwrap();
-    let full = bytes_for(MsmOptions::default());
+    let one_chunk =
+        bytes_for(MsmOptions { max_chunk_points: n as u64, max_sort_entries: n as u64, max_window_bits: 20, ..Default::default() });
     let least = bytes_for(MsmOptions { max_chunk_points: 1024, max_sort_entries: 1024, ..Default::default() });
-    assert!(least + (8 << 20) < full, "no room for a chunked plan between {least} and {full} bytes at n = {n}");
-    let len = ((least + full) / 2) as usize / std::mem::size_of::<FrRepr>();
+    assert!(least + (8 << 20) < one_chunk, "no room for a chunked plan between {least} and {one_chunk} bytes at n = {n}");
+    let len = ((least + one_chunk) / 2) as usize / std::mem::size_of::<FrRepr>();
     let mut lender = DeviceBuffer::<FrRepr>::new(dev, len).unwrap();
     let bytes = (lender.len() * std::mem::size_of::<FrRepr>()) as u64;
     for on_dev in [false, true] {
@@ -614,4 +617,48 @@ fn largest<A: Case>(dev: i32, log_n: u32) {
             }
         }
     }
+}
+
+/// A budget that holds every point in one chunk with fewer windows sorted
+/// at once gets one chunk, not two of more windows: there the MSM reads
+/// what its scalars are (a mostly-0/1 set plans smaller windows than the
+/// same set in two chunks). The results equal the CPU's, and a bound on
+/// the window size is kept.
+#[test]
+fn gpu_msm_budget_takes_one_chunk_where_it_fits() {
+    let Some(dev) = cuzk_sys::test_device("gpu_msm_budget_takes_one_chunk_where_it_fits") else { return };
+    let mut rng = rng();
+    let n = (1usize << 17) + 3;
+    let p = points::<G1Affine>(&mut rng, n);
+    let mostly_01: Vec<Fr> =
+        (0..n).map(|_| if rng.gen_range(0..10) == 0 { Fr::random(&mut rng) } else { Fr::from(rng.gen_range(0..2u64)) }).collect();
+    let random = scalars(&mut rng, n);
+    let mut dp = DeviceBuffer::<<G1 as Group>::Affine>::new(dev, n).unwrap();
+    dp.copy_from_host(&Stream::new(dev).unwrap(), 0, cast(&p)).unwrap();
+    let bufs = upload_sets(dev, [&mostly_01[..], &random[..]].into_iter());
+    let points = Input::Device { buf: &dp, offset: 0, len: n };
+    let bytes_for = |o| gpu::workspace_bytes::<G1>(dev, n as u64, true, true, o).unwrap();
+    let full = bytes_for(MsmOptions::default());
+    let one_window = MsmOptions { max_chunk_points: n as u64, max_sort_entries: n as u64, ..Default::default() };
+    let budget = bytes_for(one_window);
+    assert!(budget < full, "one window at a time ({budget} bytes) saves nothing against {full} at n = {n}");
+    let o = gpu::options_for_budget::<G1>(dev, n as u64, true, true, budget).unwrap();
+    assert_eq!(o.chunk_points(n as u64), n as u64, "{o:?}: chunked within {budget} bytes, where one chunk fits");
+    assert!(bytes_for(o) <= budget, "{o:?} needs {} of {budget} bytes", bytes_for(o));
+    let halves = MsmOptions { max_chunk_points: n.div_ceil(2) as u64, ..Default::default() };
+    let capped = MsmOptions { max_window_bits: 9, ..Default::default() };
+    let mut bits = Vec::new();
+    for (name, s, buf) in [("mostly 0/1", &mostly_01, &bufs[0]), ("random", &random, &bufs[1])] {
+        let want = msm(&p, s);
+        let scalars = Input::Device { buf, offset: 0, len: n };
+        for (what, o) in [("within the budget", o), ("in two chunks", halves), ("windows of at most 9 bits", capped)] {
+            let (r, st) = gpu::msm::<G1>(dev, points, scalars, Some(o)).unwrap();
+            assert!(from_raw::<G1Projective, _>(r) == want, "{name} scalars {what} ({o:?}): differs from the CPU");
+            bits.push((name, what, st.window_bits, st.chunks));
+        }
+    }
+    println!("MSM G1 n = {n} within {budget} of {full} bytes: {o:?}; (scalars, plan, window bits, chunks) {bits:?}");
+    assert!(bits.iter().all(|b| (b.1 == "in two chunks") == (b.3 == 2)), "chunks: {bits:?}");
+    assert!(bits[0].2 < bits[1].2, "one chunk of mostly-0/1 scalars should plan smaller windows than two: {bits:?}");
+    assert!(bits.iter().filter(|b| b.1.starts_with("windows")).all(|b| b.2 <= 9), "the window bound was not kept: {bits:?}");
 }

@@ -155,6 +155,10 @@ pub struct MsmOptions {
     /// 0: 2^29; else at most this many digits sorted at once (windows are
     /// taken in groups; bounds VRAM).
     pub max_sort_entries: u64,
+    /// 0: the planner's own bound (22 for one G1 scalar set in one chunk,
+    /// else 20); else 4..=24, the largest window it may choose (bounds the
+    /// buckets' VRAM). Ignored where `window_bits` is set.
+    pub max_window_bits: u32,
 }
 
 impl MsmOptions {
@@ -233,6 +237,7 @@ fn raw_options(o: MsmOptions) -> ffi::cuzk_msm_options {
         max_sort_entries: o.max_sort_entries,
         workspace: std::ptr::null_mut(),
         workspace_bytes: 0,
+        max_window_bits: o.max_window_bits,
     }
 }
 
@@ -538,14 +543,24 @@ pub fn workspace_bytes_batch<G: Group>(
 }
 
 /// Options for an MSM of `n` points whose workspace fits in `budget`: the
-/// defaults if they fit; else chunks, as large as fit. The sort space grows
-/// with the entries sorted at once (chunk × windows per group), so sorting
-/// fewer windows at a time allows larger chunks, which matters: each chunk
-/// after the first reads every bucket it touches back from global memory
-/// and uploads its points again. But every group costs a few host round trips, which
-/// dominate small MSMs. So: the most windows per group (16, 8, 4, 2, 1)
-/// whose largest chunk is at least half the one-window chunk. Chunks have
-/// at least 1024 points (below that an MSM is not worth a GPU).
+/// defaults if they fit; else all the points in one chunk if that fits with
+/// fewer windows sorted at once or, for G1, 20-bit windows instead of 22
+/// (the buckets of 22-bit windows take 4.5 GiB); else chunks, as large as
+/// fit.
+///
+/// One chunk first: only there does the MSM read what its scalars are (a
+/// mostly-0/1 witness plans smaller windows and less sort space) and may
+/// a G1 MSM take 22-bit windows, and every later chunk reads each bucket
+/// back and, from host memory, uploads its points again. Sorting a window
+/// at a time costs about what sorting four at once does (the entries are
+/// the same; the digit pass reads the scalars once per group).
+///
+/// Chunks: the sort space grows with the entries sorted at once (chunk ×
+/// windows per group), so sorting fewer windows at a time allows larger
+/// chunks. But every group costs a few host round trips, which dominate
+/// small MSMs. So: the most windows per group (16, 8, 4, 2, 1) whose
+/// largest chunk is at least half the one-window chunk. Chunks have at
+/// least 1024 points (below that an MSM is not worth a GPU).
 pub fn options_for_budget<G: Group>(
     device: i32,
     n: u64,
@@ -555,6 +570,9 @@ pub fn options_for_budget<G: Group>(
 ) -> Result<MsmOptions> {
     options_for_budget_batch::<G>(device, n, 1, points_on_device, scalars_on_device, budget)
 }
+
+/// Windows sorted at once, most first, that [`options_for_budget`] tries.
+const WINDOWS_PER_SORT: [u64; 5] = [16, 8, 4, 2, 1];
 
 /// [`options_for_budget`] for an [`msm_batch`] of `sets` scalar sets.
 pub fn options_for_budget_batch<G: Group>(
@@ -572,6 +590,14 @@ pub fn options_for_budget_batch<G: Group>(
     }
     let with =
         |chunk: u64, wins: u64| MsmOptions { max_chunk_points: chunk, max_sort_entries: chunk.saturating_mul(wins), ..Default::default() };
+    for max_window_bits in [0, 20] {
+        for wins in WINDOWS_PER_SORT {
+            let o = MsmOptions { max_window_bits, ..with(n.max(1), wins) };
+            if bytes(o)? <= budget {
+                return Ok(o);
+            }
+        }
+    }
     // The largest chunk that fits with `wins` windows sorted at once.
     let largest = |wins: u64| -> Result<u64> {
         let fits = |chunk: u64| -> Result<bool> { Ok(bytes(with(chunk, wins))? <= budget) };
@@ -587,10 +613,10 @@ pub fn options_for_budget_batch<G: Group>(
         Ok(lo)
     };
     let one = largest(1)?;
-    for wins in [16, 8, 4, 2] {
-        let chunk = largest(wins)?;
+    for wins in &WINDOWS_PER_SORT[..4] {
+        let chunk = largest(*wins)?;
         if chunk.saturating_mul(2) >= one {
-            return Ok(with(chunk, wins));
+            return Ok(with(chunk, *wins));
         }
     }
     Ok(with(one, 1))

@@ -106,6 +106,8 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     using xyzz = xyzz_t<F>;
     const uint32_t forced_c = opts ? opts->window_bits : 0;
     CUZK_REQUIRE(forced_c == 0 || (forced_c >= 2 && forced_c <= 24), "window_bits %u outside 2..24", forced_c);
+    const uint32_t cap_c = opts ? opts->max_window_bits : 0;
+    CUZK_REQUIRE(cap_c == 0 || (cap_c >= 4 && cap_c <= 24), "max_window_bits %u outside 4..24", cap_c);
     CUZK_REQUIRE(n < (1ull << 31), "n = %llu: at most 2^31 - 1 points", (unsigned long long)n);
     CUZK_REQUIRE(sets >= 1 && sets <= MAX_SETS, "%u scalar sets: 1..%u per batch", sets, MAX_SETS);
     p = msm_plan{};
@@ -126,9 +128,11 @@ int32_t make_plan(int32_t ordinal, uint64_t n, uint32_t sets, bool points_on_dev
     p.chunks = ceil_div(n, p.chunk);
     CUZK_REQUIRE(!profile || p.chunks == 1, "a scalar profile plans a single chunk");
     // Windows up to 22 bits only for one G1 set in one chunk (see
-    // plan_windows: G2's or several sets' buckets would not fit).
+    // plan_windows: G2's or several sets' buckets would not fit), and never
+    // above the caller's bound.
+    const uint32_t max_c = is_g1<F> && p.chunks == 1 && sets == 1 ? 22 : 20;
     p.win = plan_windows(profile ? *profile : scalar_profile::dense(n), p.chunks, forced_c,
-                         is_g1<F> && p.chunks == 1 && sets == 1 ? 22 : 20);
+                         cap_c ? std::min(cap_c, max_c) : max_c);
     const scalar_profile prof = profile ? *profile : scalar_profile::dense(p.chunk);  // per chunk
     // Host inputs in several chunks: two staging buffers, so chunk k + 1
     // uploads while chunk k computes.
