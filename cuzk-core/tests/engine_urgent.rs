@@ -408,3 +408,24 @@ fn urgent_partition_out_of_memory_beside_computes_again_under_the_lock() {
     engine.shutdown(ShutdownMode::Drain);
     assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "urgent_beside_then_fallback")]);
 }
+
+/// An urgent partition larger than the urgent reserve (a WindowPoSt on a
+/// big card) computes under the compute lock, not beside it, even where
+/// its whole working set is reserved: the beside path is for the small
+/// urgent work the reserve is sized for.
+#[test]
+fn urgent_partition_larger_than_the_reserve_computes_under_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let mut cfg = config(2, 2);
+    cfg.gpus.vram_limit = ByteSize(CARD);
+    // Below the urgent partition's a, b and c alone (3 x 64 x 32 bytes).
+    cfg.gpus.urgent_vram_reserve = ByteSize(1 << 10);
+    cfg.logging.timeline = timeline.display().to_string();
+    let engine = Engine::start_with_backend(cfg, TestBackend::new(true)).unwrap();
+    let urgent = builtin("synthetic:64:2", 1, 23);
+    let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
+    verify(&engine, &urgent, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    engine.shutdown(ShutdownMode::Drain);
+    assert_gpu_paths(&timeline, &[(id, "prestaged")]);
+}

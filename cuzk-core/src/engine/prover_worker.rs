@@ -11,7 +11,8 @@
 //!   the normal ones waiting for it);
 //! - urgent beside path: an urgent unit whose whole working set fits an
 //!   urgent reservation (which may take the device's urgent VRAM reserve,
-//!   `gpus.urgent_vram_reserve`) is pre-staged as above, then computes
+//!   `gpus.urgent_vram_reserve`), and is no larger than that reserve, is
+//!   pre-staged as above, then computes
 //!   without `compute_mtx`, beside whatever holds it, within that
 //!   reservation alone (it borrows nothing: `compute_beside`); urgent
 //!   units computing so take the device's urgent lane, one at a time. A
@@ -404,8 +405,12 @@ pub(super) fn through_interlock<B: ProverBackend>(
     };
     // An urgent call with its whole working set reserved computes beside
     // the compute lock's holder (a long partition): it waits for the
-    // urgent call computing so, if any, only.
-    let beside = urgent && matches!(staged, Staged::Whole(..));
+    // urgent call computing so, if any, only. Only one small enough for
+    // the urgent reserve (a WinningPoSt), the work the reserve is sized
+    // for: a large one (a WindowPoSt on a big card) would share the GPU's
+    // arithmetic with the partition for as long as both run, slowing both,
+    // and takes the compute lock first anyway.
+    let beside = urgent && need <= dev.vram.urgent_reserve() && matches!(staged, Staged::Whole(..));
     let t = Instant::now();
     let mut computing =
         if beside { Computing::Beside { _lane: dev.lock_urgent_lane() } } else { Computing::Locked { _compute: dev.lock_compute(urgent) } };
