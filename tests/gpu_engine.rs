@@ -512,6 +512,34 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     println!("witness-only circuit proved with its matrices streamed within {hi} B: CPU bytes");
 }
 
+/// `job`'s circuit's parameters (random, from `params_seed`) written in
+/// `dir`, where an engine whose param cache it is looks for them, and the
+/// working set on `device` of one of its circuits (`instance_seed`'s),
+/// with its points in host memory.
+fn write_params_and_need(
+    backend: &GpuBackend,
+    device: i32,
+    job: &BuiltinJob,
+    params_seed: u64,
+    instance_seed: u64,
+    dir: &std::path::Path,
+) -> u64 {
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(params_seed);
+    let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(job.spec.blank(), &mut rng).unwrap());
+    srs.host_points_now().unwrap().write_file(&dir.join(format!("{}.params", job.circuit_id()))).unwrap();
+    let assignments = [cuzk_core::cs::synthesize(job.spec.instance(instance_seed)).unwrap()];
+    let input = ProveInput {
+        srs: &srs,
+        assignments: &assignments,
+        vram: &VramBudget::new(64 << 30),
+        pce: None,
+        host_memory: None,
+        h_copies_counted: true,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
+    backend.vram_needed(device as u32, &input)
+}
+
 /// The engine's real VRAM under `gpus.vram_limit`, measured on the device
 /// rather than by the engine's count (which never grants past its budget,
 /// so a check of it cannot fail): while jobs of a 2^18-constraint circuit
@@ -541,28 +569,8 @@ fn engine_real_vram_stays_within_the_vram_limit() {
     let job = |i: u64| BuiltinJob::new(spec, 3, seed.wrapping_add(i));
     // Its parameters written where the engine looks for them, so that the
     // estimate below and the engine's proofs use the same ones.
-    let srs = SrsHandle::in_memory(
-        "test",
-        groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap(),
-    );
-    let params = srs.host_points_now().unwrap();
-    params.write_file(&dir.path().join(format!("{}.params", job(0).circuit_id()))).unwrap();
-
     let backend = Arc::new(GpuBackend::new().unwrap());
-    let need = {
-        let assignments = [cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()];
-        let input = ProveInput {
-            srs: &srs,
-            assignments: &assignments,
-            vram: &VramBudget::new(64 << 30),
-            pce: None,
-            host_memory: None,
-            h_copies_counted: true,
-            stop: cuzk_core::groth16::StopCheck::NEVER,
-        };
-        backend.vram_needed(device as u32, &input)
-    };
-    drop((params, srs));
+    let need = write_params_and_need(&backend, device, &job(0), seed, seed, dir.path());
     let limit = need / 4;
     assert!(need > limit + VRAM_MARGIN, "a working set of {} is too small to tell a plan over its limit", mib(need));
 
@@ -694,26 +702,8 @@ fn urgent_partition_computes_beside_a_large_one_on_the_gpu() {
     let urgent = BuiltinJob::new("synthetic:2^12:2".parse().unwrap(), 1, seed.wrapping_add(1));
     let backend = Arc::new(GpuBackend::new().unwrap());
     // Each circuit's parameters written where the engine looks for them,
-    // and its working set on this device with them (points from the host).
-    let need_of = |job: &BuiltinJob, i: u64| {
-        let srs = SrsHandle::in_memory(
-            "test",
-            groth16::generate_random_parameters(job.spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed.wrapping_add(i)))
-                .unwrap(),
-        );
-        srs.host_points_now().unwrap().write_file(&dir.path().join(format!("{}.params", job.circuit_id()))).unwrap();
-        let assignments = [cuzk_core::cs::synthesize(job.spec.instance(seed)).unwrap()];
-        let input = ProveInput {
-            srs: &srs,
-            assignments: &assignments,
-            vram: &VramBudget::new(64 << 30),
-            pce: None,
-            host_memory: None,
-            h_copies_counted: true,
-            stop: cuzk_core::groth16::StopCheck::NEVER,
-        };
-        backend.vram_needed(device as u32, &input)
-    };
+    // and its working set on this device with them.
+    let need_of = |job: &BuiltinJob, i: u64| write_params_and_need(&backend, device, job, seed.wrapping_add(i), seed, dir.path());
     let (large_need, urgent_need) = (need_of(&large, 0), need_of(&urgent, 1));
     let reserve = 2 * urgent_need;
     // The reserve is capped at an eighth of the budget.

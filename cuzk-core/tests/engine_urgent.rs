@@ -347,6 +347,15 @@ fn assert_gpu_paths(timeline: &Path, want: &[(JobId, &str)]) {
     assert_eq!(paths, want, "{text}");
 }
 
+/// Lets the held partition's compute go on, then both jobs complete with
+/// valid proofs, the urgent one first awaited.
+fn let_go_and_verify(engine: &Engine, held: ReleaseOnDrop, urgent: (&BuiltinJob, JobId), normal: (&BuiltinJob, JobId)) {
+    drop(held);
+    for (job, id) in [urgent, normal] {
+        verify(engine, job, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    }
+}
+
 /// The WinningPoSt beside a PoRep partition: the urgent partition
 /// completes while the normal one holds the compute lock (its compute held
 /// by the backend) and all the VRAM a normal grant may take.
@@ -381,9 +390,7 @@ fn urgent_partition_without_room_in_the_reserve_waits_for_the_gpu() {
     // However long this waits, the job cannot end while the compute is
     // held; half a second gives a wrong path the time to show.
     assert_eq!(engine.await_job(id, Some(Duration::from_millis(500))).unwrap(), JobOutcome::Timeout, "the urgent job did not wait");
-    drop(held);
-    verify(&engine, &urgent, &expect_completed(engine.await_job(id, WAIT).unwrap()));
-    verify(&engine, &normal, &expect_completed(engine.await_job(normal_id, WAIT).unwrap()));
+    let_go_and_verify(&engine, held, (&urgent, id), (&normal, normal_id));
     engine.shutdown(ShutdownMode::Drain);
     assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "fallback")]);
 }
@@ -401,9 +408,7 @@ fn urgent_partition_out_of_memory_beside_computes_again_under_the_lock() {
     let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
     backend.wait_proved(&urgent.public_inputs(0), 1);
     assert_eq!(engine.await_job(id, Some(Duration::from_millis(500))).unwrap(), JobOutcome::Timeout, "the fallback did not wait");
-    drop(held);
-    verify(&engine, &urgent, &expect_completed(engine.await_job(id, WAIT).unwrap()));
-    verify(&engine, &normal, &expect_completed(engine.await_job(normal_id, WAIT).unwrap()));
+    let_go_and_verify(&engine, held, (&urgent, id), (&normal, normal_id));
     assert_eq!(backend.times_proved(&urgent.public_inputs(0)), 2);
     engine.shutdown(ShutdownMode::Drain);
     assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "urgent_beside_then_fallback")]);
