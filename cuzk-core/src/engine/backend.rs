@@ -267,7 +267,7 @@ pub trait Backend: Send + Sync {
     /// `input` proved on `dev` through its interlock (pre-staged, or the
     /// fallback; `urgent`: ahead of normal work for the locks, and beside
     /// the compute lock's holder where its working set fits an urgent
-    /// reservation);
+    /// reservation and the urgent reserve);
     /// `gpu_event(event, path)` records the timeline's gpu_start and
     /// gpu_end.
     fn prove_interlocked(

@@ -12,9 +12,9 @@
 //! work's alone: a normal partition's grant (the fallback takes all that
 //! is free) never leaves an urgent one without room for its working set.
 //! An urgent partition whose whole working set fits an urgent reservation
-//! computes beside the call holding `compute_mtx`, not after it, one
-//! urgent call at a time per device (`urgent_lane`; see
-//! [`super::prover_worker`]).
+//! and is no larger than the reserve (a WinningPoSt's) computes beside the
+//! call holding `compute_mtx`, not after it, one urgent call at a time per
+//! device (`urgent_lane`; see [`super::prover_worker`]).
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
