@@ -551,9 +551,10 @@ pub fn workspace_bytes_batch<G: Group>(
 /// One chunk first: only there does the MSM read what its scalars are (a
 /// mostly-0/1 witness plans smaller windows and less sort space) and may
 /// a G1 MSM take 22-bit windows, and every later chunk reads each bucket
-/// back and, from host memory, uploads its points again. Sorting a window
-/// at a time costs about what sorting four at once does (the entries are
-/// the same; the digit pass reads the scalars once per group).
+/// back and, from host memory, uploads its points again. Sorting fewer
+/// windows at a time sorts the same entries, but each group's digit pass
+/// reads (and converts) every scalar again: not yet measured against
+/// chunks at 2^27.
 ///
 /// Chunks: the sort space grows with the entries sorted at once (chunk ×
 /// windows per group), so sorting fewer windows at a time allows larger

@@ -282,7 +282,7 @@ impl GpuProver {
             None => {
                 let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
                 times.compact += lap();
-                let plans = (chunks.g1_for(&b_aux), chunks.g2_for(&b_aux));
+                let plans = chunks.for_scalars(&b_aux);
                 self.b_msms(ws, params, points, pa, b_aux, plans, times)?
             }
         };
