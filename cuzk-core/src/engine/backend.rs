@@ -29,6 +29,7 @@ use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
 use crate::pce::Pce;
+use crate::srs::{KeyShape, PointSlice};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -189,6 +190,17 @@ pub trait ProverBackend: Send + Sync {
     fn holds_points(&self, _device: u32, _srs: &SrsHandle) -> bool {
         false
     }
+    /// Where every device in service would keep an SRS of `shape`
+    /// resident from its first partition (the rule `keep_resident`
+    /// follows, applied before the points are read, by the rule of
+    /// [`super::srs_handle::every_device_would_hold`]) and has the room
+    /// for it now: a load that fills each device's copy slice by slice as
+    /// the file is read (the host never holding the points whole). None
+    /// (the default): the SRS loads into host memory, and `keep_resident`
+    /// makes the copies from there.
+    fn resident_load(&self, _shape: &dyn KeyShape, _devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        None
+    }
     /// What each device in service plans for partitions of `srs`'s
     /// circuit (its PCE `pce`; `witness_only`: synthesized so), for the
     /// plan report ([`super::plan_report`]): by the rules its calls
@@ -202,6 +214,19 @@ pub trait ProverBackend: Send + Sync {
     ) -> Vec<DevicePlan> {
         devices.iter().filter(|d| d.in_service()).map(|d| DevicePlan::on_cpu(d.ordinal)).collect()
     }
+}
+
+/// The devices' copies of an SRS being loaded straight to them
+/// ([`ProverBackend::resident_load`]), filled as its file is read. Dropped
+/// unfinished (the file turned out bad), the copies are freed with their
+/// VRAM.
+pub trait ResidentLoad {
+    /// Copies `slice` of checked points into every device's copy, at its
+    /// place (returns when the copies are done).
+    fn fill(&mut self, slice: &PointSlice<'_>) -> Result<(), ProverError>;
+    /// Every point is in: each device keeps its copy of `srs` from now on,
+    /// as it keeps one `keep_resident` made.
+    fn finish(self: Box<Self>, srs: &Arc<SrsHandle>);
 }
 
 /// What a call whose working set does not fit beside the call computing
@@ -269,6 +294,8 @@ pub trait Backend: Send + Sync {
     fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool;
     /// [`ProverBackend::holds_points`].
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool;
+    /// [`ProverBackend::resident_load`].
+    fn resident_load(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>>;
     /// [`ProverBackend::device_plans`].
     fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan>;
 }
@@ -302,6 +329,10 @@ impl<B: ProverBackend> Backend for B {
 
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool {
         ProverBackend::holds_points(self, device, srs)
+    }
+
+    fn resident_load(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        ProverBackend::resident_load(self, shape, devices)
     }
 
     fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan> {

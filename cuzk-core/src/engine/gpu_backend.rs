@@ -38,7 +38,7 @@
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
-use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead};
+use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError, ResidentLoad, StageAhead};
 use super::interlock::DeviceLocks;
 use super::memory::{Purpose, Reservation};
 use super::plan_report::DevicePlan;
@@ -448,6 +448,11 @@ impl ProverBackend for GpuBackend {
             }
             made => made.map(drop),
         }
+    }
+
+    /// See [`GpuBackend::streamed_srs`].
+    fn resident_load(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        Some(Box::new(self.streamed_srs(shape, devices)?))
     }
 
     /// Its resident copy: the engine releases the host points where every

@@ -9,14 +9,15 @@
 //! least recently used, idle, when an SRS needs the room.
 
 use super::{GpuBackend, GpuDevice};
-use crate::engine::backend::{ProveInput, ProverError};
-use crate::engine::interlock::{VramBudget, VramReservation};
-use crate::engine::srs_handle::SrsHandle;
+use crate::engine::backend::{ProveInput, ProverError, ResidentLoad};
+use crate::engine::interlock::{DeviceLocks, VramBudget, VramReservation};
+use crate::engine::srs_handle::{every_device_would_hold, SrsHandle};
 use crate::groth16::gpu_prover::{plan, GpuProver};
 use crate::groth16::gpu_srs::DeviceSrs;
 use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
-use crate::srs::KeyShape;
+use crate::srs::{KeyShape, PointSlice};
+use cuzk_sys::Stream;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -138,28 +139,79 @@ impl GpuBackend {
         let host = input.srs.host_points()?;
         let mut resident = dev.resident.lock().unwrap();
         let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
-        // Where evicting every idle copy would not make the room (other
-        // calls hold the rest for now), none is evicted: a later partition
-        // tries again.
-        let evictable = idle_bytes(&resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
-        if input.vram.free().saturating_add(evictable) < bytes {
-            return Ok(None);
-        }
-        while input.vram.free() < bytes {
-            if let Some(freed) = evict_idle(&mut resident, std::ptr::null()) {
-                log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
-            } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
-                log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
-            } else {
-                return Ok(None);
-            }
-        }
-        let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
+        // A later partition tries again where there is no room now.
+        let Some(vram) = Self::room_for_srs(dev, &mut resident, input.vram, bytes, keep_pce) else { return Ok(None) };
         let t = Instant::now();
         let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, &host)?);
         log::info!("device SRS uploaded gpu={} bytes={} upload_ms={}", dev.info.ordinal, bytes, t.elapsed().as_millis());
         resident.push(Resident::new(input.srs, srs.clone(), vram));
         Ok(Some(srs))
+    }
+
+    /// `bytes` of `vram` reserved for a copy of an SRS on `dev`, evicting
+    /// idle copies of other SRSs (in `resident`, `dev.resident` locked)
+    /// least recently used first, then idle matrices other than
+    /// `keep_pce`'s; None where that would not make the room (other calls
+    /// hold the rest for now): then none is evicted.
+    fn room_for_srs(
+        dev: &GpuDevice,
+        resident: &mut Vec<Resident<SrsHandle, DeviceSrs>>,
+        vram: &Arc<VramBudget>,
+        bytes: u64,
+        keep_pce: *const Pce,
+    ) -> Option<VramReservation> {
+        let evictable = idle_bytes(resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
+        if vram.free().saturating_add(evictable) < bytes {
+            return None;
+        }
+        while vram.free() < bytes {
+            if let Some(freed) = evict_idle(resident, std::ptr::null()) {
+                log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
+                log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else {
+                return None;
+            }
+        }
+        vram.try_reserve(bytes)
+    }
+
+    /// The copies of an SRS of `shape` to load straight to every device
+    /// in service ([`ProverBackend::resident_load`]), allocated: where each
+    /// keeps it resident by the rule `make_resident` follows for a first
+    /// partition with no matrices on the device (`keeps_srs_resident`, as
+    /// the plan report applies it before the circuit has a PCE), and has
+    /// the room now (idle copies evicted as `make_resident` evicts them).
+    /// None where any device will not hold it, or an allocation fails.
+    ///
+    /// [`ProverBackend::resident_load`]: crate::engine::backend::ProverBackend::resident_load
+    pub(super) fn streamed_srs(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<StreamedSrs<'_>> {
+        if !self.keep_srs_resident {
+            return None;
+        }
+        let constraints = shape.counts().h + 1;
+        let keeps = |ordinal: u32| {
+            let (Some(locks), Ok(dev)) = (devices.iter().find(|d| d.ordinal == ordinal), self.device(ordinal)) else { return false };
+            Self::keeps_srs_resident(dev, shape, constraints, locks.vram.usage().total_bytes, 0, 0).unwrap_or(false)
+        };
+        if !every_device_would_hold(devices, keeps) {
+            return None;
+        }
+        let bytes = DeviceSrs::bytes(shape);
+        let mut copies = Vec::new();
+        for locks in devices.iter().filter(|d| d.serving()) {
+            let dev = self.device(locks.ordinal).ok()?;
+            let ordinal = dev.info.ordinal as i32;
+            let vram = Self::room_for_srs(dev, &mut dev.resident.lock().unwrap(), &locks.vram, bytes, std::ptr::null())?;
+            match Stream::new(ordinal).and_then(|stream| Ok((stream, DeviceSrs::allocate(ordinal, shape.counts())?))) {
+                Ok((stream, srs)) => copies.push(StreamedCopy { dev, srs, stream, vram }),
+                Err(e) => {
+                    log::warn!("gpu={ordinal} device SRS not allocated for a load straight to the devices ({e})");
+                    return None;
+                }
+            }
+        }
+        Some(StreamedSrs { copies, started: Instant::now() })
     }
 
     /// Whether a VRAM budget of `total` bytes on `dev` keeps `srs`'s points
@@ -310,5 +362,43 @@ impl GpuBackend {
     /// `pce` ready to stream to `dev`, if it is.
     pub(super) fn find_streamed(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<StreamedPce>> {
         find_copy(&mut dev.streamed.lock().unwrap(), pce)
+    }
+}
+
+/// An SRS being loaded straight to every device in service
+/// ([`GpuBackend::streamed_srs`]): each device's copy, allocated and
+/// reserved, filled slice by slice.
+pub(super) struct StreamedSrs<'a> {
+    copies: Vec<StreamedCopy<'a>>,
+    started: Instant,
+}
+
+struct StreamedCopy<'a> {
+    dev: &'a GpuDevice,
+    srs: DeviceSrs,
+    stream: Stream,
+    vram: VramReservation,
+}
+
+impl ResidentLoad for StreamedSrs<'_> {
+    /// Into each device's copy, the devices side by side.
+    fn fill(&mut self, slice: &PointSlice<'_>) -> Result<(), ProverError> {
+        if let [one] = &mut self.copies[..] {
+            return Ok(one.srs.fill(&one.stream, slice)?);
+        }
+        std::thread::scope(|s| {
+            let copies: Vec<_> = self.copies.iter_mut().map(|c| s.spawn(move || c.srs.fill(&c.stream, slice))).collect();
+            copies.into_iter().try_for_each(|c| c.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        })?;
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, srs: &Arc<SrsHandle>) {
+        let ms = self.started.elapsed().as_millis();
+        for c in self.copies {
+            let bytes = c.vram.bytes();
+            log::info!("device SRS uploaded gpu={} bytes={bytes} upload_ms={ms} from=file", c.dev.info.ordinal);
+            c.dev.resident.lock().unwrap().push(Resident::new(srs, Arc::new(c.srs), c.vram));
+        }
     }
 }

@@ -124,7 +124,7 @@ fn both_errors(bytes: &[u8], opts: ReadOptions) -> Vec<(String, String)> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.params");
     std::fs::write(&path, bytes).unwrap();
-    let whole = Parameters::read_file(&path, opts).err().expect("the whole read fails");
+    let whole = Parameters::read_file(&path, opts).expect_err("the whole read fails");
     [1, 97, 1000, bytes.len()]
         .into_iter()
         .map(|slice| {
