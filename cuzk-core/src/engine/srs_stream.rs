@@ -65,9 +65,11 @@ pub fn load<'a>(
 ) -> Result<Option<Loaded<'a>>, SrsError> {
     let head = to.file.head().map_err(|e| bad_file(circuit_id, &to.file, e))?;
     let Some(mut copies) = (to.begin)(&head) else { return Ok(None) };
-    let _slices = reserve(stream_host_bytes(to.slice_bytes))?;
+    // A slice is never more than the points (a small SRS reserves its own size).
+    let slice_bytes = to.slice_bytes.min(head.counts().host_bytes(0));
+    let _slices = reserve(stream_host_bytes(slice_bytes))?;
     let mut fill = |slice: crate::srs::PointSlice<'_>| copies.fill(&slice);
-    let streamed = match to.file.stream(to.slice_bytes, &mut fill) {
+    let streamed = match to.file.stream(slice_bytes, &mut fill) {
         Ok(streamed) => streamed,
         Err(StreamError::Params(e)) => return Err(bad_file(circuit_id, &to.file, e)),
         Err(StreamError::Sink(e)) => {

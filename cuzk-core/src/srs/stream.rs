@@ -261,13 +261,14 @@ pub fn stream_points<E>(
     let file = File::open(path).map_err(io(path))?;
     let head = ParamsHead::read_from(&file, path, opts)?;
     let pieces = head.pieces(slice_bytes);
-    let slice_bytes = slice_bytes.max(G2_BYTES);
     std::thread::scope(|s| {
         // Two buffers of file bytes for the points go round: one read while
         // the other is decoded.
+        // (Grown to a slice by their first use: a file smaller than one
+        // takes no more.)
         let (free_tx, free_rx) = channel::bounded::<Vec<u8>>(2);
         for _ in 0..2 {
-            free_tx.send(Vec::with_capacity(slice_bytes)).expect("room for both buffers");
+            free_tx.send(Vec::new()).expect("room for both buffers");
         }
         let (full_tx, full_rx) = channel::bounded(1);
         let (file, pieces) = (&file, &pieces);
@@ -389,9 +390,26 @@ pub struct ParamsFile {
 }
 
 impl ParamsFile {
-    /// The file's head (its key checked as `opts` says).
+    /// The file's head, its key checked as [`Self::stream`]'s first read
+    /// checks it.
     pub fn head(&self) -> Result<ParamsHead, ParamsError> {
-        ParamsHead::read(&self.path, self.opts)
+        ParamsHead::read(&self.path, self.first_read())
+    }
+
+    /// The digest to check the file by, where `opts` asks for the
+    /// subgroup checks and it has one.
+    fn trusted(&self) -> Option<&TrustedDigest> {
+        self.trusted_by.as_ref().filter(|_| self.opts.subgroup_check)
+    }
+
+    /// What the first read checks: no subgroups where a digest may make
+    /// them unnecessary (a second read checks them where it does not).
+    fn first_read(&self) -> ReadOptions {
+        if self.trusted().is_some() {
+            ReadOptions::trusted()
+        } else {
+            self.opts
+        }
     }
 
     /// The file's points streamed to `sink` in slices of about
@@ -407,13 +425,12 @@ impl ParamsFile {
         slice_bytes: usize,
         sink: &mut dyn FnMut(PointSlice<'_>) -> Result<(), E>,
     ) -> Result<ParamsHead, StreamError<E>> {
-        let trusted = match &self.trusted_by {
-            Some(t) if self.opts.subgroup_check => t,
-            _ => return stream_points(&self.path, self.opts, slice_bytes, &mut |_| {}, sink),
+        let Some(trusted) = self.trusted() else {
+            return stream_points(&self.path, self.opts, slice_bytes, &mut |_| {}, sink);
         };
         let t = std::time::Instant::now();
         let mut digest = (trusted.digest)();
-        let head = stream_points(&self.path, ReadOptions::trusted(), slice_bytes, &mut |b| digest.update(b), sink)?;
+        let head = stream_points(&self.path, self.first_read(), slice_bytes, &mut |b| digest.update(b), sink)?;
         let found = digest.finish();
         let path = self.path.display();
         if found == trusted.expected {
@@ -432,6 +449,7 @@ impl ParamsFile {
                 StreamError::Sink(never) => match never {},
             },
         )?;
+        // (The key read again, its subgroups checked this time.)
         if again.finish() != found || !checked.same_key(&head) {
             let message = "the file changed while it was read".into();
             return Err(StreamError::Params(ParamsError::Inconsistent { section: "file", offset: 0, message }));
