@@ -9,7 +9,10 @@
 //!   their file): a 32 GiB PoRep's 44 GiB go back to the host budget. A
 //!   path that needs them in host memory again (a device without a copy,
 //!   points streamed) reads them again first, within the budget
-//!   (`SrsHandle::host_points`).
+//!   (`SrsHandle::host_points`). Where every device will keep it by that
+//!   rule (judged from the file's head before loading), the engine loads
+//!   it straight into the devices' copies instead (`resident_load`:
+//!   `resident::StreamedSrs`), never whole in host memory.
 //! - `prestage` (under `mem_mtx`): stage circuit 0's a, b, c into the H
 //!   buffers the worker reserved:
 //!   uploaded, or, for partitions synthesized witness-only, computed by

@@ -1,7 +1,8 @@
 //! The SRS manager: parameters load on first use and stay resident, each
 //! an [`SrsHandle`] whose host points hold a memory reservation (released
 //! where every device keeps a copy, and read again when a path needs
-//! them: see `srs_handle`). Leases count references; an entry with no
+//! them: see `srs_handle`; where every device will keep one, loaded
+//! straight to them and released from the start: see `srs_stream`). Leases count references; an entry with no
 //! lease that has been idle for `eviction_min_idle` may be evicted, least
 //! recently used first, when memory runs short: entries whose host points
 //! are released are not, as that frees no host memory (only the devices'

@@ -10,7 +10,9 @@
 //!   keeps its own resident copy in its own VRAM where that holds it
 //!   (`gpu_backend`); once every device in service has one, the host
 //!   points are released (`srs_handle`), and read again for a device
-//!   without one.
+//!   without one. Where every device will keep one, the SRS loads
+//!   straight to them from its file, a slice at a time, its host points
+//!   released from the start (`srs_stream`).
 //!   The PCE store is one as well.
 //! - Each device has its own [`DeviceLocks`]: its interlock and a VRAM
 //!   budget of its own (the backend's figure for that device, capped by
