@@ -160,8 +160,7 @@ impl GpuBackend {
         bytes: u64,
         keep_pce: *const Pce,
     ) -> Option<VramReservation> {
-        let evictable = idle_bytes(resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
-        if vram.free().saturating_add(evictable) < bytes {
+        if !Self::could_make_room(dev, resident, vram, bytes, keep_pce) {
             return None;
         }
         while vram.free() < bytes {
@@ -174,6 +173,19 @@ impl GpuBackend {
             }
         }
         vram.try_reserve(bytes)
+    }
+
+    /// Whether [`Self::room_for_srs`] would find the room (evicting
+    /// nothing).
+    fn could_make_room(
+        dev: &GpuDevice,
+        resident: &[Resident<SrsHandle, DeviceSrs>],
+        vram: &VramBudget,
+        bytes: u64,
+        keep_pce: *const Pce,
+    ) -> bool {
+        let evictable = idle_bytes(resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
+        vram.free().saturating_add(evictable) >= bytes
     }
 
     /// The copies of an SRS of `shape` to load straight to every device
@@ -198,8 +210,18 @@ impl GpuBackend {
             return None;
         }
         let bytes = DeviceSrs::bytes(shape);
+        let serving: Vec<_> = devices.iter().filter(|d| d.serving()).collect();
+        // Every device first, so that none evicts a copy for a load that
+        // another device's lack of room then calls off.
+        let room = |locks: &&Arc<DeviceLocks>| {
+            self.device(locks.ordinal)
+                .is_ok_and(|dev| Self::could_make_room(dev, &dev.resident.lock().unwrap(), &locks.vram, bytes, std::ptr::null()))
+        };
+        if !serving.iter().all(room) {
+            return None;
+        }
         let mut copies = Vec::new();
-        for locks in devices.iter().filter(|d| d.serving()) {
+        for locks in serving {
             let dev = self.device(locks.ordinal).ok()?;
             let ordinal = dev.info.ordinal as i32;
             let vram = Self::room_for_srs(dev, &mut dev.resident.lock().unwrap(), &locks.vram, bytes, std::ptr::null())?;
