@@ -1,6 +1,8 @@
 //! The device copies a GPU backend keeps: each device's resident SRSs
 //! (made so where the planner keeps them: `plan::srs_resident`; the
-//! engine releases the SRS's host points once every device has one), the
+//! engine releases the SRS's host points once every device has one, or,
+//! where every device will keep one, fills them straight from the file:
+//! [`StreamedSrs`]), the
 //! matrices of the circuits whose partitions the engine
 //! synthesizes witness-only (uploaded once where the VRAM budget holds
 //! them beside a working set; else, where it holds the streamed SpMV's
