@@ -4,7 +4,9 @@
 //! them in host memory (a device that lost its copy). Points generated in
 //! memory, which cannot be read again, stay. Where every device will keep
 //! a copy, a file's SRS loads straight into the copies, a slice at a time,
-//! and never whole into host memory.
+//! and never whole into host memory; where the circuit's matrices would
+//! take the room on a device (kept there by its first partition, before
+//! the SRS), it loads whole, as before, and the matrices keep the room.
 
 mod common;
 
@@ -13,11 +15,12 @@ use cuzk_core::config::ByteSize;
 use cuzk_core::engine::interlock::DeviceLocks;
 use cuzk_core::engine::srs_handle::{every_device_would_hold, SrsHandle};
 use cuzk_core::engine::{
-    BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError,
-    ResidentLoad, ShutdownMode,
+    BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, MatricesLease, PartitionedCircuit, PceAtLoad, ProofRequest, ProveInput,
+    ProverBackend, ProverError, ResidentLoad, ShutdownMode,
 };
 use cuzk_core::failure::ErrorKind;
 use cuzk_core::groth16::{prepare_verifying_key, prove_synthesized_until, verify_proof, Proof};
+use cuzk_core::pce::Pce;
 use cuzk_core::srs::{stream_host_bytes, KeyShape, Parameters, PointSlice, ReadOptions, Section, SlicePoints, VerifyingKey};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -36,6 +39,17 @@ struct DeviceCopies {
     /// `keep_resident` copies it from there).
     streams: bool,
     copies: Mutex<Vec<(u32, Weak<SrsHandle>, Arc<Parameters>)>>,
+    /// Where it keeps a circuit's matrices on its devices, as a GPU does
+    /// (`abc_on_device`, asked by the first partition before
+    /// `keep_resident`): the devices with room for a copy beside the
+    /// matrices too (`room` says beside a working set alone). The
+    /// matrices fit every device without the SRS. None: it keeps none.
+    beside_matrices: Option<Vec<bool>>,
+    /// The devices keeping a PCE's matrices.
+    matrices: Mutex<Vec<(u32, Weak<Pce>)>>,
+    /// What each load straight to the devices was told of the circuit's
+    /// PCE.
+    told: Mutex<Vec<String>>,
     /// Loads straight to the devices: begun, finished, and the most
     /// points one slice held.
     loads_begun: AtomicUsize,
@@ -58,21 +72,51 @@ impl DeviceCopies {
         Self::with(room, true)
     }
 
+    /// [`Self::streaming`], keeping the circuit's matrices on its devices
+    /// (those of `beside_matrices` with room for a copy of the SRS beside
+    /// them).
+    fn with_matrices(room: Vec<bool>, beside_matrices: Vec<bool>) -> Arc<Self> {
+        let mut backend = Self::new_with(room, true);
+        backend.beside_matrices = Some(beside_matrices);
+        Arc::new(backend)
+    }
+
     fn with(room: Vec<bool>, streams: bool) -> Arc<Self> {
+        Arc::new(Self::new_with(room, streams))
+    }
+
+    fn new_with(room: Vec<bool>, streams: bool) -> Self {
         let devices = room.len() as u32;
-        Arc::new(DeviceCopies {
+        DeviceCopies {
             devices,
             room,
             keep: AtomicBool::new(true),
             streams,
             copies: Mutex::default(),
+            beside_matrices: None,
+            matrices: Mutex::default(),
+            told: Mutex::default(),
             loads_begun: AtomicUsize::new(0),
             loads_finished: AtomicUsize::new(0),
             slices: AtomicUsize::new(0),
             largest_slice: AtomicUsize::new(0),
             from_host: AtomicUsize::new(0),
             read_by_prove: AtomicUsize::new(0),
-        })
+        }
+    }
+
+    /// Whether `device` keeps `pce`'s matrices.
+    fn holds_matrices(&self, device: u32, pce: &Pce) -> bool {
+        self.matrices.lock().unwrap().iter().any(|(d, p)| *d == device && std::ptr::eq(p.as_ptr(), pce))
+    }
+
+    /// Whether `device` has room for a copy of the SRS, beside the
+    /// matrices where it keeps them.
+    fn room_for_srs(&self, device: u32, beside_matrices: bool) -> bool {
+        match &self.beside_matrices {
+            Some(beside) if beside_matrices => beside[device as usize],
+            _ => self.room[device as usize],
+        }
     }
 
     fn copy(&self, device: u32, srs: &SrsHandle) -> Option<Arc<Parameters>> {
@@ -104,9 +148,11 @@ impl ProverBackend for DeviceCopies {
         (0..self.devices).map(|ordinal| DeviceInfo { ordinal, name: "copies".into(), vram_bytes: u64::MAX }).collect()
     }
 
-    /// A copy of the host points (read again first, where released).
+    /// A copy of the host points (read again first, where released), where
+    /// there is room beside the matrices the device keeps.
     fn keep_resident(&self, device: u32, input: &ProveInput<'_>) -> Result<(), ProverError> {
-        if !self.keep.load(Ordering::SeqCst) || !self.room[device as usize] || self.copy(device, input.srs).is_some() {
+        let beside_matrices = input.pce.is_some_and(|p| self.holds_matrices(device, p));
+        if !self.keep.load(Ordering::SeqCst) || !self.room_for_srs(device, beside_matrices) || self.copy(device, input.srs).is_some() {
             return Ok(());
         }
         let points = input.srs.host_points()?;
@@ -148,10 +194,39 @@ impl ProverBackend for DeviceCopies {
         self.copy(device, srs).is_some()
     }
 
-    /// Where every device has room: copies built from the slices as the
-    /// file is read.
-    fn resident_load(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
-        if !self.streams || !self.keep.load(Ordering::SeqCst) || !every_device_would_hold(devices, |d| self.room[d as usize]) {
+    /// The matrices on every device in service: placed before the SRS
+    /// (they fit without it), else beside it where there is room.
+    fn abc_on_device(&self, pce: &Arc<Pce>, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {
+        let beside = self.beside_matrices.as_ref()?;
+        for d in devices.iter().filter(|d| d.in_service()).map(|d| d.ordinal) {
+            if !self.holds_matrices(d, pce) {
+                if self.copy(d, srs).is_some() && !beside[d as usize] {
+                    return None;
+                }
+                self.matrices.lock().unwrap().push((d, Arc::downgrade(pce)));
+            }
+        }
+        Some(MatricesLease::holding(vec![pce.clone()]))
+    }
+
+    /// Where every device has room (beside the circuit's matrices where
+    /// it keeps them, their place decided first; none where their size is
+    /// not known yet): copies built from the slices as the file is read.
+    fn resident_load(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        self.told.lock().unwrap().push(match pce {
+            PceAtLoad::None => "none".into(),
+            PceAtLoad::Held(p) => format!("held {:?}", p.sizes()),
+            PceAtLoad::File(sizes) => format!("file {sizes:?}"),
+            PceAtLoad::Unknown => "unknown".into(),
+        });
+        if self.beside_matrices.is_some() && matches!(pce, PceAtLoad::Unknown) {
+            return None;
+        }
+        let beside_matrices = !matches!(pce, PceAtLoad::None);
+        if !self.streams
+            || !self.keep.load(Ordering::SeqCst)
+            || !every_device_would_hold(devices, |d| self.room_for_srs(d, beside_matrices))
+        {
             return None;
         }
         self.loads_begun.fetch_add(1, Ordering::SeqCst);
@@ -230,9 +305,15 @@ fn engine_with(backend: Arc<DeviceCopies>, dir: &std::path::Path) -> Engine {
 
 /// [`engine_with`], loading straight to the devices in slices of `slice`.
 fn engine_slicing(backend: Arc<DeviceCopies>, dir: &std::path::Path, slice: ByteSize) -> Engine {
+    engine_pce(backend, dir, slice, true)
+}
+
+/// [`engine_slicing`], keeping PCEs (`synthesis.pce`) or not.
+fn engine_pce(backend: Arc<DeviceCopies>, dir: &std::path::Path, slice: ByteSize, pce: bool) -> Engine {
     let mut c = config(2, 1);
     c.srs.param_cache = dir.to_path_buf();
     c.srs.stream_slice = slice;
+    c.synthesis.pce = pce;
     Engine::start_with_backend(c, backend).unwrap()
 }
 
@@ -324,6 +405,78 @@ fn where_a_device_will_not_keep_a_copy_the_srs_loads_whole_into_host_memory() {
     assert_eq!(backend.loads_begun.load(Ordering::SeqCst), 0);
     assert_eq!(srs_host_bytes(&engine), (size, size));
     assert!(engine.memory().srs_peak_bytes >= size, "loaded whole: {:?}", engine.memory());
+    engine.shutdown(ShutdownMode::Drain);
+}
+
+/// A device with room for the SRS beside a working set but not beside
+/// the circuit's matrices too (a 64 GB card with a 32 GiB PoRep's PCE):
+/// the circuit's first partition keeps the matrices there, before the
+/// SRS, and the SRS is then kept in host memory (as before loads went
+/// straight to the devices). The SRS's load is told the PCE as the engine
+/// knows it (not yet, then its `.pce` file's sizes), loads whole, and the
+/// matrices keep the room; with room for all three, or no PCE, it loads
+/// straight to the device.
+#[test]
+fn where_the_matrices_would_take_the_room_the_srs_loads_whole_and_they_keep_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |seed| builtin("synthetic:2048:3", 3, seed);
+    let id = job(1).circuit_id();
+    let params = params_in(dir.path(), &job(1));
+    let size = params.size_bytes() as u64;
+    let slice = ByteSize(4096);
+    // A load whole, and what the device keeps after a job.
+    let whole = |backend: &DeviceCopies, engine: &Engine| {
+        assert_eq!(backend.loads_begun.load(Ordering::SeqCst), 0, "loaded whole");
+        assert!(engine.memory().srs_peak_bytes >= size, "{:?}", engine.memory());
+        assert_eq!(srs_host_bytes(engine), (size, size), "the host points kept");
+        assert!(backend.copies.lock().unwrap().is_empty(), "no copy of the SRS beside the matrices");
+        assert_eq!(backend.from_host.load(Ordering::SeqCst), 3);
+    };
+    let holds_matrices = |backend: &DeviceCopies| {
+        let matrices = backend.matrices.lock().unwrap();
+        assert_eq!(matrices.iter().map(|(d, p)| (*d, p.strong_count() > 0)).collect::<Vec<_>>(), [(0, true)]);
+    };
+
+    // No `.pce` file yet: its size is known once the first partition has
+    // recorded it, so the load is whole (where the SRS then goes depends
+    // on which partition reaches the device first, as before).
+    let backend = DeviceCopies::with_matrices(vec![true], vec![false]);
+    let engine = engine_pce(backend.clone(), dir.path(), slice, true);
+    prove_and_verify(&engine, &job(1), &params.vk);
+    assert_eq!(*backend.told.lock().unwrap(), ["unknown"]);
+    assert_eq!(backend.loads_begun.load(Ordering::SeqCst), 0, "loaded whole");
+    assert!(engine.memory().srs_peak_bytes >= size, "{:?}", engine.memory());
+    engine.shutdown(ShutdownMode::Drain);
+    let pce = cuzk_core::pce::file::read(&dir.path().join(format!("{id}.pce"))).unwrap();
+
+    // The file's sizes: the matrices counted, still whole.
+    let backend = DeviceCopies::with_matrices(vec![true], vec![false]);
+    let engine = engine_pce(backend.clone(), dir.path(), slice, true);
+    prove_and_verify(&engine, &job(2), &params.vk);
+    assert_eq!(*backend.told.lock().unwrap(), [format!("file {:?}", pce.sizes())]);
+    whole(&backend, &engine);
+    holds_matrices(&backend);
+    engine.shutdown(ShutdownMode::Drain);
+
+    // Room beside the matrices too: straight to the device, the matrices
+    // beside the copy.
+    let backend = DeviceCopies::with_matrices(vec![true], vec![true]);
+    let engine = engine_pce(backend.clone(), dir.path(), slice, true);
+    prove_and_verify(&engine, &job(3), &params.vk);
+    assert_eq!((backend.loads_begun.load(Ordering::SeqCst), backend.loads_finished.load(Ordering::SeqCst)), (1, 1));
+    assert_eq!(srs_host_bytes(&engine), (0, 0));
+    assert_eq!(backend.from_host.load(Ordering::SeqCst), 0);
+    holds_matrices(&backend);
+    engine.shutdown(ShutdownMode::Drain);
+
+    // No PCEs: nothing takes the room, straight to the device.
+    let backend = DeviceCopies::with_matrices(vec![true], vec![false]);
+    let engine = engine_pce(backend.clone(), dir.path(), slice, false);
+    prove_and_verify(&engine, &job(4), &params.vk);
+    assert_eq!(*backend.told.lock().unwrap(), ["none"]);
+    assert_eq!(backend.loads_begun.load(Ordering::SeqCst), 1);
+    assert_eq!(srs_host_bytes(&engine), (0, 0));
+    assert!(backend.matrices.lock().unwrap().is_empty());
     engine.shutdown(ShutdownMode::Drain);
 }
 

@@ -28,7 +28,7 @@ pub use super::prover_error::ProverError;
 use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
-use crate::pce::Pce;
+use crate::pce::{Pce, PceSizes};
 use crate::srs::{KeyShape, PointSlice};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -198,7 +198,14 @@ pub trait ProverBackend: Send + Sync {
     /// the file is read (the host never holding the points whole). None
     /// (the default): the SRS loads into host memory, and `keep_resident`
     /// makes the copies from there.
-    fn resident_load(&self, _shape: &dyn KeyShape, _devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+    ///
+    /// `pce` is what the engine knows of the circuit's PCE as the SRS
+    /// loads: a backend that keeps matrices on its devices
+    /// (`abc_on_device`) decides with them counted, as `keep_resident`
+    /// does once the first partition has placed them, so that the load
+    /// never changes what ends up resident; where their size is not known
+    /// yet ([`PceAtLoad::Unknown`]), it returns None.
+    fn resident_load(&self, _shape: &dyn KeyShape, _pce: &PceAtLoad, _devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
         None
     }
     /// What each device in service plans for partitions of `srs`'s
@@ -213,6 +220,37 @@ pub trait ProverBackend: Send + Sync {
         devices: &[Arc<DeviceLocks>],
     ) -> Vec<DevicePlan> {
         devices.iter().filter(|d| d.in_service()).map(|d| DevicePlan::on_cpu(d.ordinal)).collect()
+    }
+}
+
+/// What the engine knows, as a circuit's SRS loads, of the PCE its
+/// partitions will carry: the matrices a backend may keep on its devices
+/// beside the SRS ([`ProverBackend::abc_on_device`], asked by the first
+/// partition, before `keep_resident`).
+#[derive(Clone, Debug)]
+pub enum PceAtLoad {
+    /// None: the engine keeps no PCEs, or none for this circuit (too
+    /// large for one, say).
+    None,
+    /// Held in memory already (its matrices may be on a device too).
+    Held(Arc<Pce>),
+    /// Of these sizes: its `.pce` file's header, the file to be loaded by
+    /// the circuit's first partition.
+    File(PceSizes),
+    /// Its size is known once the first partition has recorded it (no
+    /// file, or one that cannot be loaded), or another partition is
+    /// recording it now.
+    Unknown,
+}
+
+impl PceAtLoad {
+    /// Its sizes, where known.
+    pub fn sizes(&self) -> Option<PceSizes> {
+        match self {
+            PceAtLoad::Held(pce) => Some(pce.sizes()),
+            PceAtLoad::File(sizes) => Some(*sizes),
+            PceAtLoad::None | PceAtLoad::Unknown => None,
+        }
     }
 }
 
@@ -295,7 +333,7 @@ pub trait Backend: Send + Sync {
     /// [`ProverBackend::holds_points`].
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool;
     /// [`ProverBackend::resident_load`].
-    fn resident_load(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>>;
+    fn resident_load(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>>;
     /// [`ProverBackend::device_plans`].
     fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan>;
 }
@@ -331,8 +369,8 @@ impl<B: ProverBackend> Backend for B {
         ProverBackend::holds_points(self, device, srs)
     }
 
-    fn resident_load(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
-        ProverBackend::resident_load(self, shape, devices)
+    fn resident_load(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        ProverBackend::resident_load(self, shape, pce, devices)
     }
 
     fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan> {

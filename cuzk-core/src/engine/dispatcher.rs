@@ -209,7 +209,7 @@ impl Dispatcher {
                 let (circuit, param_cache) = (circuit.clone(), param_cache.clone());
                 Arc::new(move || circuit.load_params(&param_cache)) as Reread
             });
-            let to_devices = circuit.params_file(&param_cache).map(|file| ToDevices::of_engine(&sh, file));
+            let to_devices = circuit.params_file(&param_cache).map(|file| ToDevices::of_engine(&sh, &circuit_id, file));
             let loader = SrsLoader { size_hint, load: Box::new(move || circuit.load_params(&param_cache)), reread, to_devices };
             let abandon = || jobs.iter().all(|j| j.is_finished());
             let leased = || {

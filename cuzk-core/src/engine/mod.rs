@@ -43,8 +43,8 @@ pub mod timeline_stats;
 pub mod work_queue;
 
 pub use backend::{
-    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError, ResidentLoad,
-    StageAhead,
+    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, PceAtLoad, ProveInput, ProverBackend, ProverError,
+    ResidentLoad, StageAhead,
 };
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use job::Phase;

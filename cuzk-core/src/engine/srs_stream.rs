@@ -2,7 +2,11 @@
 //! backend finds, from the file's head alone, that every device in
 //! service will hold a copy (`ProverBackend::resident_load`: the rule
 //! that releases the host points once they all do, applied before
-//! loading), the `.params` file is read in slices
+//! loading, with the circuit's PCE counted where the backend keeps
+//! matrices on its devices: a load whose PCE is not known yet, to be
+//! recorded by its first partition, loads whole, so that loading straight
+//! to the devices never changes what ends up resident), the `.params`
+//! file is read in slices
 //! ([`ParamsFile::stream`]), each checked as a whole read checks it and
 //! copied to every device at its place. The host holds only those slices,
 //! reserved in the memory budget ([`stream_host_bytes`]), never the points
@@ -12,7 +16,7 @@
 //! far freed; a device that fails mid-load (out of memory, say) leaves the
 //! SRS to load whole into host memory, as where a device has no room.
 
-use super::backend::{ProverError, ResidentLoad};
+use super::backend::{PceAtLoad, ProverError, ResidentLoad};
 use super::memory::Reservation;
 use super::shared::Shared;
 use super::srs_manager::SrsError;
@@ -30,13 +34,20 @@ pub struct ToDevices<'a> {
 }
 
 impl<'a> ToDevices<'a> {
-    /// A load of `file` straight to the engine's devices, in slices of
-    /// `srs.stream_slice`, where its backend keeps it on every one.
-    pub(super) fn of_engine(sh: &'a Shared, file: ParamsFile) -> Self {
+    /// A load of `file`, `circuit_id`'s SRS, straight to the engine's
+    /// devices, in slices of `srs.stream_slice`, where its backend keeps
+    /// it on every one beside the circuit's PCE as the engine knows it
+    /// when the load begins ([`super::pce_store::PceStore::at_load`];
+    /// none where the engine keeps no PCEs).
+    pub(super) fn of_engine(sh: &'a Shared, circuit_id: &str, file: ParamsFile) -> Self {
+        let circuit_id = circuit_id.to_string();
         ToDevices {
             file,
             slice_bytes: usize::try_from(sh.config.srs.stream_slice.0).unwrap_or(usize::MAX),
-            begin: Box::new(|shape| sh.backend.resident_load(shape, &sh.devices)),
+            begin: Box::new(move |shape| {
+                let pce = sh.pce.as_ref().map_or(PceAtLoad::None, |store| store.at_load(&circuit_id));
+                sh.backend.resident_load(shape, &pce, &sh.devices)
+            }),
         }
     }
 }

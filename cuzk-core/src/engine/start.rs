@@ -285,7 +285,7 @@ pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineEr
                 let (source, srs, id) = (source.clone(), srs.clone(), id.clone());
                 Arc::new(move || source.load_params(&id, &srs)) as Reread
             });
-            let to_devices = source.params_file(circuit_id, &srs).map(|file| ToDevices::of_engine(sh, file));
+            let to_devices = source.params_file(circuit_id, &srs).map(|file| ToDevices::of_engine(sh, circuit_id, file));
             SrsLoader {
                 size_hint: source.srs_size_hint(circuit_id, &srs),
                 load: Box::new(move || source.load_params(&id, &srs)),

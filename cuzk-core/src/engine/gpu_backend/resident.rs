@@ -1,7 +1,8 @@
 //! The device copies a GPU backend keeps: each device's resident SRSs
 //! (made so where the planner keeps them: `plan::srs_resident`; the
 //! engine releases the SRS's host points once every device has one, or,
-//! where every device will keep one, fills them straight from the file:
+//! where every device will keep one from the circuit's first partition,
+//! its matrices counted, fills them straight from the file:
 //! [`StreamedSrs`]), the
 //! matrices of the circuits whose partitions the engine
 //! synthesizes witness-only (uploaded once where the VRAM budget holds
@@ -11,7 +12,7 @@
 //! least recently used, idle, when an SRS needs the room.
 
 use super::{GpuBackend, GpuDevice};
-use crate::engine::backend::{ProveInput, ProverError, ResidentLoad};
+use crate::engine::backend::{PceAtLoad, ProveInput, ProverError, ResidentLoad};
 use crate::engine::interlock::{DeviceLocks, VramBudget, VramReservation};
 use crate::engine::srs_handle::{every_device_would_hold, SrsHandle};
 use crate::groth16::gpu_prover::{plan, GpuProver};
@@ -192,21 +193,22 @@ impl GpuBackend {
 
     /// The copies of an SRS of `shape` to load straight to every device
     /// in service ([`ProverBackend::resident_load`]), allocated: where each
-    /// keeps it resident by the rule `make_resident` follows for a first
-    /// partition with no matrices on the device (`keeps_srs_resident`, as
-    /// the plan report applies it before the circuit has a PCE), and has
-    /// the room now (idle copies evicted as `make_resident` evicts them).
-    /// None where any device will not hold it, or an allocation fails.
+    /// keeps it resident from the circuit's first partition by the rules
+    /// that partition follows, the circuit's matrices counted as `pce`
+    /// sizes them ([`Self::keeps_srs_from_first`]), and has the room now
+    /// (idle copies evicted as `make_resident` evicts them). None where
+    /// any device will not hold it, the circuit's PCE is not known yet
+    /// (it may take the room the SRS would: its first partition decides
+    /// once it is recorded, the SRS loaded whole), or an allocation fails.
     ///
     /// [`ProverBackend::resident_load`]: crate::engine::backend::ProverBackend::resident_load
-    pub(super) fn streamed_srs(&self, shape: &dyn KeyShape, devices: &[Arc<DeviceLocks>]) -> Option<StreamedSrs<'_>> {
-        if !self.keep_srs_resident {
+    pub(super) fn streamed_srs(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<StreamedSrs<'_>> {
+        if !self.keep_srs_resident || matches!(pce, PceAtLoad::Unknown) {
             return None;
         }
-        let constraints = shape.counts().h + 1;
         let keeps = |ordinal: u32| {
             let (Some(locks), Ok(dev)) = (devices.iter().find(|d| d.ordinal == ordinal), self.device(ordinal)) else { return false };
-            Self::keeps_srs_resident(dev, shape, constraints, locks.vram.usage().total_bytes, 0, 0).unwrap_or(false)
+            Self::keeps_srs_from_first(dev, shape, pce, locks.vram.usage().total_bytes).unwrap_or(false)
         };
         if !every_device_would_hold(devices, keeps) {
             return None;
@@ -236,6 +238,38 @@ impl GpuBackend {
             }
         }
         Some(StreamedSrs { copies, started: Instant::now() })
+    }
+
+    /// Whether `dev`, its VRAM budget `total` bytes, keeps an SRS of
+    /// `shape` resident from its circuit's first partition on, decided
+    /// before the SRS is read, as that partition decides it after a whole
+    /// load ([`plan::srs_resident_from_first`]): `ensure_pce` places the
+    /// circuit's matrices (of `pce`'s sizes) first, the SRS not resident
+    /// yet, then `make_resident` keeps the SRS beside them where they are
+    /// resident (matrices resident on `dev` already count as placed).
+    /// Beside resident matrices, z is counted as for partitions that carry
+    /// their witness only: the stricter of the two (a partition carrying
+    /// a, b, c needs no z), so a load decided by this is never straight to
+    /// a device that would not have kept the SRS.
+    fn keeps_srs_from_first(dev: &GpuDevice, shape: &dyn KeyShape, pce: &PceAtLoad, total: u64) -> Result<bool, ProverError> {
+        let srs_bytes = DeviceSrs::bytes(shape);
+        let Some(sizes) = pce.sizes() else {
+            let working = Self::min_resident_working_set(dev, shape, shape.counts().h + 1, 0)?;
+            return Ok(plan::srs_resident_from_first(total, srs_bytes, working, None));
+        };
+        let (n, z) = (sizes.num_constraints, sizes.z_bytes());
+        let on_device = match pce {
+            PceAtLoad::Held(p) => Self::resident_pce_bytes(dev, p),
+            _ => None,
+        };
+        let matrices = plan::FirstMatrices {
+            bytes: on_device.map_or_else(|| GpuPce::device_bytes_of(&sizes), Ok)?,
+            // Resident already: placed whatever the working set.
+            working_from_host: if on_device.is_some() { 0 } else { Self::working_set(dev, shape, n, z, false) },
+            min_working: Self::min_resident_working_set(dev, shape, n, z)?,
+        };
+        let working = Self::min_resident_working_set(dev, shape, n, 0)?;
+        Ok(plan::srs_resident_from_first(total, srs_bytes, working, Some(&matrices)))
     }
 
     /// Whether a VRAM budget of `total` bytes on `dev` keeps `srs`'s points
