@@ -581,6 +581,34 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     println!("witness-only circuit proved with its matrices streamed within {hi} B: CPU bytes");
 }
 
+/// `job`'s circuit's parameters (random, from `params_seed`) written in
+/// `dir`, where an engine whose param cache it is looks for them, and the
+/// working set on `device` of one of its circuits (`instance_seed`'s),
+/// with its points in host memory.
+fn write_params_and_need(
+    backend: &GpuBackend,
+    device: i32,
+    job: &BuiltinJob,
+    params_seed: u64,
+    instance_seed: u64,
+    dir: &std::path::Path,
+) -> u64 {
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(params_seed);
+    let srs = SrsHandle::in_memory("test", groth16::generate_random_parameters(job.spec.blank(), &mut rng).unwrap());
+    srs.host_points_now().unwrap().write_file(&dir.join(format!("{}.params", job.circuit_id()))).unwrap();
+    let assignments = [cuzk_core::cs::synthesize(job.spec.instance(instance_seed)).unwrap()];
+    let input = ProveInput {
+        srs: &srs,
+        assignments: &assignments,
+        vram: &VramBudget::new(64 << 30),
+        pce: None,
+        host_memory: None,
+        h_copies_counted: true,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
+    backend.vram_needed(device as u32, &input)
+}
+
 /// The engine's real VRAM under `gpus.vram_limit`, measured on the device
 /// rather than by the engine's count (which never grants past its budget,
 /// so a check of it cannot fail): while jobs of a 2^18-constraint circuit
@@ -610,28 +638,8 @@ fn engine_real_vram_stays_within_the_vram_limit() {
     let job = |i: u64| BuiltinJob::new(spec, 3, seed.wrapping_add(i));
     // Its parameters written where the engine looks for them, so that the
     // estimate below and the engine's proofs use the same ones.
-    let srs = SrsHandle::in_memory(
-        "test",
-        groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap(),
-    );
-    let params = srs.host_points_now().unwrap();
-    params.write_file(&dir.path().join(format!("{}.params", job(0).circuit_id()))).unwrap();
-
     let backend = Arc::new(GpuBackend::new().unwrap());
-    let need = {
-        let assignments = [cuzk_core::cs::synthesize(spec.instance(seed)).unwrap()];
-        let input = ProveInput {
-            srs: &srs,
-            assignments: &assignments,
-            vram: &VramBudget::new(64 << 30),
-            pce: None,
-            host_memory: None,
-            h_copies_counted: true,
-            stop: cuzk_core::groth16::StopCheck::NEVER,
-        };
-        backend.vram_needed(device as u32, &input)
-    };
-    drop((params, srs));
+    let need = write_params_and_need(&backend, device, &job(0), seed, seed, dir.path());
     let limit = need / 4;
     assert!(need > limit + VRAM_MARGIN, "a working set of {} is too small to tell a plan over its limit", mib(need));
 
@@ -741,4 +749,76 @@ fn cancel_and_shutdown_stop_gpu_work_at_the_next_partition() {
     assert!(started <= started_before + 1, "{} partitions went to the GPU after the cancel", started - started_before);
     assert_eq!(started, ended, "a GPU call of the cancelled job never ended");
     assert!(events_of(&text, "gpu_start", last) < PARTITIONS, "the shutdown let every partition run");
+}
+
+/// An urgent partition (a WinningPoSt's stand-in: a 2^12-constraint
+/// circuit, priority critical) sent while a large one (2^18) computes,
+/// under a VRAM limit just under the large one's working set (it takes the
+/// fallback, granted all that normal work may take) or eight times the
+/// urgent reserve where that is more, with an urgent VRAM reserve of twice
+/// the urgent working set: it computes on the GPU beside the large
+/// partitions holding the compute lock (`path=urgent_beside`), two
+/// computes on one device at once, and every proof of both jobs verifies.
+#[test]
+fn urgent_partition_computes_beside_a_large_one_on_the_gpu() {
+    const TEST: &str = "urgent_partition_computes_beside_a_large_one_on_the_gpu";
+    let _device = vram::alone();
+    let Some(device) = cuzk_sys::test_device(TEST) else { return };
+    let seed = cuzk_sys::test_seed(TEST);
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+    let dir = tempfile::tempdir().unwrap();
+    let large = BuiltinJob::new("synthetic:2^18:2".parse().unwrap(), 6, seed);
+    let urgent = BuiltinJob::new("synthetic:2^12:2".parse().unwrap(), 1, seed.wrapping_add(1));
+    let backend = Arc::new(GpuBackend::new().unwrap());
+    // Each circuit's parameters written where the engine looks for them,
+    // and its working set on this device with them.
+    let need_of = |job: &BuiltinJob, i: u64| write_params_and_need(&backend, device, job, seed.wrapping_add(i), seed, dir.path());
+    let (large_need, urgent_need) = (need_of(&large, 0), need_of(&urgent, 1));
+    let reserve = 2 * urgent_need;
+    // The reserve is capped at an eighth of the budget.
+    let limit = (large_need - 1).max(8 * reserve);
+
+    let timeline = dir.path().join("timeline.jsonl");
+    let mut cfg = engine_config(1, limit, false, &timeline);
+    cfg.srs.param_cache = dir.path().to_path_buf();
+    cfg.gpus.urgent_vram_reserve = ByteSize(reserve);
+    let engine = Engine::start_with_backend(cfg, backend).unwrap();
+    engine.preload_srs(&urgent.circuit_id()).unwrap();
+    let large_id = engine.submit(ProofRequest::builtin(large)).unwrap();
+    let t = std::time::Instant::now();
+    while partitions_in(&engine, large_id, cuzk_core::engine::status::PartitionPhase::Proving) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(120), "no large partition on the GPU within 2 min");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let urgent_id = engine.submit(ProofRequest::builtin(urgent).with_priority(cuzk_core::engine::Priority::Critical)).unwrap();
+    for (job, id) in [(urgent, urgent_id), (large, large_id)] {
+        let out = match engine.await_job(id, Some(Duration::from_secs(300))).unwrap() {
+            JobOutcome::Completed(p) => p,
+            other => panic!("{job:?}: {other:?}"),
+        };
+        let pvk = prepare_verifying_key(&engine.parameters(&job.circuit_id()).unwrap().vk);
+        for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
+            assert!(verify_proof(&pvk, proof, &job.public_inputs(p)).unwrap(), "{job:?} partition {p} does not verify");
+        }
+    }
+    engine.shutdown(ShutdownMode::Drain);
+    let text = std::fs::read_to_string(&timeline).unwrap();
+    let interval = |id: cuzk_core::engine::JobId| {
+        let id = id.to_string();
+        let at = |ev| events(&text, ev).filter(|v| v["job"] == id.as_str()).map(|v| v["t_us"].as_u64().unwrap()).collect::<Vec<_>>();
+        at("gpu_start").into_iter().zip(at("gpu_end")).collect::<Vec<_>>()
+    };
+    let urgent_path: Vec<_> =
+        events(&text, "gpu_end").filter(|v| v["job"] == urgent_id.to_string().as_str()).map(|v| v["path"].clone()).collect();
+    let [(start, end)] = interval(urgent_id)[..] else { panic!("one urgent partition: {text}") };
+    let beside = interval(large_id).iter().any(|&(s, e)| s < end && start < e);
+    println!(
+        "urgent partition (needs {}) beside 2^18 partitions (need {}) under vram_limit={} urgent_vram_reserve={}: path {urgent_path:?}, {} ms on the GPU, overlapping a large partition's compute: {beside}",
+        mib(urgent_need),
+        mib(large_need),
+        mib(limit),
+        mib(reserve),
+        (end - start) / 1000
+    );
+    assert_eq!(urgent_path, ["urgent_beside"], "{text}");
 }

@@ -153,7 +153,10 @@ fn a_backend_s_device_plans_are_logged_once_per_device_and_reservation() {
     c.srs.param_cache = dir.path().to_path_buf();
     c.synthesis.pce = true;
     let engine = Engine::start_with_backend(c, Arc::new(TwoCards { srs_in_vram: false })).unwrap();
-    assert_eq!(lines_with("plan device gpu=1 name=\"card\""), ["plan device gpu=1 name=\"card\" vram_budget=16GiB"]);
+    assert_eq!(
+        lines_with("plan device gpu=1 name=\"card\""),
+        ["plan device gpu=1 name=\"card\" vram_budget=16GiB urgent_vram_reserve=1GiB"]
+    );
     let job = builtin("synthetic:2048:4", 4, 3);
     let id = job.circuit_id();
     verify(&engine, &job, &expect_completed(engine.prove(ProofRequest::builtin(job), WAIT).unwrap().1));

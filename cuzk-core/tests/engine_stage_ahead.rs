@@ -134,7 +134,11 @@ impl ProverBackend for StagingBackend {
 /// with two GPU workers; every proof verifies. The backend's record.
 fn run(vram: u64, overlap: bool) -> Calls {
     let backend = Arc::new(StagingBackend { vram, overlap, calls: Mutex::default(), changed: Condvar::new() });
-    let engine = Engine::start_with_backend(config(1, 2), backend.clone()).unwrap();
+    let mut cfg = config(1, 2);
+    // The sizes above are the whole device's for normal work: no urgent
+    // VRAM reserve beside it.
+    cfg.gpus.urgent_vram_reserve = cuzk_core::config::ByteSize(0);
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
     let job = builtin("synthetic:256:4", CALLS, 11);
     let (_, out) = engine.prove(ProofRequest::builtin(job), WAIT).unwrap();
     verify(&engine, &job, &expect_completed(out));

@@ -3,14 +3,21 @@
 //! worker and the synthesis permit are held by slow partitions, or after
 //! the batches in flight when its SRS must be loaded; normal work still
 //! completes beside a stream of urgent jobs, and cancel works for both.
+//! An urgent partition whose working set fits the device's urgent VRAM
+//! reserve computes beside a normal partition holding the compute lock;
+//! one that does not waits for it.
 
 mod common;
 
 use common::*;
+use cuzk_core::config::ByteSize;
 use cuzk_core::cs::ProvingAssignment;
 use cuzk_core::engine::niceness;
-use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, JobId, JobOutcome, PartitionedCircuit, Priority, ProofRequest, WorkerRole};
+use cuzk_core::engine::{
+    AnyCircuit, BuiltinJob, Engine, JobId, JobOutcome, PartitionedCircuit, Priority, ProofRequest, ShutdownMode, WorkerRole,
+};
 use cuzk_core::srs::Parameters;
+use cuzk_core::Fr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -279,4 +286,151 @@ fn partition_workers_run_nicer_than_urgent_workers() {
     let nicer = (base + 4).min(19);
     assert_eq!(*normal_seen.lock().unwrap(), vec![(nicer, nicer); 2], "partition workers and their threads, daemon at {base}");
     assert_eq!(*urgent_seen.lock().unwrap(), vec![(base, base)], "the urgent-only worker (both partition workers were busy)");
+}
+
+/// The fake card of the tests below: a VRAM budget of 256 KiB. The normal
+/// partition (synthetic:4096, a, b, c and H of 4096 constraints or more:
+/// 512 KiB or more) never fits it, so it computes on the fallback, granted
+/// all that is free to normal work; the urgent one (synthetic:64, at most
+/// 16 KiB) fits the urgent reserve (an eighth of the budget at most: 32
+/// KiB) and nothing else.
+const CARD: u64 = 256 << 10;
+
+/// Lets the held partition's compute go on when dropped, a failed test's
+/// too: the engine's worker held there must end for it to shut down.
+struct ReleaseOnDrop(Arc<TestBackend>, Vec<Fr>);
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        self.0.release(&self.1);
+    }
+}
+
+/// An engine on [`CARD`] with `urgent_vram_reserve`, its timeline at
+/// `timeline`, the urgent circuit's SRS preloaded, and a normal job of one
+/// partition held in its compute (the compute lock and all the normal VRAM
+/// with it) until the guard drops.
+fn card_with_a_held_partition(
+    urgent_vram_reserve: u64,
+    timeline: &Path,
+) -> (Engine, Arc<TestBackend>, (BuiltinJob, JobId), BuiltinJob, ReleaseOnDrop) {
+    let mut cfg = config(2, 2);
+    cfg.gpus.vram_limit = ByteSize(CARD);
+    cfg.gpus.urgent_vram_reserve = ByteSize(urgent_vram_reserve);
+    cfg.logging.timeline = timeline.display().to_string();
+    let backend = TestBackend::new(true);
+    let engine = Engine::start_with_backend(cfg, backend.clone()).unwrap();
+    let urgent = builtin("synthetic:64:2", 1, 21);
+    engine.preload_srs(&urgent.circuit_id()).unwrap();
+    let normal = builtin("synthetic:4096:2", 1, 22);
+    backend.hold(normal.public_inputs(0));
+    let held = ReleaseOnDrop(backend.clone(), normal.public_inputs(0));
+    let id = engine.submit(ProofRequest::builtin(normal)).unwrap();
+    backend.wait_held(1);
+    (engine, backend, (normal, id), urgent, held)
+}
+
+/// Each proved partition's path through the interlock, by job, as the
+/// timeline's gpu_end events say (read once the engine has shut down), is
+/// `want`'s.
+fn assert_gpu_paths(timeline: &Path, want: &[(JobId, &str)]) {
+    let text = std::fs::read_to_string(timeline).unwrap();
+    let mut paths: Vec<(String, String)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["ev"] == "gpu_end")
+        .map(|v| (v["job"].as_str().unwrap().to_string(), v["path"].as_str().unwrap().to_string()))
+        .collect();
+    let mut want: Vec<(String, String)> = want.iter().map(|(id, p)| (id.to_string(), p.to_string())).collect();
+    paths.sort();
+    want.sort();
+    assert_eq!(paths, want, "{text}");
+}
+
+/// Lets the held partition's compute go on, then both jobs complete with
+/// valid proofs, the urgent one first awaited.
+fn let_go_and_verify(engine: &Engine, held: ReleaseOnDrop, urgent: (&BuiltinJob, JobId), normal: (&BuiltinJob, JobId)) {
+    drop(held);
+    for (job, id) in [urgent, normal] {
+        verify(engine, job, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    }
+}
+
+/// The WinningPoSt beside a PoRep partition: the urgent partition
+/// completes while the normal one holds the compute lock (its compute held
+/// by the backend) and all the VRAM a normal grant may take.
+#[test]
+fn urgent_partition_computes_beside_a_partition_holding_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let (engine, backend, (normal, normal_id), urgent, held) = card_with_a_held_partition(1 << 30, &timeline);
+    let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
+    let out = expect_completed(engine.await_job(id, WAIT).unwrap());
+    verify(&engine, &urgent, &out);
+    assert_eq!(backend.holding(), 1, "the normal partition still computes");
+    none_ended(&engine, &[(normal, normal_id)]);
+    drop(held);
+    verify(&engine, &normal, &expect_completed(engine.await_job(normal_id, WAIT).unwrap()));
+    let st = engine.status();
+    assert_eq!((st.devices[0].vram.total_bytes, st.devices[0].vram.used_bytes), (CARD, 0));
+    engine.shutdown(ShutdownMode::Drain);
+    assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "urgent_beside")]);
+}
+
+/// The control: with no urgent VRAM reserve the normal partition's
+/// fallback grant leaves the urgent one no room, and it waits for the
+/// compute lock as before: it does not end while the normal partition
+/// computes, and ends, on the fallback, once it is let go.
+#[test]
+fn urgent_partition_without_room_in_the_reserve_waits_for_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let (engine, _backend, (normal, normal_id), urgent, held) = card_with_a_held_partition(0, &timeline);
+    let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
+    // However long this waits, the job cannot end while the compute is
+    // held; half a second gives a wrong path the time to show.
+    assert_eq!(engine.await_job(id, Some(Duration::from_millis(500))).unwrap(), JobOutcome::Timeout, "the urgent job did not wait");
+    let_go_and_verify(&engine, held, (&urgent, id), (&normal, normal_id));
+    engine.shutdown(ShutdownMode::Drain);
+    assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "fallback")]);
+}
+
+/// An urgent partition that runs out of device memory computing beside
+/// (the card had less free than the budget said) is computed again on the
+/// fallback, under the compute lock: after the normal partition holding
+/// it, and once only.
+#[test]
+fn urgent_partition_out_of_memory_beside_computes_again_under_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let (engine, backend, (normal, normal_id), urgent, held) = card_with_a_held_partition(1 << 30, &timeline);
+    backend.fault(urgent.public_inputs(0), Fault::OutOfMemoryOnce);
+    let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
+    backend.wait_proved(&urgent.public_inputs(0), 1);
+    assert_eq!(engine.await_job(id, Some(Duration::from_millis(500))).unwrap(), JobOutcome::Timeout, "the fallback did not wait");
+    let_go_and_verify(&engine, held, (&urgent, id), (&normal, normal_id));
+    assert_eq!(backend.times_proved(&urgent.public_inputs(0)), 2);
+    engine.shutdown(ShutdownMode::Drain);
+    assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "urgent_beside_then_fallback")]);
+}
+
+/// An urgent partition larger than the urgent reserve (a WindowPoSt on a
+/// big card) computes under the compute lock, not beside it, even where
+/// its whole working set is reserved: the beside path is for the small
+/// urgent work the reserve is sized for.
+#[test]
+fn urgent_partition_larger_than_the_reserve_computes_under_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.jsonl");
+    let mut cfg = config(2, 2);
+    cfg.gpus.vram_limit = ByteSize(CARD);
+    // Below the urgent partition's a, b and c alone (3 x 64 x 32 bytes).
+    cfg.gpus.urgent_vram_reserve = ByteSize(1 << 10);
+    cfg.logging.timeline = timeline.display().to_string();
+    let engine = Engine::start_with_backend(cfg, TestBackend::new(true)).unwrap();
+    let urgent = builtin("synthetic:64:2", 1, 23);
+    let id = engine.submit(ProofRequest::builtin(urgent).with_priority(Priority::Critical)).unwrap();
+    verify(&engine, &urgent, &expect_completed(engine.await_job(id, WAIT).unwrap()));
+    engine.shutdown(ShutdownMode::Drain);
+    assert_gpu_paths(&timeline, &[(id, "prestaged")]);
 }

@@ -10,6 +10,10 @@ use toml::{Table, Value};
 
 /// Size keys: a value that does not parse is replaced by the default.
 const SIZE_KEYS: &[(&str, &str)] = &[("memory", "total_budget"), ("memory", "safety_margin"), ("gpus", "vram_limit")];
+/// Size keys of ours alone (the existing daemon never read them, so no
+/// file of its relies on a fallback): a value that does not parse is an
+/// error naming the key.
+const OWN_SIZE_KEYS: &[(&str, &str)] = &[("memory", "urgent_reserve"), ("gpus", "urgent_vram_reserve")];
 const DURATION_KEYS: &[(&str, &str)] = &[("memory", "eviction_min_idle")];
 /// Counts the existing daemon raises to 1 when they are 0 (an error under
 /// strict_config: validation names them).
@@ -52,7 +56,18 @@ pub fn normalize(table: &mut Table) -> Result<Vec<String>, ConfigError> {
         }
     }
     lenient_values(table, strict, &mut notes);
+    own_sizes(table)?;
     Ok(notes)
+}
+
+/// An error naming the first of [`OWN_SIZE_KEYS`] whose value is not a size.
+fn own_sizes(table: &Table) -> Result<(), ConfigError> {
+    for &(section, key) in OWN_SIZE_KEYS {
+        if let Some(Value::String(given)) = get(table, section, key) {
+            parse_size(&given).map_err(|e| ConfigError::Value { section: section.into(), message: format!("{key} = {given:?}: {e}") })?;
+        }
+    }
+    Ok(())
 }
 
 /// Values the existing daemon accepted by falling back: sizes with a

@@ -34,7 +34,18 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ),
     ("srs", &["param_cache", "self_check", "trusted_params", "stream_slice"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle", "urgent_reserve"]),
-    ("gpus", &["devices", "gpu_threads", "gpu_workers_per_device", "urgent_workers_per_device", "vram_limit", "cpu_fallback"]),
+    (
+        "gpus",
+        &[
+            "devices",
+            "gpu_threads",
+            "gpu_workers_per_device",
+            "urgent_workers_per_device",
+            "vram_limit",
+            "urgent_vram_reserve",
+            "cpu_fallback",
+        ],
+    ),
     ("scheduler", &["max_batch_size", "max_batch_wait_ms", "sort_by_type"]),
     ("synthesis", &["threads", "partition_workers", "urgent_workers", "pce", "nice"]),
     (
@@ -234,6 +245,13 @@ pub struct GpuConfig {
     /// Caps the VRAM budget the process tracks per device (e.g. "16GiB" to
     /// act like a small card); 0 = the device's own memory.
     pub vram_limit: ByteSize,
+    /// The part of each device's VRAM budget only urgent partitions
+    /// (priority high and critical: the PoSt kinds) may use, as
+    /// `memory.urgent_reserve` of the host budget: one whose working set
+    /// fits it (a WinningPoSt partition needs ~0.5 GiB) computes beside
+    /// the partition holding the GPU instead of after it. At most an
+    /// eighth of the budget is kept so; 0 = none.
+    pub urgent_vram_reserve: ByteSize,
     /// When the last GPU in service is lost, prove its work and what
     /// follows on the CPU instead of failing it.
     pub cpu_fallback: bool,
@@ -247,6 +265,7 @@ impl Default for GpuConfig {
             gpu_workers_per_device: 2,
             urgent_workers_per_device: 1,
             vram_limit: ByteSize(0),
+            urgent_vram_reserve: ByteSize(1 << 30),
             cpu_fallback: false,
         }
     }

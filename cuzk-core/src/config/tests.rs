@@ -253,3 +253,21 @@ fn socket_mode_and_shutdown_timeout() {
     let c = load("[daemon]\nshutdown_timeout = \"30s\"\n").unwrap();
     assert_eq!(c.daemon.shutdown_timeout, HumanDuration(Duration::from_secs(30)));
 }
+
+#[test]
+fn urgent_vram_reserve_is_a_size_capped_per_device_at_start() {
+    assert_eq!(load("").unwrap().gpus.urgent_vram_reserve, ByteSize(1 << 30), "on by default");
+    assert_eq!(load("[gpus]\nurgent_vram_reserve = \"512MiB\"\n").unwrap().gpus.urgent_vram_reserve, ByteSize(512 << 20));
+    assert_eq!(load("[gpus]\nurgent_vram_reserve = 0\n").unwrap().gpus.urgent_vram_reserve, ByteSize(0), "0: none");
+    // Over an eighth of a device's budget is accepted here: the budget is
+    // known at start, where each device keeps at most an eighth of its own
+    // (`VramBudget::with_urgent_reserve`).
+    let c = load("[gpus]\nvram_limit = \"16GiB\"\nurgent_vram_reserve = \"64GiB\"\n").unwrap();
+    assert_eq!(c.gpus.urgent_vram_reserve, ByteSize(64 << 30));
+    let capped = crate::engine::interlock::VramBudget::with_urgent_reserve(c.gpus.vram_limit.0, c.gpus.urgent_vram_reserve.0);
+    assert_eq!(capped.urgent_reserve(), 2 << 30);
+    let e = load("[gpus]\nurgent_vram_reserve = \"lots\"\n").unwrap_err().to_string();
+    assert!(e.contains("[gpus]") && e.contains("urgent_vram_reserve = \"lots\"") && e.contains("invalid size"), "{e}");
+    let e = load("[memory]\nurgent_reserve = \"1 GB B\"\n").unwrap_err().to_string();
+    assert!(e.contains("[memory]") && e.contains("urgent_reserve = \"1 GB B\""), "{e}");
+}

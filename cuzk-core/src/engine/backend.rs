@@ -3,7 +3,9 @@
 //! 1. `prestage` under `mem_mtx`: upload a batch's inputs into VRAM the
 //!    worker has reserved (stream-ordered work only), after
 //!    `keep_resident` made what the device keeps for it (a resident SRS);
-//! 2. `compute` under `compute_mtx`: the kernels (NTTs, MSMs);
+//! 2. `compute` under `compute_mtx`: the kernels (NTTs, MSMs); or, for an
+//!    urgent call whose whole working set is reserved, `compute_beside`
+//!    without it, beside the call that holds it;
 //! 3. `epilogue` with no lock: fetch results and assemble the proofs.
 //!
 //! When the reservation does not fit, the worker takes the fallback:
@@ -133,6 +135,14 @@ pub trait ProverBackend: Send + Sync {
     fn vram_needed(&self, device: u32, input: &ProveInput<'_>) -> u64;
     fn prestage(&self, device: u32, input: &ProveInput<'_>) -> Result<Self::Staged, ProverError>;
     fn compute(&self, device: u32, staged: Self::Staged, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError>;
+    /// [`ProverBackend::compute`] of an urgent call beside another call
+    /// computing on the same device (the urgent beside path of
+    /// [`super::prover_worker`]): within the worker's reservation of the
+    /// whole working set alone, borrowing nothing, and with no state of the
+    /// device that assumes one compute at a time (the default: `compute`).
+    fn compute_beside(&self, device: u32, staged: Self::Staged, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError> {
+        self.compute(device, staged, input)
+    }
     /// `vram_granted` (maybe less than needed) is what the fallback may use.
     /// The worker also takes this path, once, where `prestage` or `compute`
     /// ran out of device memory.
@@ -299,10 +309,12 @@ impl MatricesLease {
 /// How one unit went through the interlock, for the per-proof log line.
 #[derive(Clone, Copy, Debug)]
 pub struct InterlockTrace {
-    /// "prestaged", "fallback", "staged_ahead" (the fallback, with the
-    /// part [`ProverBackend::stage_ahead`] names staged under `mem_mtx`), or
-    /// "prestaged_then_fallback" (out of device
-    /// memory in `prestage` or `compute`).
+    /// "prestaged", "urgent_beside" (an urgent call pre-staged and
+    /// computed beside the compute lock's holder), "fallback",
+    /// "staged_ahead" (the fallback, with the part
+    /// [`ProverBackend::stage_ahead`] names staged under `mem_mtx`), or
+    /// "prestaged_then_fallback" / "urgent_beside_then_fallback" (out of
+    /// device memory in `prestage` or `compute`).
     pub path: &'static str,
     pub mem_wait: Duration,
     pub prestage: Duration,
@@ -316,7 +328,9 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &str;
     fn devices(&self) -> Vec<DeviceInfo>;
     /// `input` proved on `dev` through its interlock (pre-staged, or the
-    /// fallback; `urgent`: ahead of normal work for the compute lock);
+    /// fallback; `urgent`: ahead of normal work for the locks, and beside
+    /// the compute lock's holder where its working set fits an urgent
+    /// reservation and the urgent reserve);
     /// `gpu_event(event, path)` records the timeline's gpu_start and
     /// gpu_end.
     fn prove_interlocked(

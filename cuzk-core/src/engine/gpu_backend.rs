@@ -33,6 +33,8 @@
 //! - `compute` (under `compute_mtx`): a [`Plan`] for the worker's
 //!   reservation and the VRAM free beside it, run by [`GpuProver::run`]
 //!   (the H terms and every MSM; see `gpu_prover::plan` for the regimes).
+//! - `compute_beside` (an urgent call, beside the holder of
+//!   `compute_mtx`): `compute` within the worker's reservation alone.
 //! - `compute_fallback` (under `compute_mtx`, reservation did not fit, or
 //!   `compute` ran out of device memory): the same, planned within the
 //!   granted bytes alone and what the card has free (SRS points from host
@@ -498,6 +500,18 @@ impl ProverBackend for GpuBackend {
         self.plan_and_run(dev, input, srs, pce, None, first, Self::vram_needed_on(dev, input), true)
     }
 
+    /// As `compute`, without borrowing: beside another call computing on
+    /// the device, the plan keeps to the urgent reservation. The prover
+    /// keeps no state of its own across a compute (streams, events and MSM
+    /// workspaces are the call's; the NTT tables are read-only; the device
+    /// copies are shared under their locks), so two computes on one device
+    /// run side by side as a pre-stage beside a compute did.
+    fn compute_beside(&self, device: u32, staged: GpuStaged, input: &ProveInput<'_>) -> Result<GpuComputed, ProverError> {
+        let dev = self.device(device)?;
+        let GpuStaged { first, witness: _, srs, pce } = staged;
+        self.plan_and_run(dev, input, srs, pce, None, first, Self::vram_needed_on(dev, input), false)
+    }
+
     /// A witness-only call whose SRS and matrices are resident on the
     /// device stages its witness ahead: the call computing there reads its
     /// points and matrices from VRAM, so the upload has the PCIe link to
@@ -609,7 +623,7 @@ impl ProverBackend for GpuBackend {
         let mut any = false;
         for d in devices.iter().filter(|d| d.in_service()) {
             let Ok(dev) = self.device(d.ordinal) else { return false };
-            if !Self::h_term_fits(dev, srs, d.vram.usage().total_bytes, Self::is_resident(dev, srs)) {
+            if !Self::h_term_fits(dev, srs, d.vram.normal_total(), Self::is_resident(dev, srs)) {
                 return false;
             }
             any = true;

@@ -8,6 +8,13 @@
 //! VRAM is accounted by the process itself ([`VramBudget`], measured once
 //! at start): device-global queries or synchronizing frees under `mem_mtx`
 //! would wait for the other worker's kernels and serialize everything.
+//! The last `gpus.urgent_vram_reserve` bytes of each budget are urgent
+//! work's alone: a normal partition's grant (the fallback takes all that
+//! is free) never leaves an urgent one without room for its working set.
+//! An urgent partition whose whole working set fits an urgent reservation
+//! and is no larger than the reserve (a WinningPoSt's) computes beside the
+//! call holding `compute_mtx`, not after it, one urgent call at a time per
+//! device (`urgent_lane`; see [`super::prover_worker`]).
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -19,10 +26,12 @@ struct VramState {
     peak: u64,
 }
 
-/// Device memory the process has handed out, against a fixed total.
+/// Device memory the process has handed out, against a fixed total whose
+/// last `urgent_reserve` bytes only urgent reservations may take.
 #[derive(Debug)]
 pub struct VramBudget {
     total: u64,
+    urgent_reserve: u64,
     state: Mutex<VramState>,
 }
 
@@ -62,8 +71,29 @@ impl Drop for VramReservation {
 }
 
 impl VramBudget {
+    /// A budget of `total` bytes with no urgent reserve.
     pub fn new(total: u64) -> Arc<Self> {
-        Arc::new(Self { total, state: Mutex::default() })
+        Self::with_urgent_reserve(total, 0)
+    }
+
+    /// A budget of `total` bytes whose last `urgent_reserve` (at most an
+    /// eighth of it, as the host budget's `memory.urgent_reserve`) only
+    /// urgent reservations may take.
+    pub fn with_urgent_reserve(total: u64, urgent_reserve: u64) -> Arc<Self> {
+        Arc::new(Self { total, urgent_reserve: urgent_reserve.min(total / 8), state: Mutex::default() })
+    }
+
+    /// The bytes kept for urgent reservations.
+    pub fn urgent_reserve(&self) -> u64 {
+        self.urgent_reserve
+    }
+
+    /// The budget less the urgent reserve: all that normal reservations
+    /// may take, and so the total that the rules deciding what a device
+    /// keeps beside normal working sets (a resident SRS, matrices) plan
+    /// with.
+    pub fn normal_total(&self) -> u64 {
+        self.total - self.urgent_reserve
     }
 
     pub fn usage(&self) -> VramUsage {
@@ -77,21 +107,34 @@ impl VramBudget {
         VramReservation { budget: self.clone(), bytes }
     }
 
-    /// Bytes not handed out now.
+    /// Bytes a normal reservation may take now (the urgent reserve is
+    /// never free to it).
     pub fn free(&self) -> u64 {
-        self.total - self.state.lock().unwrap().used
+        self.normal_total().saturating_sub(self.state.lock().unwrap().used)
     }
 
-    /// All of `bytes`, or None when they do not fit now.
+    /// All of `bytes`, or None when they do not fit now beside the urgent
+    /// reserve.
     pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<VramReservation> {
-        let mut s = self.state.lock().unwrap();
-        (s.used + bytes <= self.total).then(|| self.grant(&mut s, bytes))
+        self.try_reserve_within(bytes, self.normal_total())
     }
 
-    /// As much of `bytes` as is free (the fallback path computes within it).
+    /// All of `bytes` for urgent work, which may take the urgent reserve
+    /// too, or None when they do not fit now.
+    pub fn try_reserve_urgent(self: &Arc<Self>, bytes: u64) -> Option<VramReservation> {
+        self.try_reserve_within(bytes, self.total)
+    }
+
+    fn try_reserve_within(self: &Arc<Self>, bytes: u64, limit: u64) -> Option<VramReservation> {
+        let mut s = self.state.lock().unwrap();
+        (s.used.saturating_add(bytes) <= limit).then(|| self.grant(&mut s, bytes))
+    }
+
+    /// As much of `bytes` as is free to a normal reservation (the fallback
+    /// path computes within it).
     pub fn reserve_up_to(self: &Arc<Self>, bytes: u64) -> VramReservation {
         let mut s = self.state.lock().unwrap();
-        let n = bytes.min(self.total - s.used);
+        let n = bytes.min(self.normal_total().saturating_sub(s.used));
         self.grant(&mut s, n)
     }
 }
@@ -107,13 +150,18 @@ pub enum Service {
     OnCpu = 2,
 }
 
-/// The two locks and the VRAM budget of one device, and its [`Service`].
+/// The two locks and the VRAM budget of one device, the lane of its
+/// urgent calls computing beside `compute_mtx`, and its [`Service`].
 #[derive(Debug)]
 pub struct DeviceLocks {
     pub ordinal: u32,
     pub name: String,
     mem_mtx: UrgentFirstLock,
     compute_mtx: UrgentFirstLock,
+    /// Held by an urgent call computing beside the holder of
+    /// `compute_mtx`: one such call at a time, so the device runs at most
+    /// two computes at once (see [`super::prover_worker`]).
+    urgent_lane: Mutex<()>,
     pub vram: Arc<VramBudget>,
     service: AtomicU8,
     /// Synthesized units its workers have taken and not finished with
@@ -129,13 +177,22 @@ fn lock(m: &Mutex<()>) -> MutexGuard<'_, ()> {
 }
 
 impl DeviceLocks {
+    /// A device with a VRAM budget of `vram_total` bytes and no urgent
+    /// reserve in it.
     pub fn new(ordinal: u32, name: String, vram_total: u64) -> Arc<Self> {
+        Self::with_urgent_vram_reserve(ordinal, name, vram_total, 0)
+    }
+
+    /// A device whose VRAM budget of `vram_total` bytes keeps its last
+    /// `urgent_vram_reserve` for urgent work ([`VramBudget::with_urgent_reserve`]).
+    pub fn with_urgent_vram_reserve(ordinal: u32, name: String, vram_total: u64, urgent_vram_reserve: u64) -> Arc<Self> {
         Arc::new(Self {
             ordinal,
             name,
             mem_mtx: UrgentFirstLock::default(),
             compute_mtx: UrgentFirstLock::default(),
-            vram: VramBudget::new(vram_total),
+            urgent_lane: Mutex::new(()),
+            vram: VramBudget::with_urgent_reserve(vram_total, urgent_vram_reserve),
             service: AtomicU8::new(Service::InService as u8),
             units_held: AtomicUsize::new(0),
         })
@@ -182,6 +239,13 @@ impl DeviceLocks {
     /// `urgent`: for a partition of an urgent job, which goes first.
     pub fn lock_compute(&self, urgent: bool) -> UrgentFirstGuard<'_> {
         self.compute_mtx.lock(urgent)
+    }
+
+    /// For an urgent call computing beside the holder of the compute lock
+    /// (its whole working set in an urgent reservation): waits for the
+    /// urgent call computing so, if any, only.
+    pub fn lock_urgent_lane(&self) -> MutexGuard<'_, ()> {
+        lock(&self.urgent_lane)
     }
 }
 
@@ -284,6 +348,42 @@ mod tests {
         assert_eq!(v.usage(), VramUsage { total_bytes: 100, used_bytes: 100, peak_bytes: 100 });
         drop((a, b));
         assert_eq!(v.usage().used_bytes, 0);
+    }
+
+    #[test]
+    fn normal_reservations_never_take_the_urgent_reserve() {
+        let v = VramBudget::with_urgent_reserve(160, 20);
+        assert_eq!((v.urgent_reserve(), v.normal_total(), v.free()), (20, 140, 140));
+        assert!(v.try_reserve(141).is_none(), "a normal reservation over the budget less the reserve");
+        let a = v.try_reserve(100).unwrap();
+        assert_eq!(v.free(), 40);
+        // The fallback's grant takes all that is free to it, not the reserve.
+        let b = v.reserve_up_to(u64::MAX);
+        assert_eq!((b.bytes(), v.free()), (40, 0));
+        assert!(v.try_reserve(1).is_none());
+        // Urgent work takes the reserve.
+        let u = v.try_reserve_urgent(15).unwrap();
+        assert!(v.try_reserve_urgent(6).is_none(), "past the whole budget");
+        assert_eq!((v.free(), v.reserve_up_to(10).bytes()), (0, 0), "beside an urgent reservation in the reserve");
+        assert_eq!(v.usage(), VramUsage { total_bytes: 160, used_bytes: 155, peak_bytes: 155 });
+        drop(a);
+        // Freed normal room is free to both; urgent work may take all of it.
+        assert_eq!(v.free(), 85);
+        let big = v.try_reserve_urgent(105).unwrap();
+        assert_eq!((v.usage().used_bytes, v.free()), (160, 0));
+        drop((b, u, big));
+        assert_eq!((v.usage().used_bytes, v.free()), (0, 140));
+    }
+
+    #[test]
+    fn urgent_vram_reserve_is_at_most_an_eighth_of_the_budget() {
+        assert_eq!(VramBudget::with_urgent_reserve(80, 20).urgent_reserve(), 10);
+        assert_eq!(VramBudget::with_urgent_reserve(80, 0).urgent_reserve(), 0);
+        assert_eq!(VramBudget::new(80).free(), 80, "none without one");
+        // The CPU stand-in's unlimited budget keeps the reserve asked for.
+        let unlimited = VramBudget::with_urgent_reserve(u64::MAX, 1 << 30);
+        assert_eq!(unlimited.usage().budget(), None);
+        assert!(unlimited.try_reserve(u64::MAX - (1 << 30)).is_some());
     }
 
     #[test]

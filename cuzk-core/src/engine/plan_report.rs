@@ -64,6 +64,9 @@ pub struct DeviceSummary {
     /// What the engine may use of its VRAM; None: the CPU backend's
     /// stand-in device, which has none.
     pub vram_budget: Option<u64>,
+    /// The last bytes of that budget only urgent partitions may take
+    /// (`gpus.urgent_vram_reserve`, capped at an eighth of it).
+    pub urgent_vram_reserve: u64,
 }
 
 /// The start-up report.
@@ -104,7 +107,13 @@ impl StartReport {
         )];
         for d in &self.devices {
             lines.push(match d.vram_budget {
-                Some(v) => format!("plan device gpu={} name={:?} vram_budget={}", d.ordinal, d.name, format_size(v)),
+                Some(v) => format!(
+                    "plan device gpu={} name={:?} vram_budget={} urgent_vram_reserve={}",
+                    d.ordinal,
+                    d.name,
+                    format_size(v),
+                    format_size(d.urgent_vram_reserve)
+                ),
                 None => "plan device cpu vram=none proves_on=cpu".into(),
             });
         }
@@ -214,6 +223,8 @@ pub struct GpuPlan {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DevicePlan {
     pub ordinal: u32,
+    /// What its normal partitions plan within: the VRAM budget less the
+    /// urgent reserve.
     pub vram_budget: u64,
     /// None: the CPU proves (no VRAM).
     pub gpu: Option<GpuPlan>,
@@ -593,18 +604,24 @@ mod tests {
             budget: 116 * GIB,
             budget_source: budget_source(&cfg, 116 * GIB),
             urgent_reserve: GIB,
-            devices: vec![DeviceSummary { ordinal: 0, name: "NVIDIA H100 80GB HBM3".into(), vram_budget: Some(78 * GIB) }],
+            devices: vec![DeviceSummary {
+                ordinal: 0,
+                name: "NVIDIA H100 80GB HBM3".into(),
+                vram_budget: Some(78 * GIB),
+                urgent_vram_reserve: GIB,
+            }],
             pipeline: pipeline(1),
         };
         assert_eq!(
             r.lines(),
             [
                 "plan host memory_budget=116GiB source=memory.total_budget urgent_reserve=1GiB backend=cuda",
-                "plan device gpu=0 name=\"NVIDIA H100 80GB HBM3\" vram_budget=78GiB",
+                "plan device gpu=0 name=\"NVIDIA H100 80GB HBM3\" vram_budget=78GiB urgent_vram_reserve=1GiB",
                 "plan pipeline partition_workers=16 gpu_queue=1 prover_workers=2 max_batch_size=1 partitions_in_flight_max=19 per_circuit=\"plan budget/partitions/device lines at its first partition\"",
             ]
         );
-        let cpu = StartReport { devices: vec![DeviceSummary { ordinal: 0, name: "cpu".into(), vram_budget: None }], ..r };
+        let cpu =
+            StartReport { devices: vec![DeviceSummary { ordinal: 0, name: "cpu".into(), vram_budget: None, urgent_vram_reserve: 0 }], ..r };
         assert_eq!(cpu.lines()[1], "plan device cpu vram=none proves_on=cpu");
     }
 

@@ -9,16 +9,31 @@
 //! - pre-stage path: under `mem_mtx` reserve VRAM and pre-stage, then
 //!   under `compute_mtx` compute (an urgent unit takes either lock before
 //!   the normal ones waiting for it);
+//! - urgent beside path: an urgent unit whose whole working set fits an
+//!   urgent reservation (which may take the device's urgent VRAM reserve,
+//!   `gpus.urgent_vram_reserve`), and is no larger than that reserve, is
+//!   pre-staged as above, then computes
+//!   without `compute_mtx`, beside whatever holds it, within that
+//!   reservation alone (it borrows nothing: `compute_beside`); urgent
+//!   units computing so take the device's urgent lane, one at a time. A
+//!   WinningPoSt thus waits for neither a PoRep partition's kernels nor its
+//!   fallback grant, which never takes the reserve;
 //! - fallback path (the reservation does not fit): under `compute_mtx`
-//!   reserve what is free and compute within it;
+//!   reserve what is free (never the urgent reserve) and compute within
+//!   it; an urgent unit too, which then waits for the kernel running;
 //! - epilogue with no lock; proofs go to their jobs by partition.
 //!
 //! A pre-stage or compute that runs out of device memory (the card had
 //! less free than the budget said) is computed again, once, on the
-//! fallback path within what is free. A lost device leaves service where
-//! another remains (its workers stop, the unit goes back to the queue for
-//! the others); the last one's workers prove on the CPU from then on where
-//! `gpus.cpu_fallback` is on, else its units fail. A prove that found no
+//! fallback path within what is free, under `compute_mtx` (an urgent unit
+//! that computed beside leaves its lane and takes the lock). A lost device
+//! leaves service where another remains (its workers stop, the unit goes
+//! back to the queue for the others); the last one's workers prove on the
+//! CPU from then on where `gpus.cpu_fallback` is on, else its units fail.
+//! A fault that leaves the device unusable (a sticky CUDA error) is a loss
+//! for every call on it, the urgent one beside and the one holding the
+//! compute lock alike; any other error fails its own call only. A prove
+//! that found no
 //! room in the host budget for what it allocates beyond the unit's own
 //! reservation (a, b, c computed on the host when the circuit's matrices
 //! left the device) is proved again each time the budget frees memory, for
@@ -27,7 +42,7 @@
 //! never the worker.
 
 use super::backend::{Backend, CpuBackend, InterlockTrace, ProveInput, ProverBackend, ProverError, StageAhead};
-use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service, VramBudget, VramReservation};
+use super::interlock::{after_loss, AfterLoss, DeviceLocks, Service, UrgentFirstGuard, VramBudget, VramReservation};
 use super::pipeline::{Member, ProveUnit};
 use super::shared::{panic_message, Shared};
 use super::srs_handle::release_where_every_device_holds;
@@ -37,7 +52,7 @@ use crate::config::format_size;
 use crate::failure::ErrorKind;
 use crate::groth16::{Proof, StopCheck};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub struct ProverWorker {
@@ -302,6 +317,14 @@ enum Staged<S> {
     Nothing(&'static str, Option<StageAhead>),
 }
 
+/// What a call computes under: the compute lock, or, for an urgent call
+/// whose whole working set is reserved and pre-staged, the device's urgent
+/// lane, beside whatever holds the compute lock.
+enum Computing<'a> {
+    Locked { _compute: UrgentFirstGuard<'a> },
+    Beside { _lane: MutexGuard<'a, ()> },
+}
+
 /// `input` proved on `dev` through its interlock, the state between
 /// `backend`'s phases in its own types ([`super::backend::Backend`] for
 /// every backend).
@@ -326,9 +349,11 @@ pub(super) fn through_interlock<B: ProverBackend>(
         let vram = fallback_grant(&dev.vram, need, 0, ahead);
         backend.compute_fallback(dev.ordinal, vram.bytes(), input)
     };
-    // Pre-staged where the reservation fits and the card has the memory;
-    // an out-of-memory there leaves the unit to the fallback.
-    let (staged, prestage) = match dev.vram.try_reserve(need) {
+    // Pre-staged where the reservation fits (an urgent one may take the
+    // urgent reserve) and the card has the memory; an out-of-memory there
+    // leaves the unit to the fallback.
+    let reserved = if urgent { dev.vram.try_reserve_urgent(need) } else { dev.vram.try_reserve(need) };
+    let (staged, prestage) = match reserved {
         Some(vram) => {
             let t = Instant::now();
             let staged = backend.prestage(dev.ordinal, input);
@@ -362,33 +387,56 @@ pub(super) fn through_interlock<B: ProverBackend>(
             let prestage = kept + t.elapsed();
             drop(mem_guard);
             log::info!(
-                "gpu={} no room to pre-stage: needs {}, {} of {} reserved; {} within the compute lock instead",
+                "gpu={} no room to pre-stage{}: needs {}, {} of {} reserved{}; {} within the compute lock instead",
                 dev.ordinal,
+                if urgent { " (urgent)" } else { "" },
                 format_size(need),
                 format_size(usage.used_bytes),
                 format_size(usage.total_bytes),
+                match dev.vram.urgent_reserve() {
+                    0 => String::new(),
+                    r if urgent => format!(" (its urgent reserve of {} included)", format_size(r)),
+                    r => format!(", the last {} kept for urgent work", format_size(r)),
+                },
                 if matches!(staged, Staged::Ahead(..)) { "its part staged ahead, the rest" } else { "staged" }
             );
             (staged, prestage)
         }
     };
+    // An urgent call with its whole working set reserved computes beside
+    // the compute lock's holder (a long partition): it waits for the
+    // urgent call computing so, if any, only. Only one small enough for
+    // the urgent reserve (a WinningPoSt), the work the reserve is sized
+    // for: a large one (a WindowPoSt on a big card) would share the GPU's
+    // arithmetic with the partition for as long as both run, slowing both,
+    // and takes the compute lock first anyway.
+    let beside = urgent && need <= dev.vram.urgent_reserve() && matches!(staged, Staged::Whole(..));
     let t = Instant::now();
-    let compute_guard = dev.lock_compute(urgent);
+    let mut computing =
+        if beside { Computing::Beside { _lane: dev.lock_urgent_lane() } } else { Computing::Locked { _compute: dev.lock_compute(urgent) } };
     let compute_wait = t.elapsed();
     gpu_event("gpu_start", None);
     let t = Instant::now();
     let (computed, path) = match staged {
         Staged::Whole(vram, staged) => {
-            let computed = backend.compute(dev.ordinal, staged, input);
+            let computed =
+                if beside { backend.compute_beside(dev.ordinal, staged, input) } else { backend.compute(dev.ordinal, staged, input) };
             drop(vram);
             // The device had less free than the plan took (another user of
-            // the card): planned again within what is free now, once.
+            // the card): planned again within what is free now, once, under
+            // the compute lock (the fallback's grant is the free VRAM, which
+            // only the compute lock's holder may take).
             match computed {
                 Err(ProverError::OutOfMemory(why)) => {
                     log::warn!("gpu={} out of device memory in compute ({why}); computing again within what is free", dev.ordinal);
-                    (fallback(backend.stage_ahead(dev.ordinal, input)), "prestaged_then_fallback")
+                    if beside {
+                        drop(computing);
+                        computing = Computing::Locked { _compute: dev.lock_compute(urgent) };
+                    }
+                    let path = if beside { "urgent_beside_then_fallback" } else { "prestaged_then_fallback" };
+                    (fallback(backend.stage_ahead(dev.ordinal, input)), path)
                 }
-                computed => (computed, "prestaged"),
+                computed => (computed, if beside { "urgent_beside" } else { "prestaged" }),
             }
         }
         Staged::Ahead(held, staged, ahead) => {
@@ -406,7 +454,7 @@ pub(super) fn through_interlock<B: ProverBackend>(
     };
     let kernel = t.elapsed();
     gpu_event("gpu_end", Some(path));
-    drop(compute_guard);
+    drop(computing);
     let trace = InterlockTrace { path, mem_wait, prestage, compute_wait, kernel, epilogue: Duration::ZERO };
     let computed = computed?;
     let t = Instant::now();

@@ -125,6 +125,7 @@ impl Engine {
                     // The CPU's stand-in device has none (unlimited,
                     // unless `gpus.vram_limit` caps it for tests).
                     vram_budget: Some(d.vram.usage().total_bytes).filter(|&v| backend.name() != "cpu" && v != u64::MAX),
+                    urgent_vram_reserve: d.vram.urgent_reserve(),
                 })
                 .collect(),
             pipeline: Pipeline::of(&config, devices.len()),
@@ -193,7 +194,8 @@ fn worker(role: WorkerRole, worker_id: usize, gpu: Option<u32>, sub_id: Option<u
 }
 
 /// The backend's devices narrowed to `gpus.devices`, with VRAM capped by
-/// `gpus.vram_limit`.
+/// `gpus.vram_limit`, the last `gpus.urgent_vram_reserve` of it kept for
+/// urgent work.
 fn select_devices(config: &Config, backend: &dyn Backend) -> Result<Vec<Arc<DeviceLocks>>, EngineError> {
     let found = backend.devices();
     if found.is_empty() {
@@ -214,7 +216,7 @@ fn select_devices(config: &Config, backend: &dyn Backend) -> Result<Vec<Arc<Devi
         .filter(|d| backend.name() == "cpu" || wanted.is_empty() || wanted.contains(&d.ordinal))
         .map(|d| {
             let vram = if limit > 0 { d.vram_bytes.min(limit) } else { d.vram_bytes };
-            DeviceLocks::new(d.ordinal, d.name, vram)
+            DeviceLocks::with_urgent_vram_reserve(d.ordinal, d.name, vram, config.gpus.urgent_vram_reserve.0)
         })
         .collect())
 }

@@ -102,11 +102,37 @@ pub fn h_log_n(num_constraints: usize) -> Result<u32, GpuProveError> {
     Ok(log_n.max(1))
 }
 
-/// The chunking of a call's MSMs (None: each MSM's default plan).
+/// The chunking of a call's MSMs (None: each MSM's default plan), for
+/// scalars in host memory and for scalars already on the device. These
+/// need no staging buffers, so the same budget may hold every point in one
+/// chunk where host scalars need several (and only in one chunk does an
+/// MSM plan from what its scalars are).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct MsmChunks {
     g1: Option<MsmOptions>,
     g2: Option<MsmOptions>,
+    g1_device_scalars: Option<MsmOptions>,
+    g2_device_scalars: Option<MsmOptions>,
+}
+
+impl MsmChunks {
+    /// The G1 plan for an MSM of `scalars`.
+    fn g1_for(&self, scalars: &Input<'_, FrRepr>) -> Option<MsmOptions> {
+        if matches!(scalars, Input::Device { .. }) {
+            self.g1_device_scalars
+        } else {
+            self.g1
+        }
+    }
+
+    /// The G2 plan for an MSM of `scalars`.
+    fn g2_for(&self, scalars: &Input<'_, FrRepr>) -> Option<MsmOptions> {
+        if matches!(scalars, Input::Device { .. }) {
+            self.g2_device_scalars
+        } else {
+            self.g2
+        }
+    }
 }
 
 /// A plan as it runs on a device, with the MSM plans it resolves to.
@@ -385,12 +411,16 @@ impl GpuProver {
             Chunks::Within(budget) => {
                 let (n1, n2) = msm_sizes(params);
                 let on_dev = points.on_device();
+                let g1 = |scalars_on_device| msm::options_for_budget::<G1>(self.device, n1, on_dev, scalars_on_device, budget);
+                let g2 = |scalars_on_device| msm::options_for_budget::<G2>(self.device, n2, on_dev, scalars_on_device, budget);
                 MsmChunks {
-                    g1: Some(msm::options_for_budget::<G1>(self.device, n1, on_dev, false, budget)?),
-                    g2: Some(msm::options_for_budget::<G2>(self.device, n2, on_dev, false, budget)?),
+                    g1: Some(g1(false)?),
+                    g2: Some(g2(false)?),
+                    g1_device_scalars: Some(g1(true)?),
+                    g2_device_scalars: Some(g2(true)?),
                 }
             }
-            Chunks::Exactly(o) => MsmChunks { g1: Some(o), g2: Some(o) },
+            Chunks::Exactly(o) => MsmChunks { g1: Some(o), g2: Some(o), g1_device_scalars: Some(o), g2_device_scalars: Some(o) },
         })
     }
 
@@ -471,7 +501,8 @@ impl GpuProver {
         scalars: Input<'_, FrRepr>,
         chunks: MsmChunks,
     ) -> Result<G1Projective, GpuProveError> {
-        Ok(g1(msm::msm_in::<G1>(ws, points, scalars, chunks.g1)?.0))
+        let plan = chunks.g1_for(&scalars);
+        Ok(g1(msm::msm_in::<G1>(ws, points, scalars, plan)?.0))
     }
 }
 

@@ -79,6 +79,10 @@ pub struct TestBackend {
     /// Devices whose compute fails as a device failure (and whether only
     /// once).
     lost: Mutex<Vec<(u32, bool)>>,
+    /// Circuits (by public inputs) whose compute waits until released,
+    /// and how many compute calls wait so now.
+    held: Mutex<(Vec<Vec<Fr>>, usize)>,
+    held_cv: Condvar,
 }
 
 impl TestBackend {
@@ -134,6 +138,47 @@ impl TestBackend {
         }
     }
 
+    /// Every compute call of a circuit with `public_inputs` from now on
+    /// waits (inside the compute, holding whatever lock the engine holds
+    /// for it) until [`TestBackend::release`]; the other circuits' calls
+    /// go on.
+    pub fn hold(&self, public_inputs: Vec<Fr>) {
+        self.held.lock().unwrap().0.push(public_inputs);
+    }
+
+    /// Lets the calls held for `public_inputs` go on.
+    pub fn release(&self, public_inputs: &[Fr]) {
+        self.held.lock().unwrap().0.retain(|p| p.as_slice() != public_inputs);
+        self.held_cv.notify_all();
+    }
+
+    /// Waits until `n` compute calls are held.
+    pub fn wait_held(&self, n: usize) {
+        let held = self.held.lock().unwrap();
+        let (_held, waited) = self.held_cv.wait_timeout_while(held, Duration::from_secs(60), |(_, holding)| *holding < n).unwrap();
+        assert!(!waited.timed_out(), "{n} compute calls were never held");
+    }
+
+    /// How many compute calls are held now.
+    pub fn holding(&self) -> usize {
+        self.held.lock().unwrap().1
+    }
+
+    /// Holds the call while any of `a`'s circuits is held.
+    fn wait_while_held(&self, a: &[ProvingAssignment]) {
+        let is_held = |held: &Vec<Vec<Fr>>| a.iter().any(|pa| held.iter().any(|p| p.as_slice() == &pa.input_assignment[1..]));
+        let mut held = self.held.lock().unwrap();
+        if !is_held(&held.0) {
+            return;
+        }
+        held.1 += 1;
+        self.held_cv.notify_all();
+        while is_held(&held.0) {
+            held = self.held_cv.wait(held).unwrap();
+        }
+        held.1 -= 1;
+    }
+
     pub fn fault(&self, public_inputs: Vec<Fr>, f: Fault) {
         self.faults.lock().unwrap().push((public_inputs, f));
     }
@@ -176,6 +221,7 @@ impl TestBackend {
             open = self.gate_cv.wait(open).unwrap();
         }
         drop(open);
+        self.wait_while_held(input.assignments);
         let mut lost = self.lost.lock().unwrap();
         if let Some(at) = lost.iter().position(|&(dev, _)| dev == d) {
             if lost[at].1 {

@@ -182,7 +182,15 @@ impl Card {
     /// resident yet) and has reached the memory lock (the SRS kept:
     /// `keep_resident`).
     fn new(budget: u64, circuit: Circuit) -> Card {
-        let vram = VramBudget::new(budget);
+        Self::with_urgent_reserve(budget, 0, circuit)
+    }
+
+    /// [`Card::new`] with the last `urgent_reserve` bytes of the budget
+    /// kept for urgent work (`gpus.urgent_vram_reserve`): the rules then
+    /// decide by the budget less it, as the backend's do.
+    fn with_urgent_reserve(budget: u64, urgent_reserve: u64, circuit: Circuit) -> Card {
+        let vram = VramBudget::with_urgent_reserve(budget, urgent_reserve);
+        let budget = vram.normal_total();
         let from_host = Sizes { streamed_bytes: STREAMED_PEAK, ..sizes(false, false) };
         let matrices = match circuit {
             Circuit::Classic => MatricesAt::Host,
@@ -367,7 +375,11 @@ mod tests {
     /// The steady state of a stream on a card of `budget` bytes: each
     /// distinct path and plan of its last calls, and the mean rating.
     fn steady(budget: u64, circuit: Circuit) -> (Vec<String>, f64) {
-        let card = Card::new(budget, circuit);
+        steady_of(Card::new(budget, circuit))
+    }
+
+    /// [`steady`] of `card`.
+    fn steady_of(card: Card) -> (Vec<String>, f64) {
         let calls = card.stream(WARM_UP + 2);
         let last = &calls[WARM_UP..];
         let mut seen: Vec<String> = Vec::new();
@@ -465,6 +477,29 @@ mod tests {
             let (plans, s) = steady(budget(gib), circuit);
             assert_eq!(plans, [want], "{gib} GB, {circuit:?}");
             assert!((s - rating).abs() < 0.0005, "{gib} GB, {circuit:?}: rated {s:.3} s");
+        }
+    }
+
+    /// The default urgent VRAM reserve (1 GiB) leaves each card's
+    /// partitions their path, where their points, H term and inputs are
+    /// and where their queries run; at most their MSMs' chunks shrink by
+    /// it (a 16 GiB limit's and a 64 or 80 GB card's), for at most 15 ms
+    /// of compute lock per partition.
+    #[test]
+    fn the_urgent_vram_reserve_costs_each_card_at_most_smaller_chunks() {
+        let but_chunks = |plans: &[String]| plans.iter().map(|p| p[..p.find(" chunks=").unwrap()].to_string()).collect::<Vec<_>>();
+        for circuit in [Circuit::Classic, Circuit::Pce] {
+            for gib in [16, 24, 32, 40, 48, 64, 80, 96, 120, 141] {
+                // 16: `vram_limit = "16GiB"`, the card.
+                let bytes = if gib == 16 { 16 * GIB } else { budget(gib) };
+                let (plans, s) = steady(bytes, circuit);
+                let (reserved, s_reserved) = steady_of(Card::with_urgent_reserve(bytes, GIB, circuit));
+                assert_eq!(but_chunks(&reserved), but_chunks(&plans), "{gib} GB, {circuit:?}");
+                assert!(
+                    (s..=s + 0.0155).contains(&s_reserved),
+                    "{gib} GB, {circuit:?}: rated {s_reserved:.3} s with the reserve, {s:.3} s without"
+                );
+            }
         }
     }
 

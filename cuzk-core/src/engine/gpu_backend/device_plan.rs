@@ -26,7 +26,7 @@ impl GpuBackend {
         pce: Option<&Arc<Pce>>,
         witness_only: bool,
     ) -> DevicePlan {
-        let total = locks.vram.usage().total_bytes;
+        let total = locks.vram.normal_total();
         let constraints = pce.map_or(srs.counts().h + 1, |p| p.num_constraints());
         let matrices = match pce {
             None => MatricesAt::None,

@@ -133,7 +133,7 @@ impl GpuBackend {
             Some((p, m)) => (m.bytes(), if input.witness_only() { p.z_bytes() } else { 0 }),
             None => (0, 0),
         };
-        if !Self::keeps_srs_resident(dev, &**input.srs, first.num_constraints(), input.vram.usage().total_bytes, matrices, z)? {
+        if !Self::keeps_srs_resident(dev, &**input.srs, first.num_constraints(), input.vram.normal_total(), matrices, z)? {
             return Ok(None);
         }
         // The points to upload, read again first where they were released
@@ -319,7 +319,7 @@ impl GpuBackend {
             return Some(gpu);
         }
         let bytes = GpuPce::device_bytes(pce).ok()?;
-        let total = vram.usage().total_bytes;
+        let total = vram.normal_total();
         let (n, z) = (pce.num_constraints(), pce.z_bytes());
         // Each branch of the rule needs one of the two working sets.
         let (resident_srs, from_host) = if points_on_device {
@@ -366,7 +366,7 @@ impl GpuBackend {
             return Some(s);
         }
         let n = pce.num_constraints();
-        let total = vram.usage().total_bytes;
+        let total = vram.normal_total();
         let h_bytes = GpuProver::h_bytes(n).ok()?;
         let min_msm_bytes = Self::min_msm_bytes(dev, srs, Self::is_resident(dev, srs)).ok()?;
         // The H term's room first: the peak is known once the table is built.

@@ -282,7 +282,8 @@ impl GpuProver {
             None => {
                 let b_aux = self.query_scalars(aux, &pa.b_aux_density, &mut witness, &mut compacted)?;
                 times.compact += lap();
-                self.b_msms(ws, params, points, pa, b_aux, (chunks.g1, chunks.g2), times)?
+                let plans = (chunks.g1_for(&b_aux), chunks.g2_for(&b_aux));
+                self.b_msms(ws, params, points, pa, b_aux, plans, times)?
             }
         };
         Ok(QueryMsms { l, a, b_g1, b_g2 })
