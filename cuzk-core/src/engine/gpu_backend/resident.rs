@@ -208,7 +208,7 @@ impl GpuBackend {
         }
         let keeps = |ordinal: u32| {
             let (Some(locks), Ok(dev)) = (devices.iter().find(|d| d.ordinal == ordinal), self.device(ordinal)) else { return false };
-            Self::keeps_srs_from_first(dev, shape, pce, locks.vram.usage().total_bytes).unwrap_or(false)
+            Self::keeps_srs_from_first(dev, shape, pce, locks.vram.normal_total()).unwrap_or(false)
         };
         if !every_device_would_hold(devices, keeps) {
             return None;
