@@ -5,8 +5,10 @@
 //! their PCE, gives the CPU prover's bytes for the same r and s; and the
 //! engine proves on the GPU end to end (its partitions after the first of
 //! each circuit synthesized witness-only, a, b, c computed on the device),
-//! with a VRAM limit that forces the fallback too. Skipped, visibly,
-//! without a GPU.
+//! with a VRAM limit that forces the fallback too; a `.params` file read
+//! slice by slice into a device's copy is the upload of its parameters,
+//! and the engine loads an SRS the card keeps resident straight to it.
+//! Skipped, visibly, without a GPU.
 
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
@@ -17,7 +19,9 @@ use cuzk_core::engine::srs_handle::SrsHandle;
 use cuzk_core::engine::{
     BuiltinJob, Engine, JobOutcome, PartitionedCircuit, ProofRequest, ProveInput, ProverBackend, ProverError, ShutdownMode,
 };
+use cuzk_core::groth16::gpu_srs::DeviceSrs;
 use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof};
+use cuzk_core::srs::{stream_host_bytes, KeyShape, ParamsFile, ReadOptions};
 use cuzk_core::Fr;
 use cuzk_tests::vram;
 use ff::Field;
@@ -395,11 +399,15 @@ fn engine_proves_on_the_gpu() {
     assert!(synth.iter().all(|p| p == "classic"), "pce off: {synth:?}");
 }
 
-/// Where the card keeps the SRS resident, the engine releases its host
-/// points once the device has its copy: later partitions and jobs prove
-/// from that copy without reading them again, and the host budget holds no
-/// SRS. Where the points stream from host memory (no resident SRS) they
-/// stay. Every proof verifies (against the key written to the file).
+/// Where the card keeps the SRS resident, the engine loads it straight to
+/// the device from its file, a slice at a time (the host never holds it
+/// whole), and its host points start released: partitions and jobs prove
+/// from the device's copy without reading them, and the host budget holds
+/// no SRS. Where the points stream from host memory (no resident SRS) it
+/// loads whole and they stay. With no `.pce` file yet (the matrices'
+/// size unknown as it loads) it loads whole, and the host points go once
+/// the card has its copy. Every proof verifies (against the key written
+/// to the file).
 #[test]
 fn the_srs_host_points_go_where_the_gpu_keeps_it_resident() {
     const TEST: &str = "the_srs_host_points_go_where_the_gpu_keeps_it_resident";
@@ -411,29 +419,90 @@ fn the_srs_host_points_go_where_the_gpu_keeps_it_resident() {
     let job = |i: u64| BuiltinJob::new(spec, 3, seed.wrapping_add(i));
     let params = groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap();
     params.write_file(&dir.path().join(format!("{}.params", job(0).circuit_id()))).unwrap();
+    // Its `.pce` file written ahead: the size of the matrices the card
+    // keeps beside the SRS is then known as the SRS loads (with none, the
+    // first partition records them, and the SRS loads whole).
+    let pce_path = dir.path().join(format!("{}.pce", job(0).circuit_id()));
+    cuzk_core::pce::file::write(&cuzk_core::pce::record(&job(0).circuit_id(), spec.blank()).unwrap(), &pce_path).unwrap();
     let pvk = prepare_verifying_key(&params.vk);
-    for resident in [true, false] {
+    let whole = params.size_bytes() as u64;
+    for (resident, pce_file) in [(true, true), (false, true), (true, false)] {
+        if !pce_file {
+            std::fs::remove_file(&pce_path).unwrap();
+        }
         let backend = if resident { GpuBackend::new().unwrap() } else { GpuBackend::new().unwrap().without_resident_srs() };
         let mut cfg = engine_config(2, 0, true, &dir.path().join("timeline.jsonl"));
         cfg.srs.param_cache = dir.path().to_path_buf();
+        // Slices well under the SRS: a load straight to the device reads
+        // it in many.
+        cfg.srs.stream_slice = ByteSize(STREAM_SLICE as u64);
         // One device: the points go once every device has its copy.
         cfg.gpus.devices = vec![device as u32];
         let engine = Engine::start_with_backend(cfg, Arc::new(backend)).unwrap();
         for i in 0..2 {
             let out = match engine.prove(ProofRequest::builtin(job(i)), Some(Duration::from_secs(300))).unwrap().1 {
                 JobOutcome::Completed(p) => p,
-                other => panic!("resident={resident} job {i}: {other:?}"),
+                other => panic!("resident={resident} pce_file={pce_file} job {i}: {other:?}"),
             };
             for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
-                assert!(verify_proof(&pvk, proof, &job(i).public_inputs(p)).unwrap(), "resident={resident} job {i} partition {p}");
+                let ok = verify_proof(&pvk, proof, &job(i).public_inputs(p)).unwrap();
+                assert!(ok, "resident={resident} pce_file={pce_file} job {i} partition {p}");
             }
         }
         let st = engine.status();
-        let expected = if resident { 0 } else { params.size_bytes() as u64 };
-        assert_eq!((st.srs[0].host_bytes, st.memory.srs_bytes), (expected, expected), "resident={resident}: the SRS's host bytes");
+        // The card has room for the SRS beside the matrices: kept resident
+        // however it loaded, the host points go.
+        let expected = if resident { 0 } else { whole };
+        let case = format!("resident={resident} pce_file={pce_file}");
+        assert_eq!((st.srs[0].host_bytes, st.memory.srs_bytes), (expected, expected), "{case}: the SRS's host bytes");
+        let peak = st.memory.srs_peak_bytes;
+        if resident && pce_file {
+            // Loaded straight to the device: the host never held more of
+            // it than the slices.
+            assert!(peak > 0 && peak <= stream_host_bytes(STREAM_SLICE), "{case}: the SRS's host peak {peak} B");
+        } else {
+            // Streamed from host memory, or the matrices' size not known
+            // as it loaded: loaded whole.
+            assert!(peak >= whole, "{case}: loaded whole, peak {peak} B");
+        }
         engine.shutdown(ShutdownMode::Drain);
-        println!("resident={resident}: 2 jobs proved and verified; the SRS holds {expected} B of host memory");
+        println!("{case}: 2 jobs proved and verified; the SRS holds {expected} B of host memory, {peak} B at its peak");
     }
+}
+
+/// The slices of the loads straight to the device in these tests.
+const STREAM_SLICE: usize = 64 << 10;
+
+/// A `.params` file read slice by slice into a device's copy
+/// (`DeviceSrs::allocate` and `fill`, as the engine loads an SRS straight
+/// to the devices that keep it) holds the bytes `DeviceSrs::upload` of
+/// the same parameters puts there, for slices of several sizes (one under
+/// a G2 point's size, odd ones, one over the whole file).
+#[test]
+fn a_params_file_streamed_to_the_device_is_the_upload_of_its_parameters() {
+    const TEST: &str = "a_params_file_streamed_to_the_device_is_the_upload_of_its_parameters";
+    let _device = vram::alone();
+    let Some(device) = cuzk_sys::test_device(TEST) else { return };
+    let seed = cuzk_sys::test_seed(TEST);
+    let spec: CircuitSpec = "synthetic:20000:3".parse().unwrap();
+    let params = groth16::generate_random_parameters(spec.blank(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.params");
+    params.write_file(&path).unwrap();
+    let uploaded = DeviceSrs::upload(device, &params).unwrap().download().unwrap();
+    assert_eq!(uploaded.iter().map(Vec::len).sum::<usize>() as u64, DeviceSrs::bytes(&params));
+    let stream = cuzk_sys::Stream::new(device).unwrap();
+    for slice in [100, 4099, STREAM_SLICE, 1 << 30] {
+        let file = ParamsFile { path: path.clone(), opts: ReadOptions::default(), trusted_by: None };
+        let mut copy = DeviceSrs::allocate(device, file.head().unwrap().counts()).unwrap();
+        let head = file.stream(slice, &mut |s| copy.fill(&stream, &s)).unwrap();
+        assert_eq!((&head.vk, head.counts()), (&params.vk, params.counts()));
+        let streamed = copy.download().unwrap();
+        for (i, (got, want)) in streamed.iter().zip(&uploaded).enumerate() {
+            assert!(got == want, "{slice} B slices: vector {i} differs from the upload");
+        }
+    }
+    println!("{TEST}: slices of 100 B to 1 GiB give the upload's bytes");
 }
 
 #[test]

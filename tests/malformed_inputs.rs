@@ -7,7 +7,7 @@ use blstrs::{Fp, G1Affine, Scalar as Fr};
 use cuzk_core::circuits::CircuitSpec;
 use cuzk_core::filecoin::{file_digest, FilecoinError, ParamCache, PublishedDigests};
 use cuzk_core::groth16::{self, prepare_verifying_key, verify_proof, Proof, ProofError};
-use cuzk_core::srs::{Parameters, ParamsError, PointFault, ReadOptions, VerifyingKey};
+use cuzk_core::srs::{Parameters, ParamsError, PointFault, PointSlice, ReadOptions, StreamError, VerifyingKey};
 use cuzk_tests::rng;
 use ff::Field;
 use rand::{Rng, RngCore};
@@ -258,6 +258,51 @@ fn params_with_their_published_digest_skip_the_subgroup_checks() {
     one[l_first + 50] ^= 1;
     std::fs::write(&path, &one).unwrap();
     assert!(matches!(load(listed(file_digest(&bytes))), Err(FilecoinError::Params { source: ParamsError::InvalidPoint { .. }, .. })));
+}
+
+/// A param cache's file read in slices (as the engine loads an SRS
+/// straight to the GPUs that keep it) follows the whole read's rule: its
+/// published digest trusts it, else every point is checked, with the same
+/// errors.
+#[test]
+fn params_streamed_in_slices_follow_the_published_digest_rule() {
+    let (params, bytes) = fixture();
+    let l_first = section_offset(&params, 2) + 4;
+    let mut outside = bytes.clone();
+    outside[l_first..l_first + 96].copy_from_slice(&point_outside_subgroup());
+    let id = "test-circuit";
+    let (dir, path) = cache_with(&outside, id);
+    let name = path.file_name().unwrap().to_str().unwrap().to_string();
+    let listed = |digest: String| ParamCache::new(dir.path()).with_published(PublishedDigests::new([(name.clone(), digest)]));
+    // The points the sink was handed.
+    let stream = |cache: ParamCache| -> Result<usize, ParamsError> {
+        let file = cache.params_file(id, ReadOptions::default()).expect("the file is there");
+        let mut points = 0;
+        let mut sink = |s: PointSlice<'_>| {
+            points += s.len();
+            Ok::<(), std::convert::Infallible>(())
+        };
+        match file.stream(4099, &mut sink) {
+            Ok(_) => Ok(points),
+            Err(StreamError::Params(e)) => Err(e),
+            Err(StreamError::Sink(never)) => match never {},
+        }
+    };
+    let all = params.h.len() + params.l.len() + params.a.len() + params.b_g1.len() + params.b_g2.len();
+    assert_eq!(stream(listed(file_digest(&outside))).unwrap(), all, "trusted by its digest");
+    let unlisted = ParamCache::new(dir.path()).with_published(PublishedDigests::new([]));
+    for cache in [unlisted, listed(file_digest(&bytes))] {
+        match stream(cache) {
+            Err(ParamsError::InvalidPoint { section: "l", index: 0, offset, fault: PointFault::NotInSubgroup }) if offset == l_first => {}
+            other => panic!("expected the point outside the subgroup, got {other:?}"),
+        }
+    }
+    // A valid file under a stale digest: checked point by point, each
+    // point handed over once.
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(stream(listed(file_digest(&outside))).unwrap(), all);
+    std::fs::remove_file(&path).unwrap();
+    assert!(ParamCache::new(dir.path()).params_file(id, ReadOptions::default()).is_none(), "no file: none to stream");
 }
 
 #[test]

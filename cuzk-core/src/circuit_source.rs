@@ -21,7 +21,7 @@ use crate::failure::CircuitError;
 use crate::partitioned::PartitionedCircuit;
 use crate::priority::Priority;
 use crate::proof_kind::ProofKind;
-use crate::srs::Parameters;
+use crate::srs::{Parameters, ParamsFile};
 use std::sync::Arc;
 
 /// What a request may consult while its circuits are built.
@@ -81,6 +81,11 @@ pub trait CircuitSource: Send + Sync {
     /// file (see [`crate::partitioned::PartitionedCircuit::params_from_file`]).
     fn params_from_file(&self, _circuit_id: &str, _srs: &SrsConfig) -> bool {
         false
+    }
+    /// The `.params` file of `circuit_id` (see
+    /// [`crate::partitioned::PartitionedCircuit::params_file`]).
+    fn params_file(&self, _circuit_id: &str, _srs: &SrsConfig) -> Option<ParamsFile> {
+        None
     }
     /// Loads the SRS of a resolved id; the error's kind says whether the
     /// parameters are missing, unusable, or something else failed.

@@ -8,7 +8,7 @@
 use crate::cs::{generate_witness_into, synthesize, ProvingAssignment, WitnessOnly};
 use crate::failure::CircuitError;
 use crate::pce::{record_with_witness, Pce, PceError};
-use crate::srs::Parameters;
+use crate::srs::{Parameters, ParamsFile};
 use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar as Fr;
 use std::path::Path;
@@ -99,6 +99,14 @@ pub trait PartitionedCircuit: Send + Sync {
     /// when a path needs them. False (the default): they stay in memory.
     fn params_from_file(&self, _param_cache: &Path) -> bool {
         false
+    }
+    /// The `.params` file [`Self::load_params`] reads, where it reads one
+    /// (with [`Self::params_from_file`] true), for a load straight to the
+    /// devices that keep the SRS resident (the engine's `srs_stream`):
+    /// checked as `load_params` checks it. None (the default): the SRS
+    /// always loads through `load_params`.
+    fn params_file(&self, _param_cache: &Path) -> Option<ParamsFile> {
+        None
     }
     /// Turns the partition proofs (in partition order) into the job's
     /// proof; an error fails the job with that reason. By default the

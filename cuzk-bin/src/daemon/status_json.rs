@@ -33,6 +33,7 @@ pub fn status_json(s: &EngineStatus, listen: &str) -> Value {
             "budget_bytes": m.budget_bytes,
             "peak_bytes": m.peak_bytes,
             "srs_bytes": m.srs_bytes,
+            "srs_peak_bytes": m.srs_peak_bytes,
             "partition_bytes": m.partition_bytes,
             "pce_bytes": m.pce_bytes,
         },

@@ -32,7 +32,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "max_waiting_calls",
         ],
     ),
-    ("srs", &["param_cache", "self_check", "trusted_params"]),
+    ("srs", &["param_cache", "self_check", "trusted_params", "stream_slice"]),
     ("memory", &["total_budget", "safety_margin", "eviction_min_idle", "urgent_reserve"]),
     (
         "gpus",
@@ -156,11 +156,16 @@ pub struct SrsConfig {
     /// checked otherwise. Without it, official files are recognised by
     /// their published digests and other files checked point by point.
     pub trusted_params: bool,
+    /// Where every GPU keeps an SRS resident in VRAM, it is loaded
+    /// straight to them: its file read, checked and uploaded in slices of
+    /// this size, three of which the host holds at once (not the whole
+    /// SRS).
+    pub stream_slice: ByteSize,
 }
 
 impl Default for SrsConfig {
     fn default() -> Self {
-        Self { param_cache: "/data/zk/params".into(), self_check: true, trusted_params: false }
+        Self { param_cache: "/data/zk/params".into(), self_check: true, trusted_params: false, stream_slice: ByteSize(256 << 20) }
     }
 }
 
@@ -460,6 +465,9 @@ impl Config {
         }
         if self.daemon.socket_mode.0 & 0o600 != 0o600 {
             return bad("daemon.socket_mode", &format!("{:o} does not let the owner read and write the socket", self.daemon.socket_mode.0));
+        }
+        if self.srs.stream_slice.0 == 0 {
+            return bad("srs.stream_slice", "must be more than 0 bytes");
         }
         if let TotalBudget::Bytes(0) = self.memory.total_budget {
             return bad("memory.total_budget", "must be more than 0 bytes");

@@ -30,7 +30,8 @@ pub use super::prover_error::ProverError;
 use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::{prove_synthesized_until, Proof, StopCheck};
-use crate::pce::Pce;
+use crate::pce::{Pce, PceSizes};
+use crate::srs::{KeyShape, PointSlice};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -199,6 +200,24 @@ pub trait ProverBackend: Send + Sync {
     fn holds_points(&self, _device: u32, _srs: &SrsHandle) -> bool {
         false
     }
+    /// Where every device in service would keep an SRS of `shape`
+    /// resident from its first partition (the rule `keep_resident`
+    /// follows, applied before the points are read, by the rule of
+    /// [`super::srs_handle::every_device_would_hold`]) and has the room
+    /// for it now: a load that fills each device's copy slice by slice as
+    /// the file is read (the host never holding the points whole). None
+    /// (the default): the SRS loads into host memory, and `keep_resident`
+    /// makes the copies from there.
+    ///
+    /// `pce` is what the engine knows of the circuit's PCE as the SRS
+    /// loads: a backend that keeps matrices on its devices
+    /// (`abc_on_device`) decides with them counted, as `keep_resident`
+    /// does once the first partition has placed them, so that the load
+    /// never changes what ends up resident; where their size is not known
+    /// yet ([`PceAtLoad::Unknown`]), it returns None.
+    fn resident_load(&self, _shape: &dyn KeyShape, _pce: &PceAtLoad, _devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        None
+    }
     /// What each device in service plans for partitions of `srs`'s
     /// circuit (its PCE `pce`; `witness_only`: synthesized so), for the
     /// plan report ([`super::plan_report`]): by the rules its calls
@@ -212,6 +231,50 @@ pub trait ProverBackend: Send + Sync {
     ) -> Vec<DevicePlan> {
         devices.iter().filter(|d| d.in_service()).map(|d| DevicePlan::on_cpu(d.ordinal)).collect()
     }
+}
+
+/// What the engine knows, as a circuit's SRS loads, of the PCE its
+/// partitions will carry: the matrices a backend may keep on its devices
+/// beside the SRS ([`ProverBackend::abc_on_device`], asked by the first
+/// partition, before `keep_resident`).
+#[derive(Clone, Debug)]
+pub enum PceAtLoad {
+    /// None: the engine keeps no PCEs, or none for this circuit (too
+    /// large for one, say).
+    None,
+    /// Held in memory already (its matrices may be on a device too).
+    Held(Arc<Pce>),
+    /// Of these sizes: its `.pce` file's header, the file to be loaded by
+    /// the circuit's first partition.
+    File(PceSizes),
+    /// Its size is known once the first partition has recorded it (no
+    /// file, or one that cannot be loaded), or another partition is
+    /// recording it now.
+    Unknown,
+}
+
+impl PceAtLoad {
+    /// Its sizes, where known.
+    pub fn sizes(&self) -> Option<PceSizes> {
+        match self {
+            PceAtLoad::Held(pce) => Some(pce.sizes()),
+            PceAtLoad::File(sizes) => Some(*sizes),
+            PceAtLoad::None | PceAtLoad::Unknown => None,
+        }
+    }
+}
+
+/// The devices' copies of an SRS being loaded straight to them
+/// ([`ProverBackend::resident_load`]), filled as its file is read. Dropped
+/// unfinished (the file turned out bad), the copies are freed with their
+/// VRAM.
+pub trait ResidentLoad {
+    /// Copies `slice` of checked points into every device's copy, at its
+    /// place (returns when the copies are done).
+    fn fill(&mut self, slice: &PointSlice<'_>) -> Result<(), ProverError>;
+    /// Every point is in: each device keeps its copy of `srs` from now on,
+    /// as it keeps one `keep_resident` made.
+    fn finish(self: Box<Self>, srs: &Arc<SrsHandle>);
 }
 
 /// What a call whose working set does not fit beside the call computing
@@ -283,6 +346,8 @@ pub trait Backend: Send + Sync {
     fn h_term_on_device(&self, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> bool;
     /// [`ProverBackend::holds_points`].
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool;
+    /// [`ProverBackend::resident_load`].
+    fn resident_load(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>>;
     /// [`ProverBackend::device_plans`].
     fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan>;
 }
@@ -316,6 +381,10 @@ impl<B: ProverBackend> Backend for B {
 
     fn holds_points(&self, device: u32, srs: &SrsHandle) -> bool {
         ProverBackend::holds_points(self, device, srs)
+    }
+
+    fn resident_load(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        ProverBackend::resident_load(self, shape, pce, devices)
     }
 
     fn device_plans(&self, srs: &SrsHandle, pce: Option<&Arc<Pce>>, witness_only: bool, devices: &[Arc<DeviceLocks>]) -> Vec<DevicePlan> {

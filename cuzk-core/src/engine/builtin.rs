@@ -10,7 +10,7 @@ use crate::circuits::CircuitSpec;
 use crate::config::SrsConfig;
 use crate::failure::CircuitError;
 pub use crate::partitioned::{AnyCircuit, PartitionedCircuit};
-use crate::srs::{Parameters, ReadOptions};
+use crate::srs::{Parameters, ParamsFile, ReadOptions};
 use blstrs::Scalar as Fr;
 use std::path::Path;
 
@@ -55,6 +55,13 @@ impl BuiltinJob {
         Self::builtin_params_path(spec, param_cache).is_file()
     }
 
+    /// The file [`Self::load_builtin_params`] reads, where it exists,
+    /// checked as it checks it (every point).
+    pub fn builtin_params_file(spec: &CircuitSpec, param_cache: &Path) -> Option<ParamsFile> {
+        let path = Self::builtin_params_path(spec, param_cache);
+        path.is_file().then(|| ParamsFile { path, opts: ReadOptions::default(), trusted_by: None })
+    }
+
     fn builtin_params_path(spec: &CircuitSpec, param_cache: &Path) -> std::path::PathBuf {
         param_cache.join(format!("{}.params", Self::circuit_id_of(spec)))
     }
@@ -93,6 +100,10 @@ impl PartitionedCircuit for BuiltinJob {
     fn params_from_file(&self, param_cache: &Path) -> bool {
         Self::builtin_params_from_file(&self.spec, param_cache)
     }
+
+    fn params_file(&self, param_cache: &Path) -> Option<ParamsFile> {
+        Self::builtin_params_file(&self.spec, param_cache)
+    }
 }
 
 /// The ids `builtin-<circuit>` (see [`BuiltinJob::circuit_id_of`]).
@@ -116,6 +127,10 @@ impl CircuitSource for BuiltinSource {
 
     fn params_from_file(&self, circuit_id: &str, srs: &SrsConfig) -> bool {
         BuiltinJob::spec_of_circuit_id(circuit_id).is_some_and(|spec| BuiltinJob::builtin_params_from_file(&spec, &srs.param_cache))
+    }
+
+    fn params_file(&self, circuit_id: &str, srs: &SrsConfig) -> Option<ParamsFile> {
+        BuiltinJob::builtin_params_file(&BuiltinJob::spec_of_circuit_id(circuit_id)?, &srs.param_cache)
     }
 }
 

@@ -31,6 +31,7 @@ use super::scheduler::Take;
 use super::shared::{panic_message, Shared};
 use super::srs_handle::{host_points_needed, Reread};
 use super::srs_manager::{SrsError, SrsLease, SrsLoader};
+use super::srs_stream::ToDevices;
 use super::timeline::Event;
 use crate::failure::ErrorKind;
 use std::cell::RefCell;
@@ -208,7 +209,8 @@ impl Dispatcher {
                 let (circuit, param_cache) = (circuit.clone(), param_cache.clone());
                 Arc::new(move || circuit.load_params(&param_cache)) as Reread
             });
-            let loader = SrsLoader { size_hint, load: Box::new(move || circuit.load_params(&param_cache)), reread };
+            let to_devices = circuit.params_file(&param_cache).map(|file| ToDevices::of_engine(&sh, &circuit_id, file));
+            let loader = SrsLoader { size_hint, load: Box::new(move || circuit.load_params(&param_cache)), reread, to_devices };
             let abandon = || jobs.iter().all(|j| j.is_finished());
             let leased = || {
                 let (lease, _) = sh.srs.acquire(&circuit_id, loader, &abandon)?;

@@ -9,7 +9,13 @@
 //!   their file): a 32 GiB PoRep's 44 GiB go back to the host budget. A
 //!   path that needs them in host memory again (a device without a copy,
 //!   points streamed) reads them again first, within the budget
-//!   (`SrsHandle::host_points`).
+//!   (`SrsHandle::host_points`). Where every device will keep it by that
+//!   rule (judged from the file's head before loading, with the matrices
+//!   of the circuit's PCE counted as its first partition counts them:
+//!   their size from the `.pce` file's header, the load whole where no
+//!   file tells it yet), the engine loads it straight into the devices'
+//!   copies instead (`resident_load`: `resident::StreamedSrs`), never
+//!   whole in host memory.
 //! - `prestage` (under `mem_mtx`): stage circuit 0's a, b, c into the H
 //!   buffers the worker reserved:
 //!   uploaded, or, for partitions synthesized witness-only, computed by
@@ -40,7 +46,7 @@
 //!
 //! Every path gives the same bytes for the same r and s (tested).
 
-use super::backend::{DeviceInfo, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead};
+use super::backend::{DeviceInfo, MatricesLease, PceAtLoad, ProveInput, ProverBackend, ProverError, ResidentLoad, StageAhead};
 use super::interlock::DeviceLocks;
 use super::memory::{Purpose, Reservation};
 use super::plan_report::DevicePlan;
@@ -450,6 +456,11 @@ impl ProverBackend for GpuBackend {
             }
             made => made.map(drop),
         }
+    }
+
+    /// See [`GpuBackend::streamed_srs`].
+    fn resident_load(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<Box<dyn ResidentLoad + '_>> {
+        Some(Box::new(self.streamed_srs(shape, pce, devices)?))
     }
 
     /// Its resident copy: the engine releases the host points where every

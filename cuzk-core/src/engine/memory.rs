@@ -29,6 +29,9 @@ pub struct MemoryUsage {
     pub used_bytes: u64,
     pub peak_bytes: u64,
     pub srs_bytes: u64,
+    /// The most bytes SRS entries held at once (a load straight to the
+    /// devices holds a few slices of its file, never the whole SRS).
+    pub srs_peak_bytes: u64,
     pub partition_bytes: u64,
     pub pce_bytes: u64,
 }
@@ -106,6 +109,7 @@ impl MemoryUsage {
         self.used_bytes += bytes;
         self.peak_bytes = self.peak_bytes.max(self.used_bytes);
         *self.of(purpose) += bytes;
+        self.srs_peak_bytes = self.srs_peak_bytes.max(self.srs_bytes);
     }
 
     fn sub(&mut self, purpose: Purpose, bytes: u64) {
@@ -370,7 +374,15 @@ mod tests {
         drop(r1);
         assert_eq!(
             b.usage(),
-            MemoryUsage { budget_bytes: 100, used_bytes: 40, peak_bytes: 100, srs_bytes: 0, partition_bytes: 40, pce_bytes: 0 }
+            MemoryUsage {
+                budget_bytes: 100,
+                used_bytes: 40,
+                peak_bytes: 100,
+                srs_bytes: 0,
+                srs_peak_bytes: 60,
+                partition_bytes: 40,
+                pce_bytes: 0
+            }
         );
         drop(r2);
         assert_eq!(b.usage().used_bytes, 0);

@@ -33,6 +33,7 @@ pub mod scheduler;
 mod shared;
 pub mod srs_handle;
 pub mod srs_manager;
+pub mod srs_stream;
 mod start;
 pub mod status;
 mod synthesis;
@@ -42,7 +43,8 @@ pub mod timeline_stats;
 pub mod work_queue;
 
 pub use backend::{
-    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, ProveInput, ProverBackend, ProverError, StageAhead,
+    default_backend, Backend, CpuBackend, DeviceInfo, InterlockTrace, MatricesLease, PceAtLoad, ProveInput, ProverBackend, ProverError,
+    ResidentLoad, StageAhead,
 };
 pub use builtin::{AnyCircuit, BuiltinJob, BuiltinSource, PartitionedCircuit};
 pub use job::Phase;

@@ -45,6 +45,7 @@
 //! a partition is synthesized witness-only and carries no a, b, c
 //! ([`SynthPath::Witness`]); the CPU SpMV runs otherwise.
 
+use super::backend::PceAtLoad;
 use super::memory::{MemoryBudget, Purpose, Reservation};
 use super::status::PceStatus;
 use crate::cs::ProvingAssignment;
@@ -282,6 +283,30 @@ impl PceStore {
         match self.entries.lock().unwrap_or_else(|e| e.into_inner()).get(circuit_id) {
             Some(Entry::Ready { pce, .. }) => Some(pce.clone()),
             _ => None,
+        }
+    }
+
+    /// What is known now of `circuit_id`'s PCE, for its SRS's load
+    /// ([`PceAtLoad`]): held (or being confirmed), its file's sizes where
+    /// the circuit's first use will load that file (its header checked:
+    /// this circuit's PCE, of this version and length), none where the
+    /// circuit has none, else unknown: recorded by its first partition (no
+    /// file, a file refused or whose header is bad) or being recorded now.
+    /// A file whose header passes and whose body then fails its checksum
+    /// is recorded anew: the same circuit, so the same sizes.
+    pub fn at_load(&self, circuit_id: &str) -> PceAtLoad {
+        match self.lock().get(circuit_id) {
+            Some(Entry::Ready { pce, .. } | Entry::Confirming { pce, .. }) => return PceAtLoad::Held(pce.clone()),
+            Some(Entry::Unavailable) => return PceAtLoad::None,
+            Some(Entry::Claimed | Entry::Recording) => return PceAtLoad::Unknown,
+            Some(Entry::Loading) | None => {}
+        }
+        if self.refused.lock().unwrap_or_else(|e| e.into_inner()).contains(circuit_id) {
+            return PceAtLoad::Unknown;
+        }
+        match file::read_sizes(&Self::path_of(&self.dir, circuit_id), circuit_id) {
+            Ok(sizes) => PceAtLoad::File(sizes),
+            Err(_) => PceAtLoad::Unknown,
         }
     }
 

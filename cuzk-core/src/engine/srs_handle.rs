@@ -133,6 +133,25 @@ impl SrsHandle {
         })
     }
 
+    /// A handle on an SRS of `shape` whose points were never read into
+    /// host memory (loaded straight to the devices that keep it: see
+    /// `srs_stream`): they start released, read again by `reread` under
+    /// `memory` where a path needs them.
+    pub fn released(circuit_id: &str, shape: &dyn KeyShape, memory: Arc<MemoryBudget>, reread: Reread) -> Arc<Self> {
+        let (vk, counts) = (shape.vk().clone(), shape.counts());
+        let host = HostState { kept: None, last: Weak::new(), releases: 0, rereads: 0 };
+        Arc::new(SrsHandle {
+            circuit_id: circuit_id.into(),
+            bytes: counts.host_bytes(vk.ic.len()) as u64,
+            vk,
+            counts,
+            memory: Some(memory),
+            reread: Some(reread),
+            host: Mutex::new(host),
+            reading: Mutex::default(),
+        })
+    }
+
     /// A handle on `params` kept in memory for good, counted in no budget
     /// (tests, tools).
     pub fn in_memory(circuit_id: &str, params: Parameters) -> Arc<Self> {

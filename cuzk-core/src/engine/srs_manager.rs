@@ -1,14 +1,16 @@
 //! The SRS manager: parameters load on first use and stay resident, each
 //! an [`SrsHandle`] whose host points hold a memory reservation (released
 //! where every device keeps a copy, and read again when a path needs
-//! them: see `srs_handle`). Leases count references; an entry with no
+//! them: see `srs_handle`; where every device will keep one, loaded
+//! straight to them and released from the start: see `srs_stream`). Leases count references; an entry with no
 //! lease that has been idle for `eviction_min_idle` may be evicted, least
 //! recently used first, when memory runs short: entries whose host points
 //! are released are not, as that frees no host memory (only the devices'
 //! copies, which a later batch would read the whole file again to rebuild).
 
-use super::memory::{MemoryBudget, Purpose, ReserveError};
+use super::memory::{MemoryBudget, Purpose, Reservation, ReserveError};
 use super::srs_handle::{HostPoints, HostPointsError, Reread, SrsHandle};
+use super::srs_stream::{self, ToDevices};
 use crate::client_text::clipped;
 use crate::failure::{CircuitError, ErrorKind};
 use crate::srs::Parameters;
@@ -75,6 +77,10 @@ pub struct SrsLoader<'a> {
     /// released: where they come from a file. None: they stay in memory
     /// (generated ones: generating again would give another key).
     pub reread: Option<Reread>,
+    /// How to load them straight to the devices where every device keeps
+    /// them resident (see `srs_stream`); only where `reread` can read
+    /// them again. None, or where a device will not keep them: `load`.
+    pub to_devices: Option<ToDevices<'a>>,
 }
 
 /// Why the SRS manager could not load or evict an SRS.
@@ -169,6 +175,11 @@ impl SrsManager {
                     ReserveError::Abandoned => SrsError::Abandoned,
                 })
         };
+        if let (Some(to), Some(reread)) = (loader.to_devices, &loader.reread) {
+            if let Some(lease) = self.load_to_devices(circuit_id, to, reread, &reserve)? {
+                return Ok(lease);
+            }
+        }
         let t = Instant::now();
         let early = loader.size_hint.map(reserve).transpose()?;
         let _reserved = early.as_ref().map(|r| ReservedForLoad::new(self, circuit_id, r.bytes()));
@@ -182,10 +193,44 @@ impl SrsManager {
         // re-read of released points reserves that much again.
         memory.resize(bytes);
         log::info!("srs loaded circuit_id={circuit_id} size_bytes={bytes} load_ms={}", t.elapsed().as_millis());
-        let handle = SrsHandle::new(circuit_id, params, Some(memory), loader.reread);
+        Ok(self.insert(circuit_id, SrsHandle::new(circuit_id, params, Some(memory), loader.reread)))
+    }
+
+    /// Loads an SRS straight to the devices ([`srs_stream::load`]), its
+    /// host points released from the start; None where it is to load into
+    /// host memory instead.
+    fn load_to_devices(
+        self: &Arc<Self>,
+        circuit_id: &str,
+        to: ToDevices<'_>,
+        reread: &Reread,
+        reserve: &dyn Fn(u64) -> Result<Reservation, SrsError>,
+    ) -> Result<Option<SrsLease>, SrsError> {
+        let t = Instant::now();
+        // Listed as the load's while it holds them, as a whole load's
+        // reservation is.
+        let listed = std::cell::OnceCell::new();
+        let reserve_listed = |bytes| {
+            let r = reserve(bytes)?;
+            let _ = listed.set(ReservedForLoad::new(self, circuit_id, r.bytes()));
+            Ok(r)
+        };
+        let Some(loaded) = srs_stream::load(circuit_id, to, &reserve_listed)? else { return Ok(None) };
+        let handle = SrsHandle::released(circuit_id, &loaded.head, self.memory.clone(), reread.clone());
+        loaded.copies.finish(&handle);
+        log::info!(
+            "srs loaded to the devices circuit_id={circuit_id} size_bytes={} host_bytes=0 load_ms={}",
+            handle.bytes(),
+            t.elapsed().as_millis()
+        );
+        Ok(Some(self.insert(circuit_id, handle)))
+    }
+
+    /// Lists a loaded SRS and leases it.
+    fn insert(self: &Arc<Self>, circuit_id: &str, handle: Arc<SrsHandle>) -> SrsLease {
         let entry = Entry { handle: handle.clone(), refs: 1, last_used: Instant::now() };
         self.entries.lock().unwrap().insert(circuit_id.to_string(), entry);
-        Ok(SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), handle })
+        SrsLease { manager: self.clone(), circuit_id: circuit_id.into(), handle }
     }
 
     /// `handle`'s host points, read again where they were released,
@@ -332,7 +377,7 @@ mod tests {
     }
 
     fn loader<'a>(load: impl FnOnce() -> Result<Parameters, CircuitError> + 'a) -> SrsLoader<'a> {
-        SrsLoader { size_hint: None, load: Box::new(load), reread: None }
+        SrsLoader { size_hint: None, load: Box::new(load), reread: None, to_devices: None }
     }
 
     #[test]
@@ -392,7 +437,7 @@ mod tests {
     #[test]
     fn errors_say_their_kind() {
         let m = SrsManager::new(MemoryBudget::new(1 << 20), Duration::ZERO);
-        let big = SrsLoader { size_hint: Some(2 << 20), load: Box::new(|| Ok(tiny())), reread: None };
+        let big = SrsLoader { size_hint: Some(2 << 20), load: Box::new(|| Ok(tiny())), reread: None, to_devices: None };
         let e = m.acquire("big", big, &|| false).err().unwrap();
         assert_eq!(e.kind(), ErrorKind::ResourceExhausted);
         assert_eq!(e.to_string(), "cannot load SRS big: it needs 2MiB but the whole memory budget is 1MiB (raise memory.total_budget)");
@@ -403,7 +448,7 @@ mod tests {
         assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Busy, "SRS held is in use by 1 batch(es); evict it when idle"));
         drop(lease);
         assert!(m.evict("held").unwrap().is_some());
-        let waited = SrsLoader { size_hint: Some(1 << 20), load: Box::new(|| Ok(tiny())), reread: None };
+        let waited = SrsLoader { size_hint: Some(1 << 20), load: Box::new(|| Ok(tiny())), reread: None, to_devices: None };
         let (_other, _) = m.acquire("other", loader(|| Ok(tiny())), &|| false).unwrap();
         let e = m.acquire("abandoned", waited, &|| true).err().unwrap();
         assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Cancelled, "no job needs it any more"));

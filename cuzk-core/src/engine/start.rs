@@ -10,7 +10,9 @@
 //!   keeps its own resident copy in its own VRAM where that holds it
 //!   (`gpu_backend`); once every device in service has one, the host
 //!   points are released (`srs_handle`), and read again for a device
-//!   without one.
+//!   without one. Where every device will keep one, the SRS loads
+//!   straight to them from its file, a slice at a time, its host points
+//!   released from the start (`srs_stream`).
 //!   The PCE store is one as well.
 //! - Each device has its own [`DeviceLocks`]: its interlock and a VRAM
 //!   budget of its own (the backend's figure for that device, capped by
@@ -43,6 +45,7 @@ use super::scheduler::Scheduler;
 use super::shared::Shared;
 use super::srs_handle::Reread;
 use super::srs_manager::{SrsLease, SrsLoader, SrsManager};
+use super::srs_stream::ToDevices;
 use super::status::{DeviceStatus, EngineStatus, KindStatus, QueueStatus, WorkerRole, WorkerStatus, RECENT_JOBS};
 use super::synthesis_cores::SynthesisCores;
 use super::timeline::Timeline;
@@ -284,13 +287,24 @@ pub fn lease(sh: &Shared, circuit_id: &str) -> Result<(SrsLease, bool), EngineEr
                 let (source, srs, id) = (source.clone(), srs.clone(), id.clone());
                 Arc::new(move || source.load_params(&id, &srs)) as Reread
             });
-            SrsLoader { size_hint: source.srs_size_hint(circuit_id, &srs), load: Box::new(move || source.load_params(&id, &srs)), reread }
+            let to_devices = source.params_file(circuit_id, &srs).map(|file| ToDevices::of_engine(sh, circuit_id, file));
+            SrsLoader {
+                size_hint: source.srs_size_hint(circuit_id, &srs),
+                load: Box::new(move || source.load_params(&id, &srs)),
+                reread,
+                to_devices,
+            }
         }
         None => {
             let forms: Vec<&str> = sh.sources.iter().map(|s| s.id_forms()).collect();
             // No parameters the engine knows of: as good as a missing file.
             let message = format!("unknown circuit id {:?}: not resident, and not {}", clipped(&id), forms.join(" or "));
-            SrsLoader { size_hint: None, load: Box::new(move || Err(CircuitError::missing_params(message))), reread: None }
+            SrsLoader {
+                size_hint: None,
+                load: Box::new(move || Err(CircuitError::missing_params(message))),
+                reread: None,
+                to_devices: None,
+            }
         }
     };
     sh.srs.acquire(circuit_id, loader, &|| false).map_err(|e| EngineError::srs(circuit_id, e))

@@ -166,6 +166,8 @@ impl EngineStatus {
         metric("cuzk_memory_used_bytes", "gauge", "Host memory reserved (SRS and partitions).", one(self.memory.used_bytes as f64));
         metric("cuzk_memory_peak_bytes", "gauge", "Most host memory ever reserved at once.", one(self.memory.peak_bytes as f64));
         metric("cuzk_memory_srs_bytes", "gauge", "Host memory held by resident SRS entries.", one(self.memory.srs_bytes as f64));
+        let srs_peak = one(self.memory.srs_peak_bytes as f64);
+        metric("cuzk_memory_srs_peak_bytes", "gauge", "Most host memory SRS entries (and their loads) ever held at once.", srs_peak);
         // GPUs only: the CPU backend's device has no memory to report.
         let vram = |f: fn(&VramUsage) -> u64| {
             let gpus = self.devices.iter().filter(|d| d.vram.budget().is_some());

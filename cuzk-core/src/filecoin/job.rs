@@ -14,7 +14,7 @@ use crate::cs::ProvingAssignment;
 use crate::failure::CircuitError;
 use crate::partitioned::{AnyCircuit, PartitionedCircuit};
 use crate::groth16::Proof;
-use crate::srs::{Parameters, ReadOptions};
+use crate::srs::{Parameters, ParamsFile, ReadOptions};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -112,6 +112,10 @@ impl PartitionedCircuit for FilecoinJob {
 
     fn params_from_file(&self, _param_cache: &Path) -> bool {
         true
+    }
+
+    fn params_file(&self, param_cache: &Path) -> Option<ParamsFile> {
+        ParamCache::new(param_cache).params_file(&self.meta.circuit_id, self.settings.read)
     }
 
     /// Assembly as filecoin-proofs does it, after the self-check. The

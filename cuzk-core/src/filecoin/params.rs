@@ -9,10 +9,10 @@
 use super::circuit::by_shape;
 use super::error::{FilecoinError, Result};
 use super::kind::ProofType;
-use super::published::{file_digest, PublishedDigests};
+use super::published::{file_digest, file_digest_state, PublishedDigests};
 use super::source::FILE_PREFIX;
 use crate::groth16::{prepare_verifying_key, PreparedVerifyingKey};
-use crate::srs::{Parameters, ReadOptions, VerifyingKey};
+use crate::srs::{Parameters, ParamsFile, ReadOptions, TrustedDigest, VerifyingKey};
 use std::path::{Path, PathBuf};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::CacheableParameters;
@@ -101,6 +101,21 @@ impl ParamCache {
         );
         params.check_subgroups().map_err(invalid)?;
         Ok(params)
+    }
+
+    /// The `.params` file of a circuit as a streamed load reads it
+    /// ([`ParamsFile::stream`]), checked as [`Self::load_params`] checks
+    /// it: trusted by its published digest where `opts` asks for the
+    /// subgroup checks and its name is listed. None where it is missing
+    /// (a load then says so).
+    pub fn params_file(&self, circuit_id: &str, opts: ReadOptions) -> Option<ParamsFile> {
+        let path = self.files(circuit_id).params;
+        if !path.is_file() {
+            return None;
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let trusted_by = self.published.get(&name).map(|expected| TrustedDigest { expected: expected.to_string(), digest: file_digest_state });
+        Some(ParamsFile { path, opts, trusted_by })
     }
 
     /// The size of the `.params` file (an upper bound of the loaded SRS,

@@ -5,6 +5,7 @@
 //! The digest is filecoin-proofs' own: BLAKE2b-512 of the whole file, hex,
 //! its first 32 characters.
 
+use crate::srs::FileDigest;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use storage_proofs_core::parameter_cache::PARAMETERS;
@@ -34,6 +35,25 @@ impl PublishedDigests {
 
 /// The digest of a file's bytes as the published list states it.
 pub fn file_digest(bytes: &[u8]) -> String {
-    let hash = blake2b_simd::Params::new().hash(bytes);
-    hash.to_hex()[..32].to_string()
+    let mut digest = file_digest_state();
+    digest.update(bytes);
+    digest.finish()
+}
+
+/// [`file_digest`] fed a file's bytes in order, as a streamed read takes
+/// them.
+pub fn file_digest_state() -> Box<dyn FileDigest> {
+    Box::new(Blake2b(blake2b_simd::Params::new().to_state()))
+}
+
+struct Blake2b(blake2b_simd::State);
+
+impl FileDigest for Blake2b {
+    fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(self: Box<Self>) -> String {
+        self.0.finalize().to_hex()[..32].to_string()
+    }
 }

@@ -13,7 +13,7 @@ use crate::failure::CircuitError;
 use crate::partitioned::PartitionedCircuit;
 use crate::priority::Priority;
 use crate::proof_kind::ProofKind;
-use crate::srs::Parameters;
+use crate::srs::{Parameters, ParamsFile};
 use std::sync::Arc;
 
 /// The prefix filecoin-proofs puts before a circuit id in file names
@@ -58,6 +58,10 @@ impl CircuitSource for FilecoinSource {
 
     fn params_from_file(&self, _circuit_id: &str, _srs: &SrsConfig) -> bool {
         true
+    }
+
+    fn params_file(&self, circuit_id: &str, srs: &SrsConfig) -> Option<ParamsFile> {
+        imp::params_file(circuit_id, srs)
     }
 
     fn load_params(&self, circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError> {
@@ -135,6 +139,10 @@ mod imp {
     pub fn load_params(circuit_id: &str, srs: &SrsConfig) -> Result<Parameters, CircuitError> {
         Ok(ParamCache::new(&srs.param_cache).load_params(circuit_id, read_options(srs))?)
     }
+
+    pub fn params_file(circuit_id: &str, srs: &SrsConfig) -> Option<ParamsFile> {
+        ParamCache::new(&srs.param_cache).params_file(circuit_id, read_options(srs))
+    }
 }
 
 #[cfg(not(feature = "filecoin"))]
@@ -152,6 +160,10 @@ mod imp {
     }
 
     pub fn params_file_size(_circuit_id: &str, _srs: &SrsConfig) -> Option<u64> {
+        None
+    }
+
+    pub fn params_file(_circuit_id: &str, _srs: &SrsConfig) -> Option<ParamsFile> {
         None
     }
 

@@ -4,7 +4,7 @@
 //! circuit, reads them at device bandwidth instead of PCIe bandwidth.
 
 use crate::arith::blst_layout::repr;
-use crate::srs::{KeyShape, Parameters};
+use crate::srs::{KeyShape, Parameters, PointCounts, PointSlice, Section, SlicePoints};
 use cuzk_sys::msm::{G1AffineRepr, G2AffineRepr, Input};
 use cuzk_sys::{DeviceBuffer, HostRegistration, Stream};
 
@@ -44,6 +44,52 @@ impl DeviceSrs {
             b_g2: upload(device, &stream, repr(&params.b_g2))?,
         })
     }
+
+    /// The vectors of a key of `counts` points allocated, to be filled
+    /// slice by slice ([`Self::fill`]) as a streamed read hands the points
+    /// out; used once every point is in.
+    pub fn allocate(device: i32, counts: PointCounts) -> Result<Self, cuzk_sys::Error> {
+        Ok(DeviceSrs {
+            device,
+            h: DeviceBuffer::new(device, counts.h)?,
+            l: DeviceBuffer::new(device, counts.l)?,
+            a: DeviceBuffer::new(device, counts.a)?,
+            b_g1: DeviceBuffer::new(device, counts.b_g1)?,
+            b_g2: DeviceBuffer::new(device, counts.b_g2)?,
+        })
+    }
+
+    /// Copies `slice` into its vector at its place (returns when the copy
+    /// is done); a slice beyond the vector's end is an error.
+    pub fn fill(&mut self, stream: &Stream, slice: &PointSlice<'_>) -> Result<(), cuzk_sys::Error> {
+        match (slice.section, slice.points) {
+            (Section::H, SlicePoints::G1(p)) => self.h.copy_from_host(stream, slice.first, repr(p)),
+            (Section::L, SlicePoints::G1(p)) => self.l.copy_from_host(stream, slice.first, repr(p)),
+            (Section::A, SlicePoints::G1(p)) => self.a.copy_from_host(stream, slice.first, repr(p)),
+            (Section::BG1, SlicePoints::G1(p)) => self.b_g1.copy_from_host(stream, slice.first, repr(p)),
+            (Section::BG2, SlicePoints::G2(p)) => self.b_g2.copy_from_host(stream, slice.first, repr(p)),
+            (section, _) => Err(cuzk_sys::Error::invalid(format!("points of the wrong group for section {}", section.name()))),
+        }
+    }
+
+    /// The points' bytes read back from the device, vector by vector (H,
+    /// L, A, B_G1, B_G2): for tests that compare two copies.
+    pub fn download(&self) -> Result<[Vec<u8>; 5], cuzk_sys::Error> {
+        let stream = Stream::new(self.device)?;
+        Ok([
+            download(&stream, &self.h)?,
+            download(&stream, &self.l)?,
+            download(&stream, &self.a)?,
+            download(&stream, &self.b_g1)?,
+            download(&stream, &self.b_g2)?,
+        ])
+    }
+}
+
+fn download<const N: usize>(stream: &Stream, buf: &DeviceBuffer<[u64; N]>) -> Result<Vec<u8>, cuzk_sys::Error> {
+    let mut host = vec![[0u64; N]; buf.len()];
+    buf.copy_to_host(stream, 0, &mut host)?;
+    Ok(host.iter().flatten().flat_map(|w| w.to_ne_bytes()).collect())
 }
 
 /// Whether a proving key's points are page-locked in host memory.

@@ -18,7 +18,7 @@
 //! not a PCE, of another version, of the wrong size (truncated), with a
 //! wrong checksum (altered), or whose indices are out of range.
 
-use super::{Pce, PceError, Shape, SparseMatrix};
+use super::{Pce, PceError, PceSizes, Shape, SparseMatrix};
 use crate::par;
 use blstrs::Scalar as Fr;
 use ff::PrimeField;
@@ -183,6 +183,41 @@ pub fn read(path: &Path) -> Result<Pce, PceError> {
     parse(&FileSource { file, len }).map_err(|e| match e {
         Parse::Pce(e) => e,
         Parse::Io(error) => io(error),
+    })
+}
+
+/// The sizes of the PCE in `path`, from its header alone, checked as far
+/// as the header goes without reading the rest: a PCE file of this
+/// version, for `circuit_id`, of the length its header describes. What
+/// the header cannot tell (the checksum, the indices) is checked where
+/// the file is read ([`read`]).
+pub fn read_sizes(path: &Path, circuit_id: &str) -> Result<PceSizes, PceError> {
+    let io = |error| PceError::Io { path: path.display().to_string(), error };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    #[cfg(not(unix))]
+    let file = std::sync::Mutex::new(file);
+    let src = FileSource { file, len };
+    let parse = |e| match e {
+        Parse::Pce(e) => e,
+        Parse::Io(error) => io(error),
+    };
+    let (h, head) = read_header(&src).map_err(parse)?;
+    if h.circuit_id != circuit_id {
+        return Err(PceError::CircuitId { expected: circuit_id.into(), found: h.circuit_id });
+    }
+    let expected = h.file_len(head.len()).ok_or_else(|| PceError::Malformed("sizes in the header overflow".into()))?;
+    if expected != len {
+        return Err(PceError::Size { expected, actual: len });
+    }
+    // Each fits a usize where the file's length does (checked above).
+    let size = |v: u64| usize::try_from(v).map_err(|_| PceError::Malformed(format!("a size of {v} in the header")));
+    let [a, b, c] = h.nnz;
+    Ok(PceSizes {
+        num_constraints: size(h.num_constraints)?,
+        nnz: [size(a)?, size(b)?, size(c)?],
+        num_coeffs: size(h.num_coeffs)?,
+        num_vars: h.shape.num_vars(),
     })
 }
 

@@ -3,7 +3,7 @@
 //! a, b, c computed on the device from an uploaded witness, bit for bit
 //! what [`super::spmv::evaluate`] gives on the host.
 
-use super::Pce;
+use super::{Pce, PceSizes};
 use crate::arith::blst_layout::{repr, repr_mut};
 use blstrs::Scalar as Fr;
 use cuzk_sys::{Csr, DeviceBuffer, FrRepr, SpmvMatrices, Stream};
@@ -23,7 +23,13 @@ fn csr(m: &super::SparseMatrix) -> Csr<'_> {
 impl GpuPce {
     /// Device bytes [`GpuPce::upload`] takes for `pce`.
     pub fn device_bytes(pce: &Pce) -> cuzk_sys::Result<u64> {
-        SpmvMatrices::device_bytes(pce.num_constraints(), [pce.a.nnz(), pce.b.nnz(), pce.c.nnz()], pce.coeffs.len())
+        Self::device_bytes_of(&pce.sizes())
+    }
+
+    /// [`GpuPce::device_bytes`] of a PCE of `sizes` (its file's header),
+    /// before it is read.
+    pub fn device_bytes_of(sizes: &PceSizes) -> cuzk_sys::Result<u64> {
+        SpmvMatrices::device_bytes(sizes.num_constraints, sizes.nnz, sizes.num_coeffs)
     }
 
     /// Uploads `pce`'s matrices and coefficients to `device` (returns when

@@ -82,6 +82,27 @@ impl Shape {
     }
 }
 
+/// A PCE's sizes, as its file's header states them: enough to size its
+/// matrices' device copy and its witness before the matrices are read
+/// (a backend deciding, as an SRS loads, what will fit beside it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PceSizes {
+    pub num_constraints: usize,
+    /// Entries of A, B and C.
+    pub nnz: [usize; 3],
+    /// Entries of the coefficient table.
+    pub num_coeffs: usize,
+    /// Elements of z: inputs ‖ aux.
+    pub num_vars: usize,
+}
+
+impl PceSizes {
+    /// [`Pce::z_bytes`] of a PCE of these sizes.
+    pub fn z_bytes(&self) -> u64 {
+        32 * self.num_vars as u64
+    }
+}
+
 /// A hash of, for each input in allocation order, the number of aux
 /// variables allocated before it: two syntheses with equal counts but a
 /// different interleaving of inputs and aux differ here.
@@ -297,7 +318,17 @@ impl Pce {
     /// Bytes of one witness z = inputs ‖ aux of this circuit (on the host,
     /// or on a device for the SpMV).
     pub fn z_bytes(&self) -> u64 {
-        32 * self.shape.num_vars() as u64
+        self.sizes().z_bytes()
+    }
+
+    /// Its sizes (what its file's header states).
+    pub fn sizes(&self) -> PceSizes {
+        PceSizes {
+            num_constraints: self.num_constraints(),
+            nnz: [self.a.nnz(), self.b.nnz(), self.c.nnz()],
+            num_coeffs: self.coeffs.len(),
+            num_vars: self.shape.num_vars(),
+        }
     }
 
     /// Checks a witness's shape against the recorded one.

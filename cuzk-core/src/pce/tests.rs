@@ -334,6 +334,38 @@ fn truncated_altered_stale_files_refused() {
     assert!(matches!(file::from_bytes(&not_pce).unwrap_err(), PceError::NotPce));
 }
 
+/// A file's sizes from its header alone: those of the PCE it holds, and
+/// refused where the header says the file is not that circuit's PCE of
+/// this version and length (the body's checksum is left to `read`).
+#[test]
+fn a_files_sizes_come_from_its_header_alone() {
+    let pce = record("random", RandomR1cs::new(5, 400)).unwrap();
+    let bytes = file::to_bytes(&pce);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("random.pce");
+    let sizes = |bytes: &[u8], id: &str| {
+        std::fs::write(&path, bytes).unwrap();
+        file::read_sizes(&path, id)
+    };
+    let read = sizes(&bytes, "random").unwrap();
+    assert_eq!(read, pce.sizes());
+    assert_eq!((read.num_constraints, read.num_vars), (pce.num_constraints(), pce.shape.num_vars()));
+    assert_eq!(read.z_bytes(), pce.z_bytes());
+    // An altered body: the header's sizes all the same (read refuses it).
+    let mut body = bytes.clone();
+    body[bytes.len() / 2] ^= 0x10;
+    assert_eq!(sizes(&body, "random").unwrap(), pce.sizes());
+    assert!(matches!(sizes(&bytes, "other").unwrap_err(), PceError::CircuitId { .. }));
+    assert!(matches!(sizes(&bytes[..bytes.len() - 1], "random").unwrap_err(), PceError::Size { .. }));
+    assert!(matches!(sizes(&bytes[..20], "random").unwrap_err(), PceError::Size { .. }));
+    let mut stale = bytes.clone();
+    stale[8] = file::VERSION as u8 + 1;
+    assert!(matches!(sizes(&stale, "random").unwrap_err(), PceError::Version { .. }));
+    assert!(matches!(sizes(b"XUZKPCE", "random").unwrap_err(), PceError::NotPce));
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(file::read_sizes(&path, "random").unwrap_err(), PceError::Io { .. }));
+}
+
 #[test]
 fn arrays_of_several_pieces_round_trip_and_every_piece_is_checked() {
     // One row of A with enough entries that its columns and coefficient

@@ -141,9 +141,25 @@ impl<'a> Cursor<'a> {
 /// ~45 GiB, which one thread would otherwise fill with placeholders first,
 /// page fault by page fault, while the others wait.
 fn decode_points<A: FilePoint>(section: &'static str, bytes: &[u8], base: usize, opts: ReadOptions) -> Result<Vec<A>, ParamsError> {
+    let mut out = Vec::new();
+    decode_points_into(section, bytes, base, 0, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode_points`] into `out` (cleared first; its memory reused), the
+/// points being a section's from index `first` on (what a fault names).
+pub(super) fn decode_points_into<A: FilePoint>(
+    section: &'static str,
+    bytes: &[u8],
+    base: usize,
+    first: usize,
+    opts: ReadOptions,
+    out: &mut Vec<A>,
+) -> Result<(), ParamsError> {
     let size = A::UNCOMPRESSED_BYTES;
     let count = bytes.len() / size;
-    let mut out: Vec<A> = Vec::with_capacity(count);
+    out.clear();
+    out.reserve(count);
     let errors = std::sync::Mutex::new(Vec::<(usize, PointFault)>::new());
     crate::par::for_each_chunk_mut(&mut out.spare_capacity_mut()[..count], 1024, |start, chunk| {
         for (k, slot) in chunk.iter_mut().enumerate() {
@@ -166,12 +182,12 @@ fn decode_points<A: FilePoint>(section: &'static str, bytes: &[u8], base: usize,
             }
         }
     });
-    if let Some(&(index, fault)) = errors.into_inner().unwrap().iter().min_by_key(|(i, _)| *i) {
-        return Err(ParamsError::InvalidPoint { section, index, offset: base + index * size, fault });
+    if let Some(&(i, fault)) = errors.into_inner().unwrap().iter().min_by_key(|(i, _)| *i) {
+        return Err(ParamsError::InvalidPoint { section, index: first + i, offset: base + i * size, fault });
     }
     // SAFETY: no chunk failed, so every one of the `count` slots was written.
     unsafe { out.set_len(count) };
-    Ok(out)
+    Ok(())
 }
 
 /// The subgroup check, in parallel, of points already decoded from byte
@@ -198,6 +214,14 @@ fn read_vk(cur: &mut Cursor, opts: ReadOptions) -> Result<VerifyingKey, ParamsEr
         delta_g2: cur.point("vk.delta_g2", opts)?,
         ic: cur.points("vk.ic", opts)?,
     })
+}
+
+/// The verifying key at the head of `bytes` (a prefix of a `.params` or
+/// `.vk` file: errors name the offsets of the file), and where it ends.
+pub(super) fn read_vk_head(bytes: &[u8], opts: ReadOptions) -> Result<(VerifyingKey, usize), ParamsError> {
+    let mut cur = Cursor { bytes, pos: 0 };
+    let vk = read_vk(&mut cur, opts)?;
+    Ok((vk, cur.pos))
 }
 
 fn expect_end(cur: &Cursor) -> Result<(), ParamsError> {

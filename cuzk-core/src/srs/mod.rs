@@ -9,10 +9,14 @@
 mod decode;
 mod encode;
 mod error;
+mod stream;
 
 pub use decode::ReadOptions;
 pub use encode::{ParamsLayout, ParamsStream};
 pub use error::{ParamsError, PointFault};
+pub use stream::{
+    stream_host_bytes, stream_points, FileDigest, ParamsFile, ParamsHead, PointSlice, Section, SlicePoints, StreamError, TrustedDigest,
+};
 
 use blstrs::{G1Affine, G2Affine};
 

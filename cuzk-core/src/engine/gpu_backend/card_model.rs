@@ -526,6 +526,34 @@ mod tests {
         }
     }
 
+    /// Where a card keeps the SRS, decided before the SRS is read (as a
+    /// load straight to the devices decides it:
+    /// [`plan::srs_resident_from_first`], the matrices' sizes from the
+    /// `.pce` file), is where the card keeps it once its first partition
+    /// has placed the matrices ([`Card::new`]), on every card from 14 to
+    /// 141 GiB: a 64 GB card with a PCE keeps the matrices and not the
+    /// SRS, so its SRS loads whole, as before.
+    #[test]
+    fn the_srs_decided_before_it_is_read_is_where_the_card_keeps_it() {
+        let matrices = plan::FirstMatrices {
+            bytes: MATRICES,
+            working_from_host: H_BUFFERS + MSM_FROM_HOST + Z,
+            min_working: H_BUFFERS + Z + RESIDENT_MIN_MSM,
+        };
+        let first = |budget: u64, circuit: Circuit| {
+            plan::srs_resident_from_first(budget, SRS, H_BUFFERS + RESIDENT_MIN_MSM, (circuit == Circuit::Pce).then_some(&matrices))
+        };
+        for quarters in 14 * 4..=141 * 4 {
+            let bytes = quarters * GIB / 4;
+            for circuit in [Circuit::Classic, Circuit::Pce] {
+                let card = Card::new(bytes, circuit).srs.is_some();
+                assert_eq!(first(bytes, circuit), card, "{:.2} GiB, {circuit:?}", bytes as f64 / GIB as f64);
+            }
+        }
+        assert!(first(budget(64), Circuit::Classic) && !first(budget(64), Circuit::Pce));
+        assert!(first(budget(80), Circuit::Pce));
+    }
+
     /// The executor's cap of the MSMs' chunks to one H buffer, where L
     /// runs beside the H MSM with the points from host memory, is what
     /// keeps cards of 24 to 56 GiB from rating slower than 16 GiB: the

@@ -1,6 +1,9 @@
 //! The device copies a GPU backend keeps: each device's resident SRSs
 //! (made so where the planner keeps them: `plan::srs_resident`; the
-//! engine releases the SRS's host points once every device has one), the
+//! engine releases the SRS's host points once every device has one, or,
+//! where every device will keep one from the circuit's first partition,
+//! its matrices counted, fills them straight from the file:
+//! [`StreamedSrs`]), the
 //! matrices of the circuits whose partitions the engine
 //! synthesizes witness-only (uploaded once where the VRAM budget holds
 //! them beside a working set; else, where it holds the streamed SpMV's
@@ -9,14 +12,15 @@
 //! least recently used, idle, when an SRS needs the room.
 
 use super::{GpuBackend, GpuDevice};
-use crate::engine::backend::{ProveInput, ProverError};
-use crate::engine::interlock::{VramBudget, VramReservation};
-use crate::engine::srs_handle::SrsHandle;
+use crate::engine::backend::{PceAtLoad, ProveInput, ProverError, ResidentLoad};
+use crate::engine::interlock::{DeviceLocks, VramBudget, VramReservation};
+use crate::engine::srs_handle::{every_device_would_hold, SrsHandle};
 use crate::groth16::gpu_prover::{plan, GpuProver};
 use crate::groth16::gpu_srs::DeviceSrs;
 use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
-use crate::srs::KeyShape;
+use crate::srs::{KeyShape, PointSlice};
+use cuzk_sys::Stream;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
@@ -138,28 +142,134 @@ impl GpuBackend {
         let host = input.srs.host_points()?;
         let mut resident = dev.resident.lock().unwrap();
         let keep_pce = input.pce.map_or(std::ptr::null(), Arc::as_ptr);
-        // Where evicting every idle copy would not make the room (other
-        // calls hold the rest for now), none is evicted: a later partition
-        // tries again.
-        let evictable = idle_bytes(&resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
-        if input.vram.free().saturating_add(evictable) < bytes {
-            return Ok(None);
-        }
-        while input.vram.free() < bytes {
-            if let Some(freed) = evict_idle(&mut resident, std::ptr::null()) {
-                log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
-            } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
-                log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
-            } else {
-                return Ok(None);
-            }
-        }
-        let Some(vram) = input.vram.try_reserve(bytes) else { return Ok(None) };
+        // A later partition tries again where there is no room now.
+        let Some(vram) = Self::room_for_srs(dev, &mut resident, input.vram, bytes, keep_pce) else { return Ok(None) };
         let t = Instant::now();
         let srs = Arc::new(DeviceSrs::upload(dev.info.ordinal as i32, &host)?);
         log::info!("device SRS uploaded gpu={} bytes={} upload_ms={}", dev.info.ordinal, bytes, t.elapsed().as_millis());
         resident.push(Resident::new(input.srs, srs.clone(), vram));
         Ok(Some(srs))
+    }
+
+    /// `bytes` of `vram` reserved for a copy of an SRS on `dev`, evicting
+    /// idle copies of other SRSs (in `resident`, `dev.resident` locked)
+    /// least recently used first, then idle matrices other than
+    /// `keep_pce`'s; None where that would not make the room (other calls
+    /// hold the rest for now): then none is evicted.
+    fn room_for_srs(
+        dev: &GpuDevice,
+        resident: &mut Vec<Resident<SrsHandle, DeviceSrs>>,
+        vram: &Arc<VramBudget>,
+        bytes: u64,
+        keep_pce: *const Pce,
+    ) -> Option<VramReservation> {
+        if !Self::could_make_room(dev, resident, vram, bytes, keep_pce) {
+            return None;
+        }
+        while vram.free() < bytes {
+            if let Some(freed) = evict_idle(resident, std::ptr::null()) {
+                log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
+                log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else {
+                return None;
+            }
+        }
+        vram.try_reserve(bytes)
+    }
+
+    /// Whether [`Self::room_for_srs`] would find the room (evicting
+    /// nothing).
+    fn could_make_room(
+        dev: &GpuDevice,
+        resident: &[Resident<SrsHandle, DeviceSrs>],
+        vram: &VramBudget,
+        bytes: u64,
+        keep_pce: *const Pce,
+    ) -> bool {
+        let evictable = idle_bytes(resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
+        vram.free().saturating_add(evictable) >= bytes
+    }
+
+    /// The copies of an SRS of `shape` to load straight to every device
+    /// in service ([`ProverBackend::resident_load`]), allocated: where each
+    /// keeps it resident from the circuit's first partition by the rules
+    /// that partition follows, the circuit's matrices counted as `pce`
+    /// sizes them ([`Self::keeps_srs_from_first`]), and has the room now
+    /// (idle copies evicted as `make_resident` evicts them). None where
+    /// any device will not hold it, the circuit's PCE is not known yet
+    /// (it may take the room the SRS would: its first partition decides
+    /// once it is recorded, the SRS loaded whole), or an allocation fails.
+    ///
+    /// [`ProverBackend::resident_load`]: crate::engine::backend::ProverBackend::resident_load
+    pub(super) fn streamed_srs(&self, shape: &dyn KeyShape, pce: &PceAtLoad, devices: &[Arc<DeviceLocks>]) -> Option<StreamedSrs<'_>> {
+        if !self.keep_srs_resident || matches!(pce, PceAtLoad::Unknown) {
+            return None;
+        }
+        let keeps = |ordinal: u32| {
+            let (Some(locks), Ok(dev)) = (devices.iter().find(|d| d.ordinal == ordinal), self.device(ordinal)) else { return false };
+            Self::keeps_srs_from_first(dev, shape, pce, locks.vram.normal_total()).unwrap_or(false)
+        };
+        if !every_device_would_hold(devices, keeps) {
+            return None;
+        }
+        let bytes = DeviceSrs::bytes(shape);
+        let serving: Vec<_> = devices.iter().filter(|d| d.serving()).collect();
+        // Every device first, so that none evicts a copy for a load that
+        // another device's lack of room then calls off.
+        let room = |locks: &&Arc<DeviceLocks>| {
+            self.device(locks.ordinal)
+                .is_ok_and(|dev| Self::could_make_room(dev, &dev.resident.lock().unwrap(), &locks.vram, bytes, std::ptr::null()))
+        };
+        if !serving.iter().all(room) {
+            return None;
+        }
+        let mut copies = Vec::new();
+        for locks in serving {
+            let dev = self.device(locks.ordinal).ok()?;
+            let ordinal = dev.info.ordinal as i32;
+            let vram = Self::room_for_srs(dev, &mut dev.resident.lock().unwrap(), &locks.vram, bytes, std::ptr::null())?;
+            match Stream::new(ordinal).and_then(|stream| Ok((stream, DeviceSrs::allocate(ordinal, shape.counts())?))) {
+                Ok((stream, srs)) => copies.push(StreamedCopy { dev, srs, stream, vram }),
+                Err(e) => {
+                    log::warn!("gpu={ordinal} device SRS not allocated for a load straight to the devices ({e})");
+                    return None;
+                }
+            }
+        }
+        Some(StreamedSrs { copies, started: Instant::now() })
+    }
+
+    /// Whether `dev`, its VRAM budget `total` bytes, keeps an SRS of
+    /// `shape` resident from its circuit's first partition on, decided
+    /// before the SRS is read, as that partition decides it after a whole
+    /// load ([`plan::srs_resident_from_first`]): `ensure_pce` places the
+    /// circuit's matrices (of `pce`'s sizes) first, the SRS not resident
+    /// yet, then `make_resident` keeps the SRS beside them where they are
+    /// resident (matrices resident on `dev` already count as placed).
+    /// Beside resident matrices, z is counted as for partitions that carry
+    /// their witness only: the stricter of the two (a partition carrying
+    /// a, b, c needs no z), so a load decided by this is never straight to
+    /// a device that would not have kept the SRS.
+    fn keeps_srs_from_first(dev: &GpuDevice, shape: &dyn KeyShape, pce: &PceAtLoad, total: u64) -> Result<bool, ProverError> {
+        let srs_bytes = DeviceSrs::bytes(shape);
+        let Some(sizes) = pce.sizes() else {
+            let working = Self::min_resident_working_set(dev, shape, shape.counts().h + 1, 0)?;
+            return Ok(plan::srs_resident_from_first(total, srs_bytes, working, None));
+        };
+        let (n, z) = (sizes.num_constraints, sizes.z_bytes());
+        let on_device = match pce {
+            PceAtLoad::Held(p) => Self::resident_pce_bytes(dev, p),
+            _ => None,
+        };
+        let matrices = plan::FirstMatrices {
+            bytes: on_device.map_or_else(|| GpuPce::device_bytes_of(&sizes), Ok)?,
+            // Resident already: placed whatever the working set.
+            working_from_host: if on_device.is_some() { 0 } else { Self::working_set(dev, shape, n, z, false) },
+            min_working: Self::min_resident_working_set(dev, shape, n, z)?,
+        };
+        let working = Self::min_resident_working_set(dev, shape, n, 0)?;
+        Ok(plan::srs_resident_from_first(total, srs_bytes, working, Some(&matrices)))
     }
 
     /// Whether a VRAM budget of `total` bytes on `dev` keeps `srs`'s points
@@ -310,5 +420,43 @@ impl GpuBackend {
     /// `pce` ready to stream to `dev`, if it is.
     pub(super) fn find_streamed(dev: &GpuDevice, pce: &Arc<Pce>) -> Option<Arc<StreamedPce>> {
         find_copy(&mut dev.streamed.lock().unwrap(), pce)
+    }
+}
+
+/// An SRS being loaded straight to every device in service
+/// ([`GpuBackend::streamed_srs`]): each device's copy, allocated and
+/// reserved, filled slice by slice.
+pub(super) struct StreamedSrs<'a> {
+    copies: Vec<StreamedCopy<'a>>,
+    started: Instant,
+}
+
+struct StreamedCopy<'a> {
+    dev: &'a GpuDevice,
+    srs: DeviceSrs,
+    stream: Stream,
+    vram: VramReservation,
+}
+
+impl ResidentLoad for StreamedSrs<'_> {
+    /// Into each device's copy, the devices side by side.
+    fn fill(&mut self, slice: &PointSlice<'_>) -> Result<(), ProverError> {
+        if let [one] = &mut self.copies[..] {
+            return Ok(one.srs.fill(&one.stream, slice)?);
+        }
+        std::thread::scope(|s| {
+            let copies: Vec<_> = self.copies.iter_mut().map(|c| s.spawn(move || c.srs.fill(&c.stream, slice))).collect();
+            copies.into_iter().try_for_each(|c| c.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        })?;
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, srs: &Arc<SrsHandle>) {
+        let ms = self.started.elapsed().as_millis();
+        for c in self.copies {
+            let bytes = c.vram.bytes();
+            log::info!("device SRS uploaded gpu={} bytes={bytes} upload_ms={ms} from=file", c.dev.info.ordinal);
+            c.dev.resident.lock().unwrap().push(Resident::new(srs, Arc::new(c.srs), c.vram));
+        }
     }
 }

@@ -77,6 +77,42 @@ fn a_refused_file_that_cannot_be_removed_is_not_loaded_again() {
     assert_eq!(s.synthesize(&job, 2, None, 1).unwrap().1, SynthPath::Loaded, "loaded again once written anew");
 }
 
+/// What an SRS's load is told of its circuit's PCE: unknown before the
+/// first partition records it, its file's sizes once the file is
+/// written, the PCE itself once held; unknown where the file will be
+/// recorded anew (its header bad, another circuit's, or refused), none
+/// where the circuit will have none.
+#[test]
+fn an_srs_load_is_told_what_is_known_of_the_circuits_pce() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = BuiltinJob::new("synthetic:2000:2".parse().unwrap(), 3, 1);
+    let id = job.circuit_id();
+    let s = store(dir.path(), 1 << 30);
+    assert!(matches!(s.at_load(&id), PceAtLoad::Unknown), "no file: recorded by the first partition");
+    s.synthesize(&job, 0, None, 1).unwrap();
+    let held = s.ready(&id).unwrap();
+    assert!(matches!(s.at_load(&id), PceAtLoad::Held(p) if Arc::ptr_eq(&p, &held)));
+    // A new engine: the file's header, the sizes of the PCE it holds.
+    let fresh = store(dir.path(), 1 << 30);
+    match fresh.at_load(&id) {
+        PceAtLoad::File(sizes) => assert_eq!(sizes, held.sizes()),
+        other => panic!("expected the file's sizes, got {other:?}"),
+    }
+    fresh.refused.lock().unwrap().insert(id.clone());
+    assert!(matches!(fresh.at_load(&id), PceAtLoad::Unknown), "a refused file is not loaded");
+    let file = PceStore::path_of(dir.path(), &id);
+    let other =
+        crate::pce::record("another-circuit", crate::circuits::CircuitSpec::Synthetic { constraints: 2000, inputs: 2 }.blank()).unwrap();
+    crate::pce::file::write(&other, &file).unwrap();
+    assert!(matches!(store(dir.path(), 1 << 30).at_load(&id), PceAtLoad::Unknown), "another circuit's file");
+    with_corrupt_file(dir.path());
+    assert!(matches!(store(dir.path(), 1 << 30).at_load(&id), PceAtLoad::Unknown), "a bad header");
+    // No room to keep it and no file to save it to: none, classic from then on.
+    let nowhere = store(&dir.path().join("missing"), 1000);
+    nowhere.synthesize(&job, 0, None, 1).unwrap();
+    assert!(matches!(nowhere.at_load(&id), PceAtLoad::None));
+}
+
 #[test]
 fn no_room_in_the_budget_means_classic_synthesis() {
     let dir = tempfile::tempdir().unwrap();

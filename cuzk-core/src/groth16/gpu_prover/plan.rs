@@ -506,6 +506,40 @@ pub fn srs_resident(budget: u64, kept: u64, srs_bytes: u64, min_working: u64) ->
     srs_bytes.saturating_add(kept).saturating_add(min_working) <= budget
 }
 
+/// A circuit's matrices as a card places them on its first partition,
+/// before its SRS is resident ([`matrices_resident`] with none).
+#[derive(Clone, Copy, Debug)]
+pub struct FirstMatrices {
+    /// Their bytes on the device.
+    pub bytes: u64,
+    /// The whole working set with the points from host memory (z
+    /// included) they are kept beside.
+    pub working_from_host: u64,
+    /// The smallest working set with the points on the device (z
+    /// included: the partitions then carry their witness only) that the
+    /// SRS is kept beside them for ([`srs_resident`]).
+    pub min_working: u64,
+}
+
+/// Whether a card whose VRAM budget is `budget` keeps a circuit's SRS
+/// (`srs_bytes`) resident from its first partition on, as the engine
+/// decides it once that partition is synthesized: the circuit's matrices
+/// (`matrices`, None where it has none) placed first, the SRS not
+/// resident, then the SRS kept beside them where they are resident,
+/// else beside `min_working` (a working set without z) alone. An SRS
+/// loaded straight to the cards that keep it by this rule, decided
+/// before it is read, ends resident where a whole load would have had it
+/// made resident, beside the same matrices: where the matrices are
+/// resident, by the same sum; where they are not, they are placed on a
+/// later partition beside the resident SRS by the rule that keeps it
+/// there either way.
+pub fn srs_resident_from_first(budget: u64, srs_bytes: u64, min_working: u64, matrices: Option<&FirstMatrices>) -> bool {
+    match matrices {
+        Some(m) if matrices_resident(budget, m.bytes, None, m.working_from_host) => srs_resident(budget, m.bytes, srs_bytes, m.min_working),
+        _ => srs_resident(budget, 0, srs_bytes, min_working),
+    }
+}
+
 /// One line for the log, e.g. `circuits=2 points=device h=device
 /// inputs=spmv_on_device queries=beside_h next=second_h_buffers chunks=whole`.
 impl fmt::Display for Plan {
@@ -938,6 +972,29 @@ mod tests {
         assert!(!matrices_resident(67 * GIB, 7 * GIB, Some((srs, min_working)), from_host));
         assert!(matrices_resident(55 * GIB, 7 * GIB, None, from_host));
         assert!(!matrices_resident(54 * GIB, 7 * GIB, None, from_host));
+    }
+
+    /// The SRS from the first partition on: beside the matrices where
+    /// they are resident (placed first), else beside a working set alone;
+    /// a card with room for the SRS and a working set but not for the
+    /// matrices beside them keeps the matrices, not the SRS.
+    #[test]
+    fn the_srs_is_kept_from_the_first_partition_beside_the_matrices_placed_first() {
+        let (srs, min_working) = (44 * GIB, 13 * GIB);
+        let m = FirstMatrices { bytes: 7 * GIB, working_from_host: 52 * GIB, min_working: 17 * GIB };
+        // 67 GiB: the matrices resident (7 + 52), the SRS not beside them
+        // (44 + 7 + 17), though it fits beside a working set alone (44 + 13).
+        assert!(srs_resident_from_first(67 * GIB, srs, min_working, None));
+        assert!(!srs_resident_from_first(67 * GIB, srs, min_working, Some(&m)));
+        // 68 GiB: both.
+        assert!(srs_resident_from_first(68 * GIB, srs, min_working, Some(&m)));
+        // 58 GiB: no room for the matrices beside a working set from host
+        // memory: the SRS beside a working set alone, as with none.
+        assert!(!matrices_resident(58 * GIB, m.bytes, None, m.working_from_host));
+        assert!(srs_resident_from_first(58 * GIB, srs, min_working, Some(&m)));
+        assert!(srs_resident_from_first(57 * GIB, srs, min_working, Some(&m)));
+        assert!(!srs_resident_from_first(56 * GIB, srs, min_working, Some(&m)));
+        assert!(!srs_resident_from_first(56 * GIB, srs, min_working, None));
     }
 
     /// Streamed where the H term has room and the budget holds the
