@@ -75,9 +75,22 @@ int32_t cuzk_pinned_free(void *ptr, cuzk_error *err);
 int32_t cuzk_host_register(void *ptr, size_t bytes, cuzk_error *err);
 int32_t cuzk_host_unregister(void *ptr, cuzk_error *err);
 
+/* Urgent streams. While the calling thread has them on, every stream it
+ * creates (cuzk_stream_create, and the streams that the MSM, the H term
+ * and the SpMV create inside a call made on this thread) has the device's
+ * greatest priority; otherwise the default, the least. The block scheduler
+ * dispatches a higher-priority stream's waiting blocks first as SMs free
+ * up, so urgent work beside a long computation waits for blocks to finish,
+ * not for whole kernels. A thread starts with it off. Returns the previous
+ * setting (0 or 1); never fails, and works without CUDA too. */
+int32_t cuzk_thread_urgent_streams(int32_t on);
+
 /* Streams (non-blocking w.r.t. the legacy default stream). */
 typedef struct cuzk_stream cuzk_stream;
 int32_t cuzk_stream_create(int32_t ordinal, cuzk_stream **out, cuzk_error *err);
+/* A stream's priority and its device's greatest (lower numbers run first;
+ * the default, 0, is the least). */
+int32_t cuzk_stream_priority(const cuzk_stream *stream, int32_t *priority, int32_t *greatest, cuzk_error *err);
 int32_t cuzk_stream_destroy(cuzk_stream *stream, cuzk_error *err);
 int32_t cuzk_stream_synchronize(cuzk_stream *stream, cuzk_error *err);
 

@@ -31,7 +31,14 @@ int32_t cuzk_device_alloc(int32_t o, size_t b, void **p, cuzk_error *err) { (voi
 int32_t cuzk_device_free(int32_t o, void *p, cuzk_error *err) { (void)o, (void)p; return no_cuda(err); }
 int32_t cuzk_pinned_alloc(size_t b, void **p, cuzk_error *err) { (void)b, (void)p; return no_cuda(err); }
 int32_t cuzk_pinned_free(void *p, cuzk_error *err) { (void)p; return no_cuda(err); }
+int32_t cuzk_thread_urgent_streams(int32_t on) {
+    static _Thread_local int32_t urgent = 0;
+    int32_t was = urgent;
+    urgent = on != 0;
+    return was;
+}
 int32_t cuzk_stream_create(int32_t o, cuzk_stream **s, cuzk_error *err) { (void)o, (void)s; return no_cuda(err); }
+int32_t cuzk_stream_priority(const cuzk_stream *s, int32_t *p, int32_t *g, cuzk_error *err) { (void)s, (void)p, (void)g; return no_cuda(err); }
 int32_t cuzk_stream_destroy(cuzk_stream *s, cuzk_error *err) { (void)s; return no_cuda(err); }
 int32_t cuzk_stream_synchronize(cuzk_stream *s, cuzk_error *err) { (void)s; return no_cuda(err); }
 int32_t cuzk_copy_to_device(cuzk_stream *s, void *d, const void *h, size_t b, cuzk_error *err) { (void)s, (void)d, (void)h, (void)b; return no_cuda(err); }

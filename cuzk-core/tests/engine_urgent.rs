@@ -375,6 +375,10 @@ fn urgent_partition_computes_beside_a_partition_holding_the_gpu() {
     assert_eq!((st.devices[0].vram.total_bytes, st.devices[0].vram.used_bytes), (CARD, 0));
     engine.shutdown(ShutdownMode::Drain);
     assert_gpu_paths(&timeline, &[(normal_id, "fallback"), (id, "urgent_beside")]);
+    // The urgent partition's device work ran as the backend's urgent work
+    // (on a GPU: its streams at the greatest priority), the normal one's not.
+    assert_eq!(backend.ran_as_urgent(&urgent.public_inputs(0)), [true]);
+    assert_eq!(backend.ran_as_urgent(&normal.public_inputs(0)), [false]);
 }
 
 /// The control: with no urgent VRAM reserve the normal partition's

@@ -51,6 +51,39 @@ impl DeviceInfo {
     }
 }
 
+/// The calling thread's streams at the device's greatest priority while
+/// this lives (`cuzk_thread_urgent_streams`): every stream it creates, its
+/// own and those native calls create for their work, so the block
+/// scheduler dispatches that work's blocks ahead of other streams' waiting
+/// ones. Dropped, the thread's previous setting is back. Threads the
+/// urgent work spawns carry it over themselves ([`UrgentStreams::current`]).
+pub struct UrgentStreams {
+    was: bool,
+    // The setting is the creating thread's: the guard must drop there.
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl UrgentStreams {
+    /// The calling thread's streams urgent (`on`) or default until the drop.
+    pub fn set(on: bool) -> Self {
+        let was = unsafe { ffi::cuzk_thread_urgent_streams(on as i32) } != 0;
+        UrgentStreams { was, _not_send: std::marker::PhantomData }
+    }
+
+    /// Whether the calling thread creates urgent streams now.
+    pub fn current() -> bool {
+        let now = unsafe { ffi::cuzk_thread_urgent_streams(0) };
+        unsafe { ffi::cuzk_thread_urgent_streams(now) };
+        now != 0
+    }
+}
+
+impl Drop for UrgentStreams {
+    fn drop(&mut self) {
+        unsafe { ffi::cuzk_thread_urgent_streams(self.was as i32) };
+    }
+}
+
 /// A CUDA stream on one device.
 pub struct Stream {
     raw: *mut ffi::cuzk_stream,
@@ -74,6 +107,15 @@ impl Stream {
 
     pub fn synchronize(&self) -> Result<()> {
         call(|e| unsafe { ffi::cuzk_stream_synchronize(self.raw, e) })
+    }
+
+    /// This stream's priority and its device's greatest (lower numbers run
+    /// first; the default, 0, is the least): urgent where they are equal
+    /// ([`UrgentStreams`]).
+    pub fn priority(&self) -> Result<(i32, i32)> {
+        let (mut own, mut greatest) = (0, 0);
+        call(|e| unsafe { ffi::cuzk_stream_priority(self.raw, &mut own, &mut greatest, e) })?;
+        Ok((own, greatest))
     }
 
     pub fn wait(&self, event: &Event) -> Result<()> {

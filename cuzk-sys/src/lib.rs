@@ -34,7 +34,7 @@ pub mod ffi {
     include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 }
 
-pub use device::{device_count, free_memory, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, Stream};
+pub use device::{device_count, free_memory, DeviceBuffer, DeviceInfo, Event, HostRegistration, PinnedBuffer, Stream, UrgentStreams};
 pub use error::{Error, ErrorCode, Result};
 pub use gpu_locks::GpuLocks;
 pub use ntt::{HTermBuffers, NttContext, NttKind};

@@ -73,3 +73,36 @@ fn host_registration_pins_and_releases() {
     // Nothing to pin in an empty slice.
     assert_eq!(unsafe { cuzk_sys::HostRegistration::new::<u64>(&[]) }.unwrap().bytes(), 0);
 }
+
+/// Urgent streams are the calling thread's setting: nested guards restore
+/// what was before them, another thread starts with it off, and (on a GPU)
+/// a stream created under the guard has the device's greatest priority,
+/// one created after it the default.
+#[test]
+fn urgent_streams_are_the_threads_setting() {
+    use cuzk_sys::{Stream, UrgentStreams};
+    assert!(!UrgentStreams::current(), "a thread starts with default streams");
+    {
+        let _on = UrgentStreams::set(true);
+        assert!(UrgentStreams::current());
+        std::thread::spawn(|| assert!(!UrgentStreams::current(), "another thread keeps its own setting")).join().unwrap();
+        {
+            let _off = UrgentStreams::set(false);
+            assert!(!UrgentStreams::current());
+        }
+        assert!(UrgentStreams::current(), "the inner guard restored the outer setting");
+    }
+    assert!(!UrgentStreams::current(), "the outer guard restored the default");
+
+    let Some(dev) = cuzk_sys::test_device("urgent_streams_are_the_threads_setting (stream priorities)") else { return };
+    let urgent = {
+        let _on = UrgentStreams::set(true);
+        Stream::new(dev).unwrap()
+    };
+    let normal = Stream::new(dev).unwrap();
+    let (own, greatest) = urgent.priority().unwrap();
+    assert_eq!(own, greatest, "a stream created under the guard is at the greatest priority");
+    let (own, _) = normal.priority().unwrap();
+    assert_eq!(own, 0, "a stream created after it has the default");
+    assert!(greatest < 0, "the device has priorities above the default: {greatest}");
+}

@@ -5,6 +5,7 @@
 
 #include "../error.cuh"
 #include "handles.cuh"
+#include "streams.cuh"
 #include "upload.cuh"
 
 using cuzk::ok;
@@ -115,14 +116,40 @@ extern "C" int32_t cuzk_pinned_free(void *ptr, cuzk_error *err) {
     CUZK_ENTRY_END
 }
 
+bool &cuzk::urgent_streams() {
+    thread_local bool on = false;
+    return on;
+}
+
+extern "C" int32_t cuzk_thread_urgent_streams(int32_t on) {
+    bool &flag = cuzk::urgent_streams();
+    const int32_t was = flag ? 1 : 0;
+    flag = on != 0;
+    return was;
+}
+
 extern "C" int32_t cuzk_stream_create(int32_t ordinal, cuzk_stream **out, cuzk_error *err) {
     CUZK_ENTRY_BEGIN
     CUZK_REQUIRE(out, "out is null");
     *out = nullptr;
     CUZK_CUDA(cudaSetDevice(ordinal));
     cudaStream_t s;
-    CUZK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUZK_CUDA(cuzk::stream_create(&s));
     *out = new cuzk_stream{ordinal, s};
+    return ok(err);
+    CUZK_ENTRY_END
+}
+
+extern "C" int32_t cuzk_stream_priority(const cuzk_stream *stream, int32_t *priority, int32_t *greatest,
+                                        cuzk_error *err) {
+    CUZK_ENTRY_BEGIN
+    CUZK_REQUIRE(stream && priority && greatest, "null argument");
+    CUZK_CUDA(cudaSetDevice(stream->device));
+    int own = 0, least = 0, most = 0;
+    CUZK_CUDA(cudaStreamGetPriority(stream->stream, &own));
+    CUZK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &most));
+    *priority = own;
+    *greatest = most;
     return ok(err);
     CUZK_ENTRY_END
 }

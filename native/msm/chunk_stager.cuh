@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "../device/streams.cuh"
 #include "../device/upload.cuh"
 #include "../ec/point.cuh"
 #include "../ff/fr.cuh"
@@ -46,7 +47,7 @@ class chunk_stager {
         ordinal_ = ordinal;
         nstages_ = (points_dev_ && scalars_dev_) ? 0 : stages;
         if (nstages_ == 0) return CUZK_OK;
-        CUZK_CUDA(cudaStreamCreateWithFlags(&up_, cudaStreamNonBlocking));
+        CUZK_CUDA(cuzk::stream_create(&up_));
         for (uint32_t i = 0; i < nstages_; i++) {
             stage &st = stages_[i];
             if (!points_dev_) CUZK_TRY(st.points.alloc(points_bytes, err, arena));

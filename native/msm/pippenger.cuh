@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "../device/streams.cuh"
 #include "../ec/point.cuh"
 #include "../error.cuh"
 #include "accumulate.cuh"
@@ -77,7 +78,7 @@ int32_t pippenger(int32_t ordinal, const affine_t<F> *points, bool points_on_dev
     for (uint32_t j = 0; n > 0 && j < sets; j++) CUZK_REQUIRE(scalars[j], "null scalars of set %u", j);
     CUZK_CUDA(cudaSetDevice(ordinal));
     msm_stream st;
-    CUZK_CUDA(cudaStreamCreateWithFlags(&st.s, cudaStreamNonBlocking));
+    CUZK_CUDA(cuzk::stream_create(&st.s));
     CUZK_CUDA(cudaEventCreate(&st.start));
     CUZK_CUDA(cudaEventCreate(&st.stop));
     for (cudaEvent_t &e : st.phase) CUZK_CUDA(cudaEventCreate(&e));

@@ -18,6 +18,7 @@
 // uploads (under a GPU's mem lock, say) apart from the compute (under its
 // compute lock), each enqueued on a caller's stream.
 #include "../device/handles.cuh"
+#include "../device/streams.cuh"
 #include "../device/upload.cuh"
 #include "../error.cuh"
 #include "transform.cuh"
@@ -131,7 +132,7 @@ extern "C" int32_t cuzk_h_term(const cuzk_ntt_context *ctx, const void *a, const
 
     h_streams hs;
     for (int x = 0; x < 3; x++) {
-        CUZK_CUDA(cudaStreamCreateWithFlags(&hs.s[x], cudaStreamNonBlocking));
+        CUZK_CUDA(cuzk::stream_create(&hs.s[x]));
         CUZK_CUDA(cudaEventCreateWithFlags(&hs.done[x], cudaEventDisableTiming));
         CUZK_CUDA(cudaEventCreateWithFlags(&hs.uploaded[x], cudaEventDisableTiming));
     }

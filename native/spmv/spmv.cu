@@ -26,6 +26,7 @@
 // operations give fully reduced values, so the bytes equal the CPU SpMV's
 // (pce/spmv.rs) whatever the order of the terms.
 #include "../device/handles.cuh"
+#include "../device/streams.cuh"
 #include "../device/upload.cuh"
 #include "../error.cuh"
 #include "../ff/fr.cuh"
@@ -191,7 +192,7 @@ extern "C" int32_t cuzk_spmv_create(int32_t ordinal, const cuzk_spmv_matrix *mat
         }
     } g{h.base};
     cudaStream_t s = nullptr;
-    CUZK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUZK_CUDA(cuzk::stream_create(&s));
     struct stream_guard {
         cudaStream_t s;
         ~stream_guard() { cudaStreamDestroy(s); }
@@ -299,7 +300,7 @@ extern "C" int32_t cuzk_spmv_evaluate_streamed(cuzk_stream *stream, const cuzk_s
     const uint64_t half = (staging_bytes / 2) & ~(ALIGN - 1);
     fr_t *out = static_cast<fr_t *>(d_out);
     streamed_resources res;
-    CUZK_CUDA(cudaStreamCreateWithFlags(&res.copy, cudaStreamNonBlocking));
+    CUZK_CUDA(cuzk::stream_create(&res.copy));
     for (int h = 0; h < 2; h++) {
         CUZK_CUDA(cudaEventCreateWithFlags(&res.copied[h], cudaEventDisableTiming));
         CUZK_CUDA(cudaEventCreateWithFlags(&res.consumed[h], cudaEventDisableTiming));

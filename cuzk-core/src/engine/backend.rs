@@ -143,6 +143,14 @@ pub trait ProverBackend: Send + Sync {
     fn compute_beside(&self, device: u32, staged: Self::Staged, input: &ProveInput<'_>) -> Result<Self::Computed, ProverError> {
         self.compute(device, staged, input)
     }
+    /// Runs `work`, all of an urgent call's phases on this thread, ahead of
+    /// other work on the device where the backend can ask for that (the
+    /// GPU: the call's streams at the device's greatest priority, so beside
+    /// a long partition its kernels wait for blocks, not for kernels).
+    /// Default: `work` as it is.
+    fn as_urgent<R>(&self, work: impl FnOnce() -> R) -> R {
+        work()
+    }
     /// `vram_granted` (maybe less than needed) is what the fallback may use.
     /// The worker also takes this path, once, where `prestage` or `compute`
     /// ran out of device memory.
@@ -368,7 +376,12 @@ impl<B: ProverBackend> Backend for B {
         urgent: bool,
         gpu_event: &dyn Fn(&'static str, Option<&'static str>),
     ) -> Result<(Vec<Proof>, InterlockTrace), ProverError> {
-        super::prover_worker::through_interlock(self, dev, input, urgent, gpu_event)
+        let through = || super::prover_worker::through_interlock(self, dev, input, urgent, gpu_event);
+        if urgent {
+            self.as_urgent(through)
+        } else {
+            through()
+        }
     }
 
     fn abc_on_device(&self, pce: &Arc<Pce>, srs: &SrsHandle, devices: &[Arc<DeviceLocks>]) -> Option<MatricesLease> {

@@ -500,6 +500,13 @@ impl ProverBackend for GpuBackend {
         self.plan_and_run(dev, input, srs, pce, None, first, Self::vram_needed_on(dev, input), true)
     }
 
+    /// The call's streams, its own and those its native calls and the
+    /// prover's threads create, at the device's greatest priority.
+    fn as_urgent<R>(&self, work: impl FnOnce() -> R) -> R {
+        let _urgent = cuzk_sys::UrgentStreams::set(true);
+        work()
+    }
+
     /// As `compute`, without borrowing: beside another call computing on
     /// the device, the plan keeps to the urgent reservation. The prover
     /// keeps no state of its own across a compute (streams, events and MSM

@@ -237,8 +237,9 @@ impl GpuProver {
         if plan.circuits != assignments.len() {
             return Err(GpuProveError::Plan(format!("planned for {} circuits, given {}", plan.circuits, assignments.len())));
         }
+        let t = Instant::now();
         let Fitted { plan, chunks, scratch, abc } = self.fitted(params, points, shape, pce, plan)?;
-        log::info!("gpu plan gpu={} {plan}", self.device);
+        log::info!("gpu plan gpu={} {plan} fit_ms={}", self.device, t.elapsed().as_millis());
         if let Queries::Batched(size) = plan.queries {
             let batch = match size {
                 BatchSize::Within(budget) => {
@@ -304,7 +305,7 @@ impl GpuProver {
                             let (h, beside, witness) =
                                 self.h_msm_and_witness(params, points, pa, st, t, chunks, scratch, &mut ws, &mut times)?;
                             std::thread::scope(|s| {
-                                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage(npa, sp, abc)));
+                                let staging = next.map(|(npa, sp)| spawn_alike(s, move || self.restage(npa, sp, abc)));
                                 let results = self.query_msms(params, points, pa, witness, beside, chunks, &mut ws, &mut times);
                                 (results.map(|q| q.with_h(h)), staging.map(join))
                             })
@@ -434,7 +435,7 @@ impl GpuProver {
         let StagedH { bufs: HTermBuffers { a: h_buf, b, c, .. }, z, .. } = st;
         let h_buf = &*h_buf;
         let (h, h_time, r) = std::thread::scope(|s| {
-            let side = s.spawn(move || beside(b, c, z));
+            let side = spawn_alike(s, move || beside(b, c, z));
             let t = Instant::now();
             let h_scalars = Input::Device { buf: h_buf, offset: 0, len: params.counts().h };
             let h = self.g1_msm(ws, points.g1(Points::H, 0..params.counts().h), h_scalars, chunks);
@@ -488,6 +489,19 @@ impl GpuProver {
         let (plan, _) = chunks.for_scalars(&scalars);
         Ok(g1(msm::msm_in::<G1>(ws, points, scalars, plan)?.0))
     }
+}
+
+/// `work` on a scoped thread that creates its streams as this thread does
+/// (an urgent call's threads urgent too: [`cuzk_sys::UrgentStreams`]).
+fn spawn_alike<'s, T: Send + 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    work: impl FnOnce() -> T + Send + 's,
+) -> std::thread::ScopedJoinHandle<'s, T> {
+    let urgent = cuzk_sys::UrgentStreams::current();
+    s.spawn(move || {
+        let _streams = cuzk_sys::UrgentStreams::set(urgent);
+        work()
+    })
 }
 
 /// A scoped thread's result; its panic goes on in the joining thread.

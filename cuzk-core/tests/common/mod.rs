@@ -83,6 +83,23 @@ pub struct TestBackend {
     /// and how many compute calls wait so now.
     held: Mutex<(Vec<Vec<Fr>>, usize)>,
     held_cv: Condvar,
+    /// Each compute call's circuits (public inputs) and whether the call
+    /// ran as urgent work ([`ProverBackend::as_urgent`]).
+    as_urgent: Mutex<Vec<(Vec<Fr>, bool)>>,
+}
+
+thread_local! {
+    /// Whether this thread runs inside [`ProverBackend::as_urgent`] now.
+    static URGENT_WORK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Puts the thread's setting back, after a panic too.
+struct RestoreUrgent(bool);
+
+impl Drop for RestoreUrgent {
+    fn drop(&mut self) {
+        URGENT_WORK.set(self.0);
+    }
 }
 
 impl TestBackend {
@@ -179,6 +196,12 @@ impl TestBackend {
         held.1 -= 1;
     }
 
+    /// For each compute call given the circuit with `public_inputs`,
+    /// whether it ran as urgent work.
+    pub fn ran_as_urgent(&self, public_inputs: &[Fr]) -> Vec<bool> {
+        self.as_urgent.lock().unwrap().iter().filter(|(p, _)| p.as_slice() == public_inputs).map(|&(_, u)| u).collect()
+    }
+
     pub fn fault(&self, public_inputs: Vec<Fr>, f: Fault) {
         self.faults.lock().unwrap().push((public_inputs, f));
     }
@@ -232,6 +255,8 @@ impl TestBackend {
         drop(lost);
         self.batch_sizes.lock().unwrap().push(input.assignments.len());
         self.proved.lock().unwrap().extend(input.assignments.iter().map(|a| a.input_assignment[1..].to_vec()));
+        let urgent = URGENT_WORK.get();
+        self.as_urgent.lock().unwrap().extend(input.assignments.iter().map(|a| (a.input_assignment[1..].to_vec(), urgent)));
         self.check(input.assignments, fallback)?;
         CpuBackend.compute(d, (), input)
     }
@@ -257,6 +282,10 @@ impl ProverBackend for TestBackend {
     }
     fn compute_fallback(&self, d: u32, _granted: u64, input: &ProveInput<'_>) -> Result<Vec<Proof>, ProverError> {
         self.prove(d, input, true)
+    }
+    fn as_urgent<R>(&self, work: impl FnOnce() -> R) -> R {
+        let _restore = RestoreUrgent(URGENT_WORK.replace(true));
+        work()
     }
     fn epilogue(&self, d: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
         CpuBackend.epilogue(d, computed)

@@ -4,7 +4,7 @@
 //! [`Queries::InHScratch`](super::Queries::InHScratch)) or after it.
 
 use super::beside::{Beside, InScratch};
-use super::{g1, g2, host, join, Abc, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
+use super::{g1, g2, host, join, spawn_alike, Abc, GpuProveError, GpuProver, GpuTimings, MsmChunks, StagedH};
 use crate::arith::blst_layout::repr;
 use crate::arith::Density;
 use crate::cs::ProvingAssignment;
@@ -99,7 +99,7 @@ impl GpuProver {
                 Err(e) => return (Err(e), q_times, None),
             };
             std::thread::scope(|s| {
-                let staging = next.map(|(npa, sp)| s.spawn(move || self.restage(npa, sp, abc)));
+                let staging = next.map(|(npa, sp)| spawn_alike(s, move || self.restage(npa, sp, abc)));
                 let q = self.query_msms(params, points, pa, witness, Beside::default(), chunks, ws_queries, &mut q_times);
                 (q, q_times, staging.map(join))
             })
