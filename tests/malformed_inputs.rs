@@ -224,40 +224,69 @@ fn cache_with(bytes: &[u8], id: &str) -> (tempfile::TempDir, std::path::PathBuf)
     (dir, path)
 }
 
+/// A fixture's `.params` with L's first point outside the subgroup, in a
+/// param cache of its own: what the published-digest rule is tried on.
+struct OutsidePoint {
+    params: Parameters,
+    /// The valid file, and the one with the point outside.
+    bytes: Vec<u8>,
+    outside: Vec<u8>,
+    /// Where that point starts in the file.
+    l_first: usize,
+    id: &'static str,
+    dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl OutsidePoint {
+    fn new() -> Self {
+        let (params, bytes) = fixture();
+        let l_first = section_offset(&params, 2) + 4;
+        let mut outside = bytes.clone();
+        outside[l_first..l_first + 96].copy_from_slice(&point_outside_subgroup());
+        let id = "test-circuit";
+        let (dir, path) = cache_with(&outside, id);
+        OutsidePoint { params, bytes, outside, l_first, id, dir, path }
+    }
+
+    /// The cache with `digest` published for the file's name.
+    fn listed(&self, digest: String) -> ParamCache {
+        let name = self.path.file_name().unwrap().to_str().unwrap().to_string();
+        ParamCache::new(self.dir.path()).with_published(PublishedDigests::new([(name, digest)]))
+    }
+
+    /// The cache with no digest published.
+    fn unlisted(&self) -> ParamCache {
+        ParamCache::new(self.dir.path()).with_published(PublishedDigests::new([]))
+    }
+}
+
 #[test]
 fn params_with_their_published_digest_skip_the_subgroup_checks() {
-    let (params, bytes) = fixture();
-    let l_first = section_offset(&params, 2) + 4;
-    let mut outside = bytes.clone();
-    outside[l_first..l_first + 96].copy_from_slice(&point_outside_subgroup());
-    let id = "test-circuit";
-    let (dir, path) = cache_with(&outside, id);
-    let name = path.file_name().unwrap().to_str().unwrap().to_string();
-    let listed = |digest: String| ParamCache::new(dir.path()).with_published(PublishedDigests::new([(name.clone(), digest)]));
-    let load = |cache: ParamCache| cache.load_params(id, ReadOptions::default());
+    let f = OutsidePoint::new();
+    let load = |cache: ParamCache| cache.load_params(f.id, ReadOptions::default());
 
     // Its digest listed under its name: trusted (the point outside the
     // subgroup is not looked for).
-    assert!(load(listed(file_digest(&outside))).is_ok());
+    assert!(load(f.listed(file_digest(&f.outside))).is_ok());
     // Not listed, or listed with another digest: every point is checked.
-    let unlisted = ParamCache::new(dir.path()).with_published(PublishedDigests::new([]));
-    for cache in [unlisted, listed(file_digest(&bytes))] {
+    for cache in [f.unlisted(), f.listed(file_digest(&f.bytes))] {
         match load(cache) {
             Err(FilecoinError::Params {
                 source: ParamsError::InvalidPoint { section: "l", index: 0, offset, fault: PointFault::NotInSubgroup },
                 ..
-            }) if offset == l_first => {}
+            }) if offset == f.l_first => {}
             other => panic!("expected the point outside the subgroup, got {:?}", other.map(|_| ())),
         }
     }
     // A valid file under a stale digest loads, checked point by point.
-    std::fs::write(&path, &bytes).unwrap();
-    assert_eq!(load(listed(file_digest(&outside))).unwrap(), params);
+    std::fs::write(&f.path, &f.bytes).unwrap();
+    assert_eq!(load(f.listed(file_digest(&f.outside))).unwrap(), f.params);
     // One byte changed: its digest differs, and the point is refused.
-    let mut one = bytes.clone();
-    one[l_first + 50] ^= 1;
-    std::fs::write(&path, &one).unwrap();
-    assert!(matches!(load(listed(file_digest(&bytes))), Err(FilecoinError::Params { source: ParamsError::InvalidPoint { .. }, .. })));
+    let mut one = f.bytes.clone();
+    one[f.l_first + 50] ^= 1;
+    std::fs::write(&f.path, &one).unwrap();
+    assert!(matches!(load(f.listed(file_digest(&f.bytes))), Err(FilecoinError::Params { source: ParamsError::InvalidPoint { .. }, .. })));
 }
 
 /// A param cache's file read in slices (as the engine loads an SRS
@@ -266,17 +295,10 @@ fn params_with_their_published_digest_skip_the_subgroup_checks() {
 /// errors.
 #[test]
 fn params_streamed_in_slices_follow_the_published_digest_rule() {
-    let (params, bytes) = fixture();
-    let l_first = section_offset(&params, 2) + 4;
-    let mut outside = bytes.clone();
-    outside[l_first..l_first + 96].copy_from_slice(&point_outside_subgroup());
-    let id = "test-circuit";
-    let (dir, path) = cache_with(&outside, id);
-    let name = path.file_name().unwrap().to_str().unwrap().to_string();
-    let listed = |digest: String| ParamCache::new(dir.path()).with_published(PublishedDigests::new([(name.clone(), digest)]));
+    let f = OutsidePoint::new();
     // The points the sink was handed.
     let stream = |cache: ParamCache| -> Result<usize, ParamsError> {
-        let file = cache.params_file(id, ReadOptions::default()).expect("the file is there");
+        let file = cache.params_file(f.id, ReadOptions::default()).expect("the file is there");
         let mut points = 0;
         let mut sink = |s: PointSlice<'_>| {
             points += s.len();
@@ -288,21 +310,21 @@ fn params_streamed_in_slices_follow_the_published_digest_rule() {
             Err(StreamError::Sink(never)) => match never {},
         }
     };
-    let all = params.h.len() + params.l.len() + params.a.len() + params.b_g1.len() + params.b_g2.len();
-    assert_eq!(stream(listed(file_digest(&outside))).unwrap(), all, "trusted by its digest");
-    let unlisted = ParamCache::new(dir.path()).with_published(PublishedDigests::new([]));
-    for cache in [unlisted, listed(file_digest(&bytes))] {
+    let p = &f.params;
+    let all = p.h.len() + p.l.len() + p.a.len() + p.b_g1.len() + p.b_g2.len();
+    assert_eq!(stream(f.listed(file_digest(&f.outside))).unwrap(), all, "trusted by its digest");
+    for cache in [f.unlisted(), f.listed(file_digest(&f.bytes))] {
         match stream(cache) {
-            Err(ParamsError::InvalidPoint { section: "l", index: 0, offset, fault: PointFault::NotInSubgroup }) if offset == l_first => {}
+            Err(ParamsError::InvalidPoint { section: "l", index: 0, offset, fault: PointFault::NotInSubgroup }) if offset == f.l_first => {}
             other => panic!("expected the point outside the subgroup, got {other:?}"),
         }
     }
     // A valid file under a stale digest: checked point by point, each
     // point handed over once.
-    std::fs::write(&path, &bytes).unwrap();
-    assert_eq!(stream(listed(file_digest(&outside))).unwrap(), all);
-    std::fs::remove_file(&path).unwrap();
-    assert!(ParamCache::new(dir.path()).params_file(id, ReadOptions::default()).is_none(), "no file: none to stream");
+    std::fs::write(&f.path, &f.bytes).unwrap();
+    assert_eq!(stream(f.listed(file_digest(&f.outside))).unwrap(), all);
+    std::fs::remove_file(&f.path).unwrap();
+    assert!(f.unlisted().params_file(f.id, ReadOptions::default()).is_none(), "no file: none to stream");
 }
 
 #[test]
