@@ -62,6 +62,7 @@ use crate::srs::KeyShape;
 use blstrs::Scalar as Fr;
 use cuzk_sys::msm::{self, MsmOptions, G1, G2};
 use ff::Field;
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 #[cfg(test)]
@@ -83,6 +84,10 @@ struct GpuDevice {
     resident: Mutex<Vec<Resident<SrsHandle, DeviceSrs>>>,
     pces: Mutex<Vec<Resident<Pce, GpuPce>>>,
     streamed: Mutex<Vec<Resident<Pce, StreamedPce>>>,
+    /// The circuits (and why) whose a, b, c this device has had computed
+    /// on the host: a warning the first time, then a debug line (a
+    /// WinningPoSt beside a PoRep stream does so every proof).
+    host_abc_said: Mutex<HashSet<(String, String)>>,
 }
 
 /// r and s of each proof.
@@ -174,7 +179,14 @@ impl GpuBackend {
                 crate::config::format_size(vram_bytes)
             );
             let info = DeviceInfo { ordinal: ordinal as u32, name: q.name, vram_bytes };
-            devices.push(GpuDevice { info, prover, resident: Mutex::default(), pces: Mutex::default(), streamed: Mutex::default() });
+            devices.push(GpuDevice {
+                info,
+                prover,
+                resident: Mutex::default(),
+                pces: Mutex::default(),
+                streamed: Mutex::default(),
+                host_abc_said: Mutex::default(),
+            });
         }
         Ok(GpuBackend { devices, randomness: Randomness::Fresh, keep_srs_resident: true })
     }
@@ -304,7 +316,14 @@ impl GpuBackend {
         let constraints = input.assignments.first().map_or(0, ProvingAssignment::num_constraints) as u64;
         let bytes = 3 * constraints * std::mem::size_of::<Fr>() as u64 * circuits.min(2) as u64;
         let bytes_text = crate::config::format_size(bytes);
-        log::warn!("gpu={} computes a, b, c of witness-only circuits on the host ({bytes_text}): {why}", dev.info.ordinal);
+        let first = dev.host_abc_said.lock().unwrap().insert((input.srs.circuit_id().to_string(), why.to_string()));
+        let (level, again) = if first { (log::Level::Warn, " (said once per circuit and reason)") } else { (log::Level::Debug, "") };
+        log::log!(
+            level,
+            "gpu={} computes a, b, c of witness-only circuits on the host ({bytes_text}): {why}{again} circuit_id={}",
+            dev.info.ordinal,
+            input.srs.circuit_id()
+        );
         let Some(budget) = input.host_memory else { return Ok(None) };
         budget.try_reserve(bytes, Purpose::Partition).map(Some).ok_or_else(|| {
             ProverError::OutOfHostMemory(format!(
