@@ -3,6 +3,8 @@
 
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar as Fr;
+use std::any::TypeId;
+use std::marker::PhantomData;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WitnessOnly {
@@ -26,6 +28,45 @@ impl WitnessOnly {
             input_positions: Vec::with_capacity(num_inputs),
         }
     }
+
+    /// The witness `cs` generates into, when `cs` is a `WitnessOnly` (or a
+    /// namespace of one): a circuit's synthesis, generic over its
+    /// constraint system, can then write into the witness's buffers
+    /// directly (a PoRep partition's challenges, each on its own thread,
+    /// in place).
+    pub fn root_of<CS: ConstraintSystem<Fr>>(cs: &mut CS) -> Option<&mut WitnessOnly> {
+        if type_id_of::<CS::Root>() != TypeId::of::<WitnessOnly>() {
+            return None;
+        }
+        let root: *mut CS::Root = cs.get_root();
+        // SAFETY: `CS::Root` has `WitnessOnly`'s type id, lifetimes aside,
+        // and `WitnessOnly` has no lifetime parameter: it is `WitnessOnly`.
+        Some(unsafe { &mut *root.cast::<WitnessOnly>() })
+    }
+}
+
+/// `TypeId::of::<T>()` for any `T`, `'static` or not (a constraint system
+/// has no `'static` bound): the type id of `T` with its lifetimes erased,
+/// the way the `typeid` crate obtains it.
+fn type_id_of<T: ?Sized>() -> TypeId {
+    trait Erased {
+        fn id(&self) -> TypeId
+        where
+            Self: 'static;
+    }
+    impl<T: ?Sized> Erased for PhantomData<T> {
+        fn id(&self) -> TypeId
+        where
+            Self: 'static,
+        {
+            TypeId::of::<T>()
+        }
+    }
+    let marker = PhantomData::<T>;
+    // SAFETY: only the trait object's lifetime bound changes; the method
+    // reads nothing through it, and type ids do not depend on lifetimes.
+    let erased = unsafe { std::mem::transmute::<&dyn Erased, &(dyn Erased + 'static)>(&marker) };
+    erased.id()
 }
 
 impl ConstraintSystem<Fr> for WitnessOnly {
@@ -120,5 +161,29 @@ impl ConstraintSystem<Fr> for WitnessOnly {
 
     fn aux_slice(&self) -> &[Fr] {
         &self.aux_assignment
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WitnessOnly;
+    use bellpepper::util_cs::witness_cs::WitnessCS;
+    use bellpepper_core::ConstraintSystem;
+    use blstrs::Scalar as Fr;
+
+    #[test]
+    fn root_of_finds_a_witness_only_behind_namespaces_and_references() {
+        let mut w = WitnessOnly::new();
+        w.alloc(|| "a", || Ok(Fr::from(3))).unwrap();
+        let at = &w as *const WitnessOnly;
+        assert!(WitnessOnly::root_of(&mut w).is_some_and(|r| std::ptr::eq(r, at)));
+        let mut ns = w.namespace(|| "outer");
+        let mut inner = ns.namespace(|| "inner");
+        assert!(WitnessOnly::root_of(&mut inner).is_some_and(|r| std::ptr::eq(r, at)));
+        drop(inner);
+        drop(ns);
+        let mut by_ref = &mut w;
+        assert!(WitnessOnly::root_of(&mut by_ref).is_some_and(|r| r.aux_assignment == [Fr::from(3)]));
+        assert!(WitnessOnly::root_of(&mut WitnessCS::<Fr>::new()).is_none(), "another witness generator");
     }
 }

@@ -9,14 +9,14 @@
 //! node hashes, the bit decompositions), and generate the witness of its independent
 //! challenges on several threads when asked ([`PorepPartition::with_threads`];
 //! by default one: with the gadgets' witnesses computed on values, a 32 GiB
-//! partition's witness takes a few seconds on one core and appending each
-//! challenge's part costs about what generating it saves, while the engine
-//! already keeps every core busy with partitions). With a witness-generating
-//! constraint system the shared part (replica id, commitments, the comm_r
-//! check) is allocated first, as always; then each challenge is synthesized
-//! into a `WitnessOnly` of its own on a thread, and the parts are appended
-//! in challenge order, each public input after the aux variables that
-//! precede it in one sequential synthesis. Its R1CS is recorded the same
+//! partition's witness takes a few seconds on one core, and the engine
+//! gives a partition more only where cores are free). With a
+//! witness-generating constraint system the shared part (replica id,
+//! commitments, the comm_r check) is allocated first, as always; then the
+//! challenges are synthesized on the threads (`super::threaded_witness`:
+//! into a `WitnessOnly`, each writes its aux values in place, where one
+//! sequential synthesis puts them: challenges are of one shape), the same
+//! witness as one sequential synthesis. Its R1CS is recorded the same
 //! way when asked ([`PorepPartition::record_on_threads`]: setup, a
 //! circuit's first proof). Any other constraint system (classic proving,
 //! bellperson) synthesizes the challenges in order, as `StackedCircuit`
