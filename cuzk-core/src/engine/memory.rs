@@ -158,6 +158,17 @@ impl MemoryBudget {
         *self.usage.lock().unwrap()
     }
 
+    /// How many claims of `bytes` the budget holds at once beside the SRS
+    /// and the PCE it holds now and the urgent reserve (those held now
+    /// counted in), at least one: how many of a circuit's partitions
+    /// synthesize at a time, when nothing else limits them.
+    pub fn claims_at_once(&self, bytes: u64) -> usize {
+        let u = self.usage();
+        let room = u.budget_bytes.saturating_sub(self.urgent_reserve).saturating_sub(u.srs_bytes + u.pce_bytes);
+        let n = room.checked_div(bytes).unwrap_or(u64::MAX);
+        usize::try_from(n).unwrap_or(usize::MAX).max(1)
+    }
+
     /// How many times held bytes have gone back so far (a reservation
     /// dropped or shrunk): the mark for [`Self::wait_release`].
     pub fn releases(&self) -> u64 {
@@ -362,6 +373,20 @@ mod tests {
     fn meminfo_parse() {
         assert_eq!(parse_mem_total("MemTotal:       16384 kB\nMemFree: 1 kB\n"), Some(16384 * 1024));
         assert_eq!(parse_mem_total("nothing"), None);
+    }
+
+    #[test]
+    fn claims_at_once_count_what_the_srs_pce_and_reserve_leave() {
+        let b = MemoryBudget::with_urgent_reserve(100, 10);
+        assert_eq!(b.claims_at_once(20), 4, "90 beside the reserve");
+        let _srs = b.try_reserve(30, Purpose::Srs).unwrap();
+        let _pce = b.try_reserve(10, Purpose::Pce).unwrap();
+        let held = b.try_reserve(20, Purpose::Partition).unwrap();
+        assert_eq!(b.claims_at_once(20), 2, "the partition held now counted in");
+        drop(held);
+        assert_eq!(b.claims_at_once(20), 2);
+        assert_eq!(b.claims_at_once(60), 1, "never none: a unit that holds its claim runs");
+        assert_eq!(b.claims_at_once(0), usize::MAX);
     }
 
     #[test]

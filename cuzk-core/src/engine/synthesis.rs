@@ -158,7 +158,8 @@ fn process(sh: &Shared, worker_id: usize, unit: SynthUnit) {
     if sh.plans.first(&circuit_id, counts) {
         report_plan(sh, &circuit_id, counts, reserved_per_partition, &synth_ticket.batch.srs, pce.as_ref(), witness_only.is_some());
     }
-    let cores = sh.synthesis_cores.take(members[0].circuit.witness_parallelism(), sh.synth_queue.len());
+    let at_once = sh.memory.claims_at_once(memory.bytes());
+    let cores = sh.synthesis_cores.take(members[0].circuit.witness_parallelism(), sh.synth_queue.len(), at_once);
     let (mut kept, mut assignments, mut synth_times) = (Vec::new(), Vec::new(), Vec::new());
     // The PCE this unit loaded, until one of its partitions confirms it.
     let mut unconfirmed = prepared.as_ref().and_then(|p| p.loaded().cloned());
