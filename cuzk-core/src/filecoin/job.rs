@@ -72,12 +72,15 @@ impl PartitionedCircuit for FilecoinJob {
         Ok(Box::new(EnginePartition(self.take_circuit(partition)?)))
     }
 
-    /// A PoSt partition's sectors, on as many threads as there are. A
-    /// PoRep partition's challenges could be too, but gain nothing
-    /// (appending each challenge's part costs what its thread saves).
+    /// A PoSt partition's sectors, a PoRep partition's challenges, on as
+    /// many threads as there are (each writes its part of the witness in
+    /// place: `threaded_witness`). The engine gives a partition more than
+    /// one only where cores are idle beside the partitions the host
+    /// budget holds (`engine::synthesis_cores`). A SnapDeals partition
+    /// has no independent parts.
     fn witness_parallelism(&self) -> usize {
         match self.meta.kind {
-            ProofKind::WindowPostPartition | ProofKind::WinningPost => usize::MAX,
+            ProofKind::WindowPostPartition | ProofKind::WinningPost | ProofKind::PorepSealCommit => usize::MAX,
             _ => 1,
         }
     }
