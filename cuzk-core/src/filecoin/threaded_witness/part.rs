@@ -14,8 +14,8 @@ use std::mem::MaybeUninit;
 pub(crate) struct WitnessPart<'a> {
     /// Where the part's first aux values go.
     room: &'a mut [MaybeUninit<Fr>],
-    /// How many of `room`'s first values are written.
-    in_room: usize,
+    /// Its witness so far (`done.in_room` of `room`'s first values
+    /// written).
     done: Done,
 }
 
@@ -43,17 +43,13 @@ impl<'a> WitnessPart<'a> {
     /// A part that writes its first aux values into `room` (empty: all of
     /// them kept apart).
     pub(super) fn new(room: &'a mut [MaybeUninit<Fr>]) -> Self {
-        WitnessPart { room, in_room: 0, done: Done::default() }
+        WitnessPart { room, done: Done::default() }
     }
 
     /// The part's witness, its room released: the room's first
     /// `Done::in_room` values are written.
     pub(super) fn finish(self) -> Done {
-        Done { in_room: self.in_room, ..self.done }
-    }
-
-    fn num_aux(&self) -> usize {
-        self.in_room + self.done.beyond.len()
+        self.done
     }
 }
 
@@ -67,14 +63,14 @@ impl ConstraintSystem<Fr> for WitnessPart<'_> {
         AR: Into<String>,
     {
         let value = f()?;
-        match self.room.get_mut(self.in_room) {
+        match self.room.get_mut(self.done.in_room) {
             Some(slot) => {
                 slot.write(value);
-                self.in_room += 1;
+                self.done.in_room += 1;
             }
             None => self.done.beyond.push(value),
         }
-        Ok(Variable::new_unchecked(Index::Aux(self.num_aux() - 1)))
+        Ok(Variable::new_unchecked(Index::Aux(self.done.num_aux() - 1)))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -84,7 +80,7 @@ impl ConstraintSystem<Fr> for WitnessPart<'_> {
         AR: Into<String>,
     {
         self.done.inputs.push(f()?);
-        self.done.input_positions.push(self.num_aux());
+        self.done.input_positions.push(self.done.num_aux());
         Ok(Variable::new_unchecked(Index::Input(self.done.inputs.len() - 1)))
     }
 
@@ -116,19 +112,19 @@ impl ConstraintSystem<Fr> for WitnessPart<'_> {
     }
 
     fn extend_inputs(&mut self, new_inputs: &[Fr]) {
-        let at = self.num_aux();
+        let at = self.done.num_aux();
         self.done.input_positions.extend(std::iter::repeat_n(at, new_inputs.len()));
         self.done.inputs.extend_from_slice(new_inputs);
     }
 
     // The witness gadgets hand over their values in batches.
     fn extend_aux(&mut self, new_aux: &[Fr]) {
-        let free = &mut self.room[self.in_room..];
+        let free = &mut self.room[self.done.in_room..];
         let n = free.len().min(new_aux.len());
         for (slot, &value) in free.iter_mut().zip(&new_aux[..n]) {
             slot.write(value);
         }
-        self.in_room += n;
+        self.done.in_room += n;
         self.done.beyond.extend_from_slice(&new_aux[n..]);
     }
 
