@@ -63,6 +63,10 @@ const THIRD_BUFFER: u64 = 4 * GIB;
 const MSM_RESIDENT: u64 = gib_100(1660);
 /// The same with the points from host memory (staged in the workspace).
 const MSM_FROM_HOST: u64 = 32 * GIB;
+/// The working set resident matrices are kept beside with the points
+/// from host memory (`chunked_working_set_from_host`): the H buffers, z,
+/// MSMs within one H buffer.
+const MATRICES_BESIDE: u64 = H_BUFFERS + Z + THIRD_BUFFER;
 /// The query MSMs' own workspace ([`Queries::BesideH`]): the H200's 45.2
 /// GiB above the SRS with it, less one working set.
 const QUERY_WORKSPACE: u64 = gib_100(1660);
@@ -194,7 +198,7 @@ impl Card {
         let from_host = Sizes { streamed_bytes: STREAMED_PEAK, ..sizes(false, false) };
         let matrices = match circuit {
             Circuit::Classic => MatricesAt::Host,
-            Circuit::Pce if plan::matrices_resident(budget, MATRICES, None, H_BUFFERS + MSM_FROM_HOST + Z) => {
+            Circuit::Pce if plan::matrices_resident(budget, MATRICES, None, MATRICES_BESIDE) => {
                 MatricesAt::Vram { _held: vram.try_reserve(MATRICES).expect("the matrices fit an empty budget") }
             }
             Circuit::Pce if plan::matrices_streamed(budget, &from_host) => MatricesAt::Streamed,
@@ -535,11 +539,8 @@ mod tests {
     /// SRS, so its SRS loads whole, as before.
     #[test]
     fn the_srs_decided_before_it_is_read_is_where_the_card_keeps_it() {
-        let matrices = plan::FirstMatrices {
-            bytes: MATRICES,
-            working_from_host: H_BUFFERS + MSM_FROM_HOST + Z,
-            min_working: H_BUFFERS + Z + RESIDENT_MIN_MSM,
-        };
+        let matrices =
+            plan::FirstMatrices { bytes: MATRICES, working_from_host: MATRICES_BESIDE, min_working: H_BUFFERS + Z + RESIDENT_MIN_MSM };
         let first = |budget: u64, circuit: Circuit| {
             plan::srs_resident_from_first(budget, SRS, H_BUFFERS + RESIDENT_MIN_MSM, (circuit == Circuit::Pce).then_some(&matrices))
         };
