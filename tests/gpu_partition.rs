@@ -511,8 +511,70 @@ fn gpu_partition_matches_discrete_logs() {
             report(&what, if i == 0 { stage } else { Duration::ZERO }, &times, epilogue, peak);
         }
     }
-    println!("partition 2^{log_n}: GPU proofs in both regimes and in a pre-staged batch byte-identical to the discrete-log computation");
+    drop((resident, batch));
+    matrices_resident_srs_from_host(dev, &prover, params, constraints, seed, budget, &expected, &want, (r, s));
+    println!(
+        "partition 2^{log_n}: GPU proofs in every regime (resident, under a limit, from host memory, matrices resident) and in a pre-staged batch byte-identical to the discrete-log computation"
+    );
     if skipped > 0 {
         println!("({skipped} resident-SRS regimes skipped: this card has no room for their working sets beside the SRS)");
+    }
+}
+
+/// The SRS from page-locked host memory with the circuit's matrices
+/// resident, a, b, c computed by the SpMV on the device from the witness
+/// alone (a witness-only assignment: no a, b, c on the host), L and B
+/// beside the H MSM in the H term's third buffer, the witness copied there
+/// from the SpMV's z: the plan of a card that holds the matrices and a
+/// working set but not the SRS (~64 GB at 2^27). Chunked within the VRAM
+/// limit's `budget` and within twice it (all MSMs then in chunks of one H
+/// buffer). From 2^22 the third buffer holds L's and B's chunks, and the
+/// executor must keep the plan.
+#[allow(clippy::too_many_arguments)]
+fn matrices_resident_srs_from_host(
+    dev: i32,
+    prover: &GpuProver,
+    params: &Parameters,
+    constraints: usize,
+    seed: u64,
+    budget: u64,
+    expected: &MsmResults,
+    want: &[u8; cuzk_core::groth16::proof::PROOF_BYTES],
+    (r, s): (Fr, Fr),
+) {
+    use cuzk_core::groth16::gpu_prover::Matrices;
+    use cuzk_core::pce::{self, gpu::GpuPce};
+    let circuit = || Synthetic::new(constraints, INPUTS, Some(seed));
+    let t = Instant::now();
+    let pce = pce::record("gpu_partition", circuit()).unwrap();
+    let pa = pce.witness_assignment(cuzk_core::cs::generate_witness(circuit()).unwrap()).unwrap();
+    assert!(pa.abc_deferred() && pa.a.is_empty(), "a witness-only assignment carries no a, b, c");
+    let gpu_pce = GpuPce::upload(&pce, dev).unwrap();
+    println!("(PCE recorded, witness-only assignment and matrices uploaded in {:?})", t.elapsed());
+    let matrices = Some(Matrices { host: &pce, device: Some(&gpu_pce), streamed: None });
+    let log_n = constraints.next_power_of_two().trailing_zeros();
+    for within in [budget, 2 * budget] {
+        let p = Plan {
+            inputs: HInputs::SpmvOnDevice,
+            ..plan(1, PointsAt::Host, Queries::InHScratch(Scratch::LAndB), NextInputs::WhenDue, Chunks::Within(within))
+        };
+        let ran = prover.fit(params, SrsPoints::Host(params), &pa, matrices, &p).unwrap();
+        assert_eq!(ran.inputs, HInputs::SpmvOnDevice, "{p} runs as {ran}");
+        if log_n >= 22 {
+            assert_eq!(ran.queries, p.queries, "{p} runs as {ran}: L and B not beside H");
+        }
+        for round in 1..=2 {
+            let t = Instant::now();
+            let staged = prover.stage_h_spmv(&gpu_pce, &pa.input_assignment, &pa.aux_assignment).unwrap();
+            let stage = t.elapsed();
+            let (m, times) =
+                prover.run(params, SrsPoints::Host(params), std::slice::from_ref(&pa), matrices, Some(staged), &p).unwrap().pop().unwrap();
+            let regime = format!(
+                "SRS from page-locked host memory, matrices resident (SpMV on the device), MSMs within {within} bytes (ran: {ran})"
+            );
+            same(&regime, &m, expected);
+            assert_eq!(&assemble(&params.vk, m, r, s).to_bytes(), want, "{regime}: the proof differs from the independent computation");
+            report(&format!("{regime}, proof {round}"), stage, &times, Duration::ZERO, 0);
+        }
     }
 }

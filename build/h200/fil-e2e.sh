@@ -46,7 +46,8 @@
 #   SYNTH=1       after setup, partition 0's PCE path alone, without the
 #                 daemon (cuzk-bench synth-only --witness-only --no-classic):
 #                 its PCE load, witness-only synthesis on 1 and all threads,
-#                 CPU SpMV on 1 and all threads
+#                 CPU SpMV on 1 and all threads (SYNTH_THREADS: another
+#                 list, e.g. "1,2,4,8,16")
 #   NICE          the daemon's synthesis.nice [its default, 10]; 0: synthesis
 #                 at the daemon's priority (to compare)
 #   LOG_LEVEL [info]  the daemon's [logging] level (directives too, e.g.
@@ -235,7 +236,7 @@ if [ -n "${SYNTH:-}" ]; then
     ln -sf "$CUZK" "$DIR/cuzk-bench"
     mapfile -t SYNTH_ARGS < <(single_args "$W/meta.json")
     phase synth "$DIR/cuzk-bench" synth-only "${SYNTH_ARGS[@]}" --witness-only --no-classic \
-        --threads "1,$(nproc)" --pce "$P/$ID.pce" || finish $?
+        --threads "${SYNTH_THREADS:-1,$(nproc)}" --pce "$P/$ID.pce" || finish $?
 fi
 
 # 3. daemon
