@@ -417,7 +417,7 @@ mod tests {
 
     /// Each card's plan in its steady state (as the executor logs it),
     /// and the model's rating, with the partitions' matrices kept on the
-    /// card where it has room for them (a PCE: resident from a 64 GB card
+    /// card where it has room for them (a PCE: resident from a 32 GB card
     /// up, else streamed) and without (classic partitions, a, b, c from
     /// synthesis).
     #[test]
@@ -431,6 +431,8 @@ mod tests {
         let classic_streamed = |chunks: &str| {
             format!("Fallback: circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks={chunks}")
         };
+        let matrices_resident =
+            "Fallback: circuits=1 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)".to_string();
         let table: [(u64, Circuit, String, f64); 20] = [
             (16, Classic, classic_streamed("within(1.20GiB)"), 2.218),
             (24, Classic, classic_streamed("within(4GiB)"), 2.123),
@@ -452,16 +454,11 @@ mod tests {
             (141, Classic, "Prestaged: circuits=1 points=device h=device inputs=uploaded queries=beside_h next=when_due chunks=whole".into(), 1.312),
             (16, Pce, streamed("within(1.20GiB)"), 1.968),
             (24, Pce, streamed("within(4GiB)"), 1.873),
-            (32, Pce, streamed("within(4GiB)"), 1.873),
-            (40, Pce, streamed("within(4GiB)"), 1.873),
-            (48, Pce, streamed("within(4GiB)"), 1.873),
             // The matrices resident, the SRS not beside them.
-            (
-                64,
-                Pce,
-                "Fallback: circuits=1 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)".into(),
-                1.740,
-            ),
+            (32, Pce, matrices_resident.clone(), 1.740),
+            (40, Pce, matrices_resident.clone(), 1.740),
+            (48, Pce, matrices_resident.clone(), 1.740),
+            (64, Pce, matrices_resident, 1.740),
             (
                 80,
                 Pce,
