@@ -230,6 +230,22 @@ impl GpuBackend {
         h + g1.max(g2) + z
     }
 
+    /// Device bytes of the working set that a circuit's resident matrices
+    /// are kept beside where the SRS's points stay in host memory: the H
+    /// buffers, `z` bytes of witness for the SpMV, and MSMs chunked within
+    /// one H buffer, as they run there (L and B beside the H MSM in its
+    /// third buffer, every MSM in chunks of that size: `plan::within_one_buffer`).
+    /// The SpMV on the device saves the streamed matrices' upload (~0.25 s
+    /// at 2^27) whatever the chunks: a whole MSM's workspace from host
+    /// memory (~32 GiB at 2^27) would keep the matrices off every card
+    /// under ~58 GB.
+    fn chunked_working_set_from_host(constraints: usize, z: u64) -> u64 {
+        h_log_n(constraints).map_or(0, |log_n| {
+            let third = (cuzk_sys::HTermBuffers::c_len(log_n) * std::mem::size_of::<cuzk_sys::FrRepr>()) as u64;
+            cuzk_sys::HTermBuffers::bytes(log_n) + third
+        }) + z
+    }
+
     /// The working set of `input` on `dev` ([`Self::working_set_of`]),
     /// with its points where they are now: on the device where its SRS is
     /// resident, else from the host.

@@ -63,6 +63,10 @@ const THIRD_BUFFER: u64 = 4 * GIB;
 const MSM_RESIDENT: u64 = gib_100(1660);
 /// The same with the points from host memory (staged in the workspace).
 const MSM_FROM_HOST: u64 = 32 * GIB;
+/// The working set resident matrices are kept beside with the points
+/// from host memory (`chunked_working_set_from_host`): the H buffers, z,
+/// MSMs within one H buffer.
+const MATRICES_BESIDE: u64 = H_BUFFERS + Z + THIRD_BUFFER;
 /// The query MSMs' own workspace ([`Queries::BesideH`]): the H200's 45.2
 /// GiB above the SRS with it, less one working set.
 const QUERY_WORKSPACE: u64 = gib_100(1660);
@@ -194,7 +198,7 @@ impl Card {
         let from_host = Sizes { streamed_bytes: STREAMED_PEAK, ..sizes(false, false) };
         let matrices = match circuit {
             Circuit::Classic => MatricesAt::Host,
-            Circuit::Pce if plan::matrices_resident(budget, MATRICES, None, H_BUFFERS + MSM_FROM_HOST + Z) => {
+            Circuit::Pce if plan::matrices_resident(budget, MATRICES, None, MATRICES_BESIDE) => {
                 MatricesAt::Vram { _held: vram.try_reserve(MATRICES).expect("the matrices fit an empty budget") }
             }
             Circuit::Pce if plan::matrices_streamed(budget, &from_host) => MatricesAt::Streamed,
@@ -413,7 +417,7 @@ mod tests {
 
     /// Each card's plan in its steady state (as the executor logs it),
     /// and the model's rating, with the partitions' matrices kept on the
-    /// card where it has room for them (a PCE: resident from a 64 GB card
+    /// card where it has room for them (a PCE: resident from a 32 GB card
     /// up, else streamed) and without (classic partitions, a, b, c from
     /// synthesis).
     #[test]
@@ -427,6 +431,8 @@ mod tests {
         let classic_streamed = |chunks: &str| {
             format!("Fallback: circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks={chunks}")
         };
+        let matrices_resident =
+            "Fallback: circuits=1 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)".to_string();
         let table: [(u64, Circuit, String, f64); 20] = [
             (16, Classic, classic_streamed("within(1.20GiB)"), 2.218),
             (24, Classic, classic_streamed("within(4GiB)"), 2.123),
@@ -448,16 +454,11 @@ mod tests {
             (141, Classic, "Prestaged: circuits=1 points=device h=device inputs=uploaded queries=beside_h next=when_due chunks=whole".into(), 1.312),
             (16, Pce, streamed("within(1.20GiB)"), 1.968),
             (24, Pce, streamed("within(4GiB)"), 1.873),
-            (32, Pce, streamed("within(4GiB)"), 1.873),
-            (40, Pce, streamed("within(4GiB)"), 1.873),
-            (48, Pce, streamed("within(4GiB)"), 1.873),
             // The matrices resident, the SRS not beside them.
-            (
-                64,
-                Pce,
-                "Fallback: circuits=1 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)".into(),
-                1.740,
-            ),
+            (32, Pce, matrices_resident.clone(), 1.740),
+            (40, Pce, matrices_resident.clone(), 1.740),
+            (48, Pce, matrices_resident.clone(), 1.740),
+            (64, Pce, matrices_resident, 1.740),
             (
                 80,
                 Pce,
@@ -535,11 +536,8 @@ mod tests {
     /// SRS, so its SRS loads whole, as before.
     #[test]
     fn the_srs_decided_before_it_is_read_is_where_the_card_keeps_it() {
-        let matrices = plan::FirstMatrices {
-            bytes: MATRICES,
-            working_from_host: H_BUFFERS + MSM_FROM_HOST + Z,
-            min_working: H_BUFFERS + Z + RESIDENT_MIN_MSM,
-        };
+        let matrices =
+            plan::FirstMatrices { bytes: MATRICES, working_from_host: MATRICES_BESIDE, min_working: H_BUFFERS + Z + RESIDENT_MIN_MSM };
         let first = |budget: u64, circuit: Circuit| {
             plan::srs_resident_from_first(budget, SRS, H_BUFFERS + RESIDENT_MIN_MSM, (circuit == Circuit::Pce).then_some(&matrices))
         };

@@ -265,7 +265,7 @@ impl GpuBackend {
         let matrices = plan::FirstMatrices {
             bytes: on_device.map_or_else(|| GpuPce::device_bytes_of(&sizes), Ok)?,
             // Resident already: placed whatever the working set.
-            working_from_host: if on_device.is_some() { 0 } else { Self::working_set(dev, shape, n, z, false) },
+            working_from_host: if on_device.is_some() { 0 } else { Self::chunked_working_set_from_host(n, z) },
             min_working: Self::min_resident_working_set(dev, shape, n, z)?,
         };
         let working = Self::min_resident_working_set(dev, shape, n, 0)?;
@@ -308,8 +308,9 @@ impl GpuBackend {
     /// `pce`'s matrices on `dev`, uploaded if they are not there and the
     /// budget `vram` (of that device) has room for them now and, in total,
     /// for them beside one working set of `srs`'s circuits with z and
-    /// `srs`'s resident copy, if it is: else a, b, c are better uploaded
-    /// or streamed (the 16 GiB regime).
+    /// `srs`'s resident copy, if it is (else its MSMs chunked within one H
+    /// buffer, the points from host memory: `chunked_working_set_from_host`):
+    /// else a, b, c are better uploaded or streamed (the 16 GiB regime).
     pub(super) fn ensure_pce(&self, dev: &GpuDevice, pce: &Arc<Pce>, srs: &SrsHandle, vram: &Arc<VramBudget>) -> Option<Arc<GpuPce>> {
         let points_on_device = Self::is_resident(dev, srs);
         // Held through the upload: two synthesis workers asking at once
@@ -325,7 +326,7 @@ impl GpuBackend {
         let (resident_srs, from_host) = if points_on_device {
             (Some((DeviceSrs::bytes(srs), Self::min_resident_working_set(dev, srs, n, z).ok()?)), 0)
         } else {
-            (None, Self::working_set(dev, srs, n, z, false))
+            (None, Self::chunked_working_set_from_host(n, z))
         };
         if !plan::matrices_resident(total, bytes, resident_srs, from_host) {
             return None;

@@ -457,10 +457,10 @@ pub fn borrowable(free: u64, granted: u64) -> u64 {
 /// resident on a card whose VRAM budget is `budget`: beside the resident
 /// SRS by the rule that keeps it there (`resident_srs`: its bytes and the
 /// smallest working set it is kept for, see [`srs_resident`]), else
-/// beside one whole working set with the points from host memory
-/// (`working_from_host`, z included). Else a, b, c are better uploaded or
-/// the matrices streamed ([`matrices_streamed`]): a working set that does
-/// not fit would have the MSMs chunked below what the SpMV saves.
+/// beside one working set with the points from host memory
+/// (`working_from_host`: the H buffers, z, and MSMs chunked within one H
+/// buffer, as they run where L and B are beside the H MSM). Else a, b, c
+/// are better uploaded or the matrices streamed ([`matrices_streamed`]).
 pub fn matrices_resident(budget: u64, matrices: u64, resident_srs: Option<(u64, u64)>, working_from_host: u64) -> bool {
     match resident_srs {
         Some((srs_bytes, min_working)) => srs_resident(budget, matrices, srs_bytes, min_working),
@@ -512,8 +512,8 @@ pub fn srs_resident(budget: u64, kept: u64, srs_bytes: u64, min_working: u64) ->
 pub struct FirstMatrices {
     /// Their bytes on the device.
     pub bytes: u64,
-    /// The whole working set with the points from host memory (z
-    /// included) they are kept beside.
+    /// The working set with the points from host memory (z included,
+    /// MSMs chunked within one H buffer) they are kept beside.
     pub working_from_host: u64,
     /// The smallest working set with the points on the device (z
     /// included: the partitions then carry their witness only) that the
