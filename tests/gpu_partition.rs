@@ -538,10 +538,10 @@ fn gpu_partition_matches_discrete_logs() {
 /// alone (a witness-only assignment: no a, b, c on the host), L and B
 /// beside the H MSM in the H term's third buffer, the witness copied there
 /// from the SpMV's z: the plan of a card that holds the matrices and a
-/// working set but not the SRS (~64 GB at 2^27). Chunked within the VRAM
-/// limit's `budget` and within twice it (all MSMs then in chunks of one H
-/// buffer). From 2^22 the third buffer holds L's and B's chunks, and the
-/// executor must keep the plan.
+/// working set but not the SRS (32-64 GB at 2^27). Chunked within the
+/// VRAM limit's `budget` and within twice it (all MSMs then in chunks of
+/// one H buffer). From 2^22 the third buffer holds L's chunks, at 2^27 B's
+/// too, and the executor must keep that plan.
 #[allow(clippy::too_many_arguments)]
 fn matrices_resident_srs_from_host(
     dev: i32,
@@ -572,8 +572,11 @@ fn matrices_resident_srs_from_host(
         };
         let ran = prover.fit(params, SrsPoints::Host(params), &pa, matrices, &p).unwrap();
         assert_eq!(ran.inputs, HInputs::SpmvOnDevice, "{p} runs as {ran}");
-        if log_n >= 22 {
+        if log_n >= 27 {
             assert_eq!(ran.queries, p.queries, "{p} runs as {ran}: L and B not beside H");
+        } else if log_n >= 22 {
+            // B's chunks in what L leaves of the buffer are too small here.
+            assert!(matches!(ran.queries, Queries::InHScratch(_)), "{p} runs as {ran}: L not beside H");
         }
         for round in 1..=2 {
             let t = Instant::now();

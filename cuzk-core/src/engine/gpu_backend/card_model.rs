@@ -432,7 +432,8 @@ mod tests {
             format!("Fallback: circuits=1 points=host h=device inputs=uploaded queries=in_h_scratch(l,b) next=when_due chunks={chunks}")
         };
         let matrices_resident =
-            "Fallback: circuits=1 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)".to_string();
+            "Fallback: circuits=1 points=host h=device inputs=spmv_on_device queries=in_h_scratch(l,b) next=when_due chunks=within(4GiB)"
+                .to_string();
         let table: [(u64, Circuit, String, f64); 20] = [
             (16, Classic, classic_streamed("within(1.20GiB)"), 2.218),
             (24, Classic, classic_streamed("within(4GiB)"), 2.123),
