@@ -541,7 +541,8 @@ fn gpu_partition_matches_discrete_logs() {
 /// working set but not the SRS (32-64 GB at 2^27). Chunked within the
 /// VRAM limit's `budget` and within twice it (all MSMs then in chunks of
 /// one H buffer). From 2^22 the third buffer holds L's chunks, at 2^27 B's
-/// too, and the executor must keep that plan.
+/// too, and the executor must keep that plan. Its rows report no peak
+/// VRAM (0): the limit regimes above check the peaks of these buffers.
 #[allow(clippy::too_many_arguments)]
 fn matrices_resident_srs_from_host(
     dev: i32,
