@@ -203,9 +203,15 @@ impl HTermBuffers {
         crate::density::compact_fr_room(n, n).min(n + GRAIN).next_multiple_of(GRAIN)
     }
 
+    /// Bytes of the third buffer, c's ([`Self::c_len`] elements): the
+    /// scratch the prover runs query MSMs in beside the H MSM.
+    pub fn c_bytes(log_n: u32) -> u64 {
+        (Self::c_len(log_n) * std::mem::size_of::<FrRepr>()) as u64
+    }
+
     /// Bytes of device memory needed for a 2^log_n domain.
     pub fn bytes(log_n: u32) -> u64 {
-        (2 * (1u64 << log_n) + Self::c_len(log_n) as u64) * std::mem::size_of::<FrRepr>() as u64
+        2 * (1u64 << log_n) * std::mem::size_of::<FrRepr>() as u64 + Self::c_bytes(log_n)
     }
 
     /// Copies the 2^log_n - 1 coefficients of h to the host.

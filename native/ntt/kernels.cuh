@@ -175,6 +175,103 @@ __device__ __forceinline__ void sm4_store(uint4 (*sm)[TILE], uint32_t e, const f
     sm[1][e] = make_uint4(v.v[4], v.v[5], v.v[6], v.v[7]);
 }
 
+// One radix-2 stage of the ILP kernel (span 2^s rows): two butterflies per
+// thread, both multiplications issued together so they overlap.
+template <bool DIT, int MV>
+__device__ __forceinline__ void ilp_stage(uint4 (*sm)[TILE], const pass_args &p, int s, int logc, uint32_t cmask) {
+    uint32_t e0[2], e1[2], tw[2];
+    fr_t x0[2], x1[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint32_t bi = threadIdx.x + h * ILP_THREADS;
+        const uint32_t c = bi & cmask, q = bi >> logc;
+        const uint32_t j = q & ((1u << s) - 1);
+        const uint32_t row0 = ((q >> s) << (s + 1)) + j;
+        e0[h] = (row0 << logc) | c;
+        e1[h] = ((row0 + (1u << s)) << logc) | c;
+        tw[h] = j << (INNER_LOG - 1 - s);
+        x0[h] = sm4_load(sm, e0[h]);
+        x1[h] = sm4_load(sm, e1[h]);
+    }
+    // DIT twiddles before the sums, DIF after.
+    auto twiddle = [&]() {
+        if (s > 0) {
+            const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
+            x1[0] = fmul<MV>(x1[0], w0);
+            x1[1] = fmul<MV>(x1[1], w1);
+        }
+    };
+    if (DIT) twiddle();
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
+        x0[h] = a, x1[h] = d;
+    }
+    if (!DIT) twiddle();
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        sm4_store(sm, e0[h], x0[h]);
+        sm4_store(sm, e1[h], x1[h]);
+    }
+    __syncthreads();
+}
+
+// Two radix-2 stages at once, spans 2^m and 2^(m + 1) (DIT in that order,
+// DIF the other way round): each thread takes the four rows of one radix-4
+// group, j + {0, 1, 2, 3} 2^m within a block of 2^(m + 2) rows, so an
+// element crosses shared memory and a barrier once per two stages. The
+// same butterflies as two ilp_stage calls, with two multiplications in
+// flight in each stage.
+template <bool DIT, int MV>
+__device__ __forceinline__ void ilp_stage_pair(uint4 (*sm)[TILE], const pass_args &p, int m, int logc,
+                                               uint32_t cmask) {
+    const uint32_t g = threadIdx.x;  // one group per thread: TILE / 4 of them
+    const uint32_t c = g & cmask, q = g >> logc;
+    const uint32_t j = q & ((1u << m) - 1);
+    const uint32_t row0 = ((q >> m) << (m + 2)) + j;
+    uint32_t e[4];
+    fr_t x[4];
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        e[r] = ((row0 + ((uint32_t)r << m)) << logc) | c;
+        x[r] = sm4_load(sm, e[r]);
+    }
+    // The span-2^m stage pairs rows (0, 1) and (2, 3), both at position j;
+    // the span-2^(m + 1) stage (0, 2) at j and (1, 3) at j + 2^m.
+    auto lower_twiddle = [&]() {
+        if (m > 0) {
+            const fr_t w = ldg_fr(p.inner + (j << (INNER_LOG - 1 - m)));
+            x[1] = fmul<MV>(x[1], w);
+            x[3] = fmul<MV>(x[3], w);
+        }
+    };
+    auto upper_twiddle = [&]() {
+        const fr_t wa = ldg_fr(p.inner + (j << (INNER_LOG - 2 - m)));
+        const fr_t wb = ldg_fr(p.inner + ((j + (1u << m)) << (INNER_LOG - 2 - m)));
+        x[2] = fmul<MV>(x[2], wa);
+        x[3] = fmul<MV>(x[3], wb);
+    };
+    auto butterflies = [&](int a0, int a1, int b0, int b1) {
+        const fr_t sa = x[a0] + x[a1], da = x[a0] - x[a1];
+        const fr_t sb = x[b0] + x[b1], db = x[b0] - x[b1];
+        x[a0] = sa, x[a1] = da, x[b0] = sb, x[b1] = db;
+    };
+    if (DIT) {
+        lower_twiddle();
+        butterflies(0, 1, 2, 3);
+        upper_twiddle();
+        butterflies(0, 2, 1, 3);
+    } else {
+        butterflies(0, 2, 1, 3);
+        upper_twiddle();
+        butterflies(0, 1, 2, 3);
+        lower_twiddle();
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++) sm4_store(sm, e[r], x[r]);
+    __syncthreads();
+}
+
 // MIN_BLOCKS: blocks per SM the registers are budgeted for (3: 80
 // registers, no spills; 4: 64 registers, a few spilled words).
 template <bool DIT, int MV, int MIN_BLOCKS>
@@ -194,45 +291,17 @@ __global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(c
     }
     __syncthreads();
 
+    // Stages in pairs; an odd k leaves the span-1 stage (no multiplication)
+    // alone: first for DIT, last for DIF.
+    if (DIT) {
+        int s = 0;
+        if (k & 1) ilp_stage<DIT, MV>(sm, p, s++, logc, cmask);
 #pragma unroll 1
-    for (int step = 0; step < k; step++) {
-        const int s = DIT ? step : k - 1 - step;  // butterfly span 2^s rows
-        uint32_t e0[2], e1[2], tw[2];
-        fr_t x0[2], x1[2];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const uint32_t bi = threadIdx.x + h * ILP_THREADS;
-            const uint32_t c = bi & cmask, q = bi >> logc;
-            const uint32_t j = q & ((1u << s) - 1);
-            const uint32_t row0 = ((q >> s) << (s + 1)) + j;
-            e0[h] = (row0 << logc) | c;
-            e1[h] = ((row0 + (1u << s)) << logc) | c;
-            tw[h] = j << (INNER_LOG - 1 - s);
-            x0[h] = sm4_load(sm, e0[h]);
-            x1[h] = sm4_load(sm, e1[h]);
-        }
-        // DIT twiddles before the sums, DIF after; both multiplications are
-        // issued together so they overlap.
-        auto twiddle = [&]() {
-            if (s > 0) {
-                const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
-                x1[0] = fmul<MV>(x1[0], w0);
-                x1[1] = fmul<MV>(x1[1], w1);
-            }
-        };
-        if (DIT) twiddle();
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
-            x0[h] = a, x1[h] = d;
-        }
-        if (!DIT) twiddle();
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            sm4_store(sm, e0[h], x0[h]);
-            sm4_store(sm, e1[h], x1[h]);
-        }
-        __syncthreads();
+        for (; s < k; s += 2) ilp_stage_pair<DIT, MV>(sm, p, s, logc, cmask);
+    } else {
+#pragma unroll 1
+        for (int s = k - 1; s >= 1; s -= 2) ilp_stage_pair<DIT, MV>(sm, p, s - 1, logc, cmask);
+        if (k & 1) ilp_stage<DIT, MV>(sm, p, 0, logc, cmask);
     }
 
 #pragma unroll

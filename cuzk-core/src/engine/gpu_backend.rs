@@ -240,10 +240,7 @@ impl GpuBackend {
     /// memory (~32 GiB at 2^27) would keep the matrices off every card
     /// under ~58 GB.
     fn chunked_working_set_from_host(constraints: usize, z: u64) -> u64 {
-        h_log_n(constraints).map_or(0, |log_n| {
-            let third = (cuzk_sys::HTermBuffers::c_len(log_n) * std::mem::size_of::<cuzk_sys::FrRepr>()) as u64;
-            cuzk_sys::HTermBuffers::bytes(log_n) + third
-        }) + z
+        h_log_n(constraints).map_or(0, |log_n| cuzk_sys::HTermBuffers::bytes(log_n) + cuzk_sys::HTermBuffers::c_bytes(log_n)) + z
     }
 
     /// The working set of `input` on `dev` ([`Self::working_set_of`]),

@@ -372,7 +372,7 @@ impl GpuProver {
         // against. Where L does not run there (a small circuit's buffer
         // holds no chunk worth it), the chunks stay as planned.
         let one_buffer = if plan::chunks_within_third_buffer(plan) {
-            let third = (HTermBuffers::c_len(h_log_n(shape.num_constraints())?) * std::mem::size_of::<FrRepr>()) as u64;
+            let third = HTermBuffers::c_bytes(h_log_n(shape.num_constraints())?);
             let capped = plan::within_one_buffer(plan.chunks, third);
             Some((capped, if capped == plan.chunks { chunks } else { self.msm_chunks(params, points, capped)? }))
         } else {

@@ -79,7 +79,7 @@ impl GpuProver {
             return Ok(InScratch::default()); // the witness stays on the host
         }
         let scratch_len = HTermBuffers::c_len(log_n);
-        let bytes = (scratch_len * std::mem::size_of::<FrRepr>()) as u64;
+        let bytes = HTermBuffers::c_bytes(log_n);
         let Some(l) = self.plan_beside::<G1>(params.counts().l as u64, bytes, chunks.g1, points_on_device)? else {
             return Ok(InScratch::default());
         };
