@@ -269,41 +269,44 @@ fn undecodable_requests_are_answered_logged_and_counted() {
     d.stop();
 }
 
-/// At most `max_waiting_calls` calls wait at once, whichever reach the
-/// daemon first; the others are refused at once, and a refusal costs no
-/// thread.
+/// At most `max_waiting_calls` calls wait at once; the next are refused at
+/// once, and a refusal costs no thread.
 #[test]
 fn waiting_calls_are_bounded() {
     use cuzk_bin::proto as pb;
     use grpcio::RpcStatusCode;
     // A lone job waits 15 s for its batch to fill: calls awaiting it wait
-    // too. The refusals all come back before the job completes (after which
-    // a call would return at once), loaded machine or not.
-    let (d, pvk) = DaemonProc::start(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 15000");
+    // too. The log says when each call starts waiting (debug), so the test
+    // knows when both are in: counting the pool's threads would not tell
+    // (the one SubmitProof used stays idle a while and counts too).
+    let dir = tempfile::tempdir().unwrap();
+    let pvk = write_params(dir.path(), TINY);
+    let path = dir.path().to_path_buf();
+    let d = DaemonProc::start_with(dir, Listen::Unix, |l| {
+        config_text(&path, l, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 15000")
+            .replace("level = \"info\"", "level = \"info,cuzk_bin::daemon::service=debug\"")
+    });
     let c = d.client();
     let job_id = c.submit_proof(&builtin(TINY, 1, 70)).unwrap().job_id;
-    let wait = pb::AwaitProofRequest { job_id, timeout_ms: 0 };
-    // 22 calls at once. Which two are let in depends on the order the
-    // daemon dispatches them (and on whether SubmitProof's pool thread is
-    // idle yet), so the test counts answers, not which call got which.
-    let (tx, answers) = crossbeam::channel::unbounded();
-    for _ in 0..22 {
-        let (c, wait, tx) = (c.clone(), wait.clone(), tx.clone());
-        std::thread::spawn(move || tx.send(c.await_proof(&wait)).unwrap());
-    }
+    let wait = pb::AwaitProofRequest { job_id: job_id.clone(), timeout_ms: 0 };
+    let waiting: Vec<_> = (0..2)
+        .map(|_| {
+            let (c, wait) = (c.clone(), wait.clone());
+            std::thread::spawn(move || c.await_proof(&wait))
+        })
+        .collect();
+    d.wait_log_times(&format!("rpc AwaitProof job={job_id} waiting"), 2);
+    let busy_threads = threads(d.child.id());
     for _ in 0..20 {
-        let (code, msg) = rpc_error(answers.recv().unwrap());
+        let (code, msg) = rpc_error(c.await_proof(&wait));
         assert!(code == RpcStatusCode::RESOURCE_EXHAUSTED && msg.contains("daemon.max_waiting_calls"), "{msg}");
     }
-    // The two let in hold the pool's only threads; calls that do not wait
-    // still answer, and no thread was added for them.
-    let pool = pool_threads(d.child.id());
-    assert!(pool <= 2, "{pool} pool threads with max_waiting_calls = 2");
-    let busy_threads = threads(d.child.id());
+    // Calls that do not wait still answer, and no thread was added.
     assert!(c.get_status(&Default::default()).is_ok());
     assert!(threads(d.child.id()) <= busy_threads, "{} threads, {busy_threads} before", threads(d.child.id()));
-    for _ in 0..2 {
-        let r = answers.recv().unwrap().unwrap();
+    assert_eq!(pool_threads(d.child.id()), 2);
+    for w in waiting {
+        let r = w.join().unwrap().unwrap();
         assert_eq!(r.status, completed(), "{}", r.error_message);
         assert_valid(&pvk, TINY, 1, 70, &r.proof);
     }

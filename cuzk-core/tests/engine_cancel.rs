@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use cuzk_core::engine::{Engine, JobOutcome, ProofRequest, ShutdownMode};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn cancel_queued_job() {
@@ -65,8 +65,7 @@ fn cancelled_timings(engine: &Engine, id: cuzk_core::engine::JobId) -> cuzk_core
 }
 
 /// A cancelled job reports the time it spent up to the cancel, in the
-/// stage it was in: on the prover, and loading its SRS (generated here:
-/// the test's param cache has none).
+/// stage it was in: on the prover, and loading its SRS.
 #[test]
 fn cancelled_jobs_report_the_time_they_spent() {
     const HELD: Duration = Duration::from_millis(300);
@@ -81,19 +80,17 @@ fn cancelled_jobs_report_the_time_they_spent() {
     assert!(t.total_ms >= t.queue_wait_ms + t.srs_load_ms + t.gpu_compute_ms, "{t:?}");
     backend.open();
 
-    // A circuit whose SRS takes seconds to generate.
-    let loading = engine.submit(ProofRequest::builtin(builtin("synthetic:2^15:2", 1, 2))).unwrap();
-    let dispatched = Instant::now();
-    let running = |e: &Engine| e.status().jobs.iter().any(|j| j.id == loading && j.phase == cuzk_core::engine::Phase::Running);
-    while !running(&engine) {
-        assert!(dispatched.elapsed() < Duration::from_secs(60), "the job was never dispatched");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    // A circuit whose SRS load waits at a gate: still loading when the
+    // cancel comes, however fast the machine makes SRSs.
+    let slow_srs = SlowSrs::new(builtin("synthetic:64:2", 1, 2));
+    let loading = engine.submit(ProofRequest::custom(slow_srs.clone())).unwrap();
+    slow_srs.wait_loading();
     std::thread::sleep(HELD);
     assert!(engine.cancel(loading).unwrap().cancelled);
     let t = cancelled_timings(&engine, loading);
     assert!(t.srs_load_ms >= HELD.as_millis() as u64, "{t:?}");
     assert!(t.total_ms >= t.queue_wait_ms + t.srs_load_ms, "{t:?}");
+    slow_srs.open();
     engine.shutdown(ShutdownMode::Cancel);
 }
 

@@ -110,7 +110,10 @@ impl ProverBackend for TwoCards {
         "two-cards"
     }
     fn devices(&self) -> Vec<DeviceInfo> {
-        (0..2).map(|ordinal| DeviceInfo { ordinal, name: "card".into(), vram_bytes: 16 << 30 }).collect()
+        // A name per kind: the log is captured for the whole binary, and
+        // the test that counts the startup lines runs beside the others.
+        let name = if self.srs_in_vram { "srs-card" } else { "card" };
+        (0..2).map(|ordinal| DeviceInfo { ordinal, name: name.into(), vram_bytes: 16 << 30 }).collect()
     }
     fn vram_needed(&self, _: u32, _: &ProveInput<'_>) -> u64 {
         0

@@ -5,12 +5,9 @@
 mod common;
 
 use common::*;
-use cuzk_core::engine::{AnyCircuit, BuiltinJob, Engine, JobId, JobOutcome, PartitionedCircuit, Priority, ProofRequest, ShutdownMode};
+use cuzk_core::engine::{BuiltinJob, Engine, JobId, JobOutcome, PartitionedCircuit, Priority, ProofRequest, ShutdownMode};
 use cuzk_core::groth16::{prepare_verifying_key, verify_proof, Proof};
-use cuzk_core::srs::Parameters;
 use cuzk_core::Fr;
-use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Which job each proved circuit belonged to, by its public inputs.
@@ -152,40 +149,6 @@ fn without_pipelining_next_job_waits_for_proving() {
     expect_completed(engine.await_job(b, WAIT).unwrap());
 }
 
-/// A built-in circuit under its own id whose SRS load waits for a gate:
-/// a stand-in for a 45 GiB `.params` file (~30 s to load).
-struct SlowSrs {
-    job: BuiltinJob,
-    /// Whether the load has started, and whether the gate is open.
-    gate: Arc<(Mutex<(bool, bool)>, Condvar)>,
-}
-
-impl PartitionedCircuit for SlowSrs {
-    fn circuit_id(&self) -> String {
-        "slow-srs".into()
-    }
-    fn partitions(&self) -> usize {
-        self.job.partitions
-    }
-    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, cuzk_core::failure::CircuitError> {
-        self.job.circuit(partition)
-    }
-    fn load_params(&self, param_cache: &Path) -> Result<Parameters, cuzk_core::failure::CircuitError> {
-        let (m, cv) = &*self.gate;
-        let mut st = m.lock().unwrap();
-        st.0 = true;
-        cv.notify_all();
-        while !st.1 {
-            st = cv.wait(st).unwrap();
-        }
-        drop(st);
-        self.job.load_params(param_cache)
-    }
-    fn srs_size_hint(&self, _: &Path) -> Option<u64> {
-        Some(16 << 20)
-    }
-}
-
 #[test]
 fn a_slow_srs_load_does_not_hold_up_a_resident_circuit() {
     // One batch in synthesis at a time: the loading batch must not keep
@@ -193,34 +156,24 @@ fn a_slow_srs_load_does_not_hold_up_a_resident_circuit() {
     let engine = Engine::start_with_backend(config(1, 1), TestBackend::new(true)).unwrap();
     let resident = builtin("mimc:1", 2, 11);
     engine.preload_srs(&resident.circuit_id()).unwrap();
-    let gate = Arc::new((Mutex::new((false, false)), Condvar::new()));
-    let open = || {
-        gate.0.lock().unwrap().1 = true;
-        gate.1.notify_all();
-    };
-    let slow_job = builtin("synthetic:64:2", 2, 12);
-    let slow = engine.submit(ProofRequest::custom(Arc::new(SlowSrs { job: slow_job, gate: gate.clone() }))).unwrap();
-    {
-        let mut st = gate.0.lock().unwrap();
-        while !st.0 {
-            st = gate.1.wait_timeout(st, Duration::from_secs(60)).unwrap().0;
-        }
-    }
+    let slow_srs = SlowSrs::new(builtin("synthetic:64:2", 2, 12));
+    let slow = engine.submit(ProofRequest::custom(slow_srs.clone())).unwrap();
+    slow_srs.wait_loading();
     // Jobs of the resident circuit finish while the slow load still waits
     // at its gate.
     let ids: Vec<_> = (0..2).map(|_| engine.submit(ProofRequest::builtin(resident))).collect::<Result<_, _>>().unwrap();
     let outcome = engine.await_job(ids[1], Some(Duration::from_secs(30))).unwrap();
     if !matches!(outcome, JobOutcome::Completed(_)) {
-        open();
+        slow_srs.open();
         panic!("the resident circuit's job waited for the other circuit's SRS load: {outcome:?}");
     }
     assert_eq!(engine.await_job(slow, Some(Duration::ZERO)).unwrap(), JobOutcome::Timeout, "the slow load is still under way");
-    open();
+    slow_srs.open();
     let out = expect_completed(engine.await_job(slow, WAIT).unwrap());
     let params = engine.parameters("slow-srs").unwrap();
     let pvk = prepare_verifying_key(&params.vk);
     for (p, proof) in Proof::many_from_bytes(&out.proof).unwrap().iter().enumerate() {
-        assert!(verify_proof(&pvk, proof, &slow_job.public_inputs(p)).unwrap());
+        assert!(verify_proof(&pvk, proof, &slow_srs.job.public_inputs(p)).unwrap());
     }
     for id in ids {
         verify(&engine, &resident, &expect_completed(engine.await_job(id, WAIT).unwrap()));

@@ -226,9 +226,14 @@ impl DaemonProc {
     /// daemon, it may come after the reply to the call that caused it);
     /// panics with the log when it does not come within 60 s.
     pub fn wait_log(&self, text: &str) -> String {
-        match self.stdout.wait_for(Duration::from_secs(60), |log| log.contains(text).then(|| log.to_string())) {
+        self.wait_log_times(text, 1)
+    }
+
+    /// [`Self::wait_log`] until `text` is there `times` times.
+    pub fn wait_log_times(&self, text: &str, times: usize) -> String {
+        match self.stdout.wait_for(Duration::from_secs(60), |log| (log.matches(text).count() >= times).then(|| log.to_string())) {
             Some(log) => log,
-            None => panic!("the daemon's log lacks {text:?}:\n{}", self.log()),
+            None => panic!("the daemon's log lacks {times} of {text:?}:\n{}", self.log()),
         }
     }
 

@@ -6,9 +6,15 @@ pub mod rss;
 
 use cuzk_core::config::{ByteSize, Config, TotalBudget};
 use cuzk_core::cs::ProvingAssignment;
-use cuzk_core::engine::{BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, ProofOutput, ProveInput, ProverBackend, ProverError};
+use cuzk_core::engine::{
+    AnyCircuit, BuiltinJob, CpuBackend, DeviceInfo, Engine, JobOutcome, PartitionedCircuit, ProofOutput, ProveInput, ProverBackend,
+    ProverError,
+};
+use cuzk_core::failure::CircuitError;
 use cuzk_core::groth16::{prepare_verifying_key, verify_proof, Proof};
+use cuzk_core::srs::Parameters;
 use cuzk_core::Fr;
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -289,5 +295,56 @@ impl ProverBackend for TestBackend {
     }
     fn epilogue(&self, d: u32, computed: Vec<Proof>) -> Result<Vec<Proof>, ProverError> {
         CpuBackend.epilogue(d, computed)
+    }
+}
+
+/// A built-in circuit under its own id whose SRS load waits for a gate:
+/// a stand-in for a 45 GiB `.params` file (~30 s to load), and a load
+/// that is still under way when a test looks, however fast the machine.
+pub struct SlowSrs {
+    pub job: BuiltinJob,
+    /// Whether the load has started, and whether the gate is open.
+    gate: (Mutex<(bool, bool)>, Condvar),
+}
+
+impl SlowSrs {
+    pub fn new(job: BuiltinJob) -> Arc<Self> {
+        Arc::new(SlowSrs { job, gate: Default::default() })
+    }
+
+    /// Waits until the engine has started the load (at most 60 s).
+    pub fn wait_loading(&self) {
+        let (m, cv) = &self.gate;
+        let (st, _) = cv.wait_timeout_while(m.lock().unwrap(), Duration::from_secs(60), |st| !st.0).unwrap();
+        assert!(st.0, "the SRS load never started");
+    }
+
+    /// Lets the load go on.
+    pub fn open(&self) {
+        self.gate.0.lock().unwrap().1 = true;
+        self.gate.1.notify_all();
+    }
+}
+
+impl PartitionedCircuit for SlowSrs {
+    fn circuit_id(&self) -> String {
+        "slow-srs".into()
+    }
+    fn partitions(&self) -> usize {
+        self.job.partitions
+    }
+    fn circuit(&self, partition: usize) -> Result<Box<dyn AnyCircuit>, CircuitError> {
+        self.job.circuit(partition)
+    }
+    fn load_params(&self, param_cache: &Path) -> Result<Parameters, CircuitError> {
+        let (m, cv) = &self.gate;
+        let mut st = m.lock().unwrap();
+        st.0 = true;
+        cv.notify_all();
+        drop(cv.wait_while(st, |st| !st.1).unwrap());
+        self.job.load_params(param_cache)
+    }
+    fn srs_size_hint(&self, _: &Path) -> Option<u64> {
+        Some(16 << 20)
     }
 }
