@@ -614,7 +614,9 @@ fn second_signal_cancels_a_drain() {
 /// cancelled and named in the log, and the daemon exits cleanly.
 #[test]
 fn drain_past_shutdown_timeout_cancels() {
-    let mut d = start_logging_awaits(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"");
+    // Two prover threads, as on a 2-core machine: on a many-core one the
+    // job's 64 partitions would otherwise finish within the drain.
+    let mut d = start_logging_awaits(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"\n[gpus]\ngpu_threads = 2");
     let c = d.client();
     let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 4)).unwrap();
     let id = a.job_id.clone();
@@ -644,7 +646,11 @@ fn shutdown_timeout_stops_a_running_prove() {
     const CIRCUIT: &str = "synthetic:2^15:4";
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_path_buf();
-    let extra = format!("shutdown = \"drain\"\nshutdown_timeout = \"1s\"\n[scheduler]\nmax_batch_size = {JOBS}\nmax_batch_wait_ms = 10000");
+    // Two prover threads, as on a 2-core machine: the call lasts seconds
+    // past the drain on a many-core one too.
+    let extra = format!(
+        "shutdown = \"drain\"\nshutdown_timeout = \"1s\"\n[scheduler]\nmax_batch_size = {JOBS}\nmax_batch_wait_ms = 10000\n[gpus]\ngpu_threads = 2"
+    );
     let mut d = DaemonProc::start_on_cpu(dir, Listen::Unix, |listen| config_text(&path, listen, &extra));
     let c = d.client();
     for seed in 0..JOBS {
