@@ -559,18 +559,6 @@ fn sigterm_during_load_drains() {
     assert!(!log.contains("job failed") && !log.contains("job cancelled"), "{log}");
 }
 
-/// A daemon with TINY's params whose log has a line as each AwaitProof call
-/// starts waiting (`rpc AwaitProof job=<id> waiting`, debug): the shutdown
-/// tests signal it once their call is in, not after a guessed sleep.
-fn start_logging_awaits(listen: Listen, daemon_extra: &str) -> DaemonProc {
-    let dir = tempfile::tempdir().unwrap();
-    write_params(dir.path(), TINY);
-    let path = dir.path().to_path_buf();
-    DaemonProc::start_with(dir, listen, |l| {
-        config_text(&path, l, daemon_extra).replace("level = \"info\"", "level = \"info,cuzk_bin::daemon::service=debug\"")
-    })
-}
-
 /// A call awaiting `job_id` on a thread, returned once the daemon has it.
 fn await_in_flight(d: &DaemonProc, job_id: String) -> std::thread::JoinHandle<grpcio::Result<pb::AwaitProofResponse>> {
     let c = d.client();
@@ -583,7 +571,7 @@ fn await_in_flight(d: &DaemonProc, job_id: String) -> std::thread::JoinHandle<gr
 /// With shutdown = "cancel", in-flight calls answer CANCELLED (or were done).
 #[test]
 fn sigterm_with_cancel_mode() {
-    let mut d = start_logging_awaits(Listen::Tcp, "shutdown = \"cancel\"");
+    let (mut d, _) = DaemonProc::start_logging_awaits(Listen::Tcp, "shutdown = \"cancel\"");
     let c = d.client();
     let big = "synthetic:2^14:4";
     let a = c.submit_proof(&builtin(big, 64, 1)).unwrap();
@@ -597,7 +585,7 @@ fn sigterm_with_cancel_mode() {
 /// A second signal during a drain cancels what is left; the daemon exits.
 #[test]
 fn second_signal_cancels_a_drain() {
-    let mut d = start_logging_awaits(Listen::Unix, "shutdown = \"drain\"");
+    let (mut d, _) = DaemonProc::start_logging_awaits(Listen::Unix, "shutdown = \"drain\"");
     let c = d.client();
     let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 3)).unwrap();
     let waiter = await_in_flight(&d, a.job_id);
@@ -617,7 +605,8 @@ fn second_signal_cancels_a_drain() {
 fn drain_past_shutdown_timeout_cancels() {
     // Two prover threads, as on a 2-core machine: on a many-core one the
     // job's 64 partitions would otherwise finish within the drain.
-    let mut d = start_logging_awaits(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"\n[gpus]\ngpu_threads = 2");
+    let (mut d, _) =
+        DaemonProc::start_logging_awaits(Listen::Unix, "shutdown = \"drain\"\nshutdown_timeout = \"1s\"\n[gpus]\ngpu_threads = 2");
     let c = d.client();
     let a = c.submit_proof(&builtin("synthetic:2^14:4", 64, 4)).unwrap();
     let id = a.job_id.clone();

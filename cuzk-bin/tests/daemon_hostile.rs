@@ -276,16 +276,11 @@ fn waiting_calls_are_bounded() {
     use cuzk_bin::proto as pb;
     use grpcio::RpcStatusCode;
     // A lone job waits 15 s for its batch to fill: calls awaiting it wait
-    // too. The log says when each call starts waiting (debug), so the test
-    // knows when both are in: counting the pool's threads would not tell
-    // (the one SubmitProof used stays idle a while and counts too).
-    let dir = tempfile::tempdir().unwrap();
-    let pvk = write_params(dir.path(), TINY);
-    let path = dir.path().to_path_buf();
-    let d = DaemonProc::start_with(dir, Listen::Unix, |l| {
-        config_text(&path, l, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 15000")
-            .replace("level = \"info\"", "level = \"info,cuzk_bin::daemon::service=debug\"")
-    });
+    // too. The log says when each call starts waiting, so the test knows
+    // when both are in: counting the pool's threads would not tell (the
+    // one SubmitProof used stays idle a while and counts too).
+    let (d, pvk) =
+        DaemonProc::start_logging_awaits(Listen::Unix, "max_waiting_calls = 2\n[scheduler]\nmax_batch_size = 8\nmax_batch_wait_ms = 15000");
     let c = d.client();
     let job_id = c.submit_proof(&builtin(TINY, 1, 70)).unwrap().job_id;
     let wait = pb::AwaitProofRequest { job_id: job_id.clone(), timeout_ms: 0 };

@@ -109,6 +109,19 @@ impl DaemonProc {
         (Self::start_in(dir, listen, daemon_extra), pvk)
     }
 
+    /// [`Self::start`] with a log line as each AwaitProof call starts
+    /// waiting (`rpc AwaitProof job=<id> waiting`, debug): tests act once
+    /// their calls are in, not after a guessed sleep or a thread count.
+    pub fn start_logging_awaits(listen: Listen, daemon_extra: &str) -> (Self, PreparedVerifyingKey) {
+        let dir = tempfile::tempdir().unwrap();
+        let pvk = write_params(dir.path(), TINY);
+        let path = dir.path().to_path_buf();
+        let d = Self::start_with(dir, listen, |l| {
+            config_text(&path, l, daemon_extra).replace("level = \"info\"", "level = \"info,cuzk_bin::daemon::service=debug\"")
+        });
+        (d, pvk)
+    }
+
     pub fn start_in(dir: tempfile::TempDir, listen: Listen, daemon_extra: &str) -> Self {
         Self::start_in_as(env!("CARGO_BIN_EXE_cuzk-daemon"), dir, listen, daemon_extra)
     }
