@@ -535,12 +535,16 @@ fn engine_vram_limit_forces_the_fallback() {
     println!("engine with vram_limit={limit} B (mimc:200's estimate less 1): paths {paths:?}, all proofs verify");
 }
 
-/// Under a VRAM budget that holds the H term beside the smallest MSM but
-/// not the circuit's matrices beside a working set (a 16 GiB card, in
-/// small), the backend keeps a witness-only circuit ready to stream its
-/// matrices from host memory (`abc_on_device` gives a lease), and its
-/// fallback proves with them streamed: the CPU prover's bytes, and no a,
-/// b, c computed on the host (the host budget has no room for them).
+/// Where a VRAM budget that holds the H term beside the smallest MSM has
+/// no room for a witness-only circuit's matrices (a 16 GiB card at 2^27),
+/// the backend keeps the circuit ready to stream them from host memory
+/// (`abc_on_device` gives a lease), and its fallback proves with them
+/// streamed: the CPU prover's bytes, and no a, b, c computed on the host
+/// (the host budget has no room for them). In small, the rule keeps the
+/// matrices wherever the H term fits (the smallest MSM workspace outweighs
+/// them and the working set they stay beside), so the room is taken: all
+/// of the budget but less than their bytes is held while the backend
+/// places them, as another call's reservation would.
 #[test]
 fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     let _device = vram::alone();
@@ -562,9 +566,12 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
         }
     }
     let device = [DeviceLocks::new(0, "test".into(), hi)];
+    let matrices = cuzk_core::pce::gpu::GpuPce::device_bytes(&pce).unwrap();
+    let held = device[0].vram.try_reserve(device[0].vram.free() - matrices + 1).expect("an empty budget");
     let lease = backend.abc_on_device(&pce, &srs, &device);
+    drop(held);
     assert!(lease.is_some(), "no lease: the matrices neither resident nor streamed in {hi} B");
-    assert!(backend.streams_matrices(0, &pce), "the matrices fit resident in {hi} B: no streaming to test");
+    assert!(backend.streams_matrices(0, &pce), "the matrices resident in {hi} B with less than their bytes free: no streaming to test");
     let none = MemoryBudget::new(0);
     let input = ProveInput {
         srs: &srs,
