@@ -175,43 +175,24 @@ __device__ __forceinline__ void sm4_store(uint4 (*sm)[TILE], uint32_t e, const f
     sm[1][e] = make_uint4(v.v[4], v.v[5], v.v[6], v.v[7]);
 }
 
-// One radix-2 stage of the ILP kernel (span 2^s rows): two butterflies per
-// thread, both multiplications issued together so they overlap.
-template <bool DIT, int MV>
-__device__ __forceinline__ void ilp_stage(uint4 (*sm)[TILE], const pass_args &p, int s, int logc, uint32_t cmask) {
-    uint32_t e0[2], e1[2], tw[2];
+// The span-1 stage alone (an odd stage count leaves it out of the pairs):
+// butterflies of adjacent rows, whose twiddle is w^0 = 1, two per thread.
+__device__ __forceinline__ void ilp_span1_stage(uint4 (*sm)[TILE], int logc, uint32_t cmask) {
+    uint32_t e0[2], e1[2];
     fr_t x0[2], x1[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const uint32_t bi = threadIdx.x + h * ILP_THREADS;
-        const uint32_t c = bi & cmask, q = bi >> logc;
-        const uint32_t j = q & ((1u << s) - 1);
-        const uint32_t row0 = ((q >> s) << (s + 1)) + j;
+        const uint32_t c = bi & cmask, row0 = (bi >> logc) << 1;
         e0[h] = (row0 << logc) | c;
-        e1[h] = ((row0 + (1u << s)) << logc) | c;
-        tw[h] = j << (INNER_LOG - 1 - s);
+        e1[h] = ((row0 + 1) << logc) | c;
         x0[h] = sm4_load(sm, e0[h]);
         x1[h] = sm4_load(sm, e1[h]);
     }
-    // DIT twiddles before the sums, DIF after.
-    auto twiddle = [&]() {
-        if (s > 0) {
-            const fr_t w0 = ldg_fr(p.inner + tw[0]), w1 = ldg_fr(p.inner + tw[1]);
-            x1[0] = fmul<MV>(x1[0], w0);
-            x1[1] = fmul<MV>(x1[1], w1);
-        }
-    };
-    if (DIT) twiddle();
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        const fr_t a = x0[h] + x1[h], d = x0[h] - x1[h];
-        x0[h] = a, x1[h] = d;
-    }
-    if (!DIT) twiddle();
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        sm4_store(sm, e0[h], x0[h]);
-        sm4_store(sm, e1[h], x1[h]);
+        sm4_store(sm, e0[h], x0[h] + x1[h]);
+        sm4_store(sm, e1[h], x0[h] - x1[h]);
     }
     __syncthreads();
 }
@@ -220,8 +201,8 @@ __device__ __forceinline__ void ilp_stage(uint4 (*sm)[TILE], const pass_args &p,
 // DIF the other way round): each thread takes the four rows of one radix-4
 // group, j + {0, 1, 2, 3} 2^m within a block of 2^(m + 2) rows, so an
 // element crosses shared memory and a barrier once per two stages. The
-// same butterflies as two ilp_stage calls, with two multiplications in
-// flight in each stage.
+// same butterflies as two radix-2 stages of two per thread, with two
+// multiplications in flight in each stage.
 template <bool DIT, int MV>
 __device__ __forceinline__ void ilp_stage_pair(uint4 (*sm)[TILE], const pass_args &p, int m, int logc,
                                                uint32_t cmask) {
@@ -294,14 +275,14 @@ __global__ void __launch_bounds__(ILP_THREADS, MIN_BLOCKS) ntt_pass_ilp_kernel(c
     // Stages in pairs; an odd k leaves the span-1 stage (no multiplication)
     // alone: first for DIT, last for DIF.
     if (DIT) {
-        int s = 0;
-        if (k & 1) ilp_stage<DIT, MV>(sm, p, s++, logc, cmask);
+        int s = k & 1;
+        if (s) ilp_span1_stage(sm, logc, cmask);
 #pragma unroll 1
         for (; s < k; s += 2) ilp_stage_pair<DIT, MV>(sm, p, s, logc, cmask);
     } else {
 #pragma unroll 1
         for (int s = k - 1; s >= 1; s -= 2) ilp_stage_pair<DIT, MV>(sm, p, s - 1, logc, cmask);
-        if (k & 1) ilp_stage<DIT, MV>(sm, p, 0, logc, cmask);
+        if (k & 1) ilp_span1_stage(sm, logc, cmask);
     }
 
 #pragma unroll
