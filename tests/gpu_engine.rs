@@ -262,7 +262,7 @@ fn device_plans_say_what_the_calls_do() {
     };
     // Streamed first: a resident copy, once made, stays while `srs` lives.
     let (small, kept) = plan_and_keep(16 << 20);
-    let SrsAt::Host { resident_needs: Some(needs) } = small.srs else { panic!("16 MiB keeps a 2^17 SRS resident: {small:?}") };
+    let SrsAt::Host { resident_needs: Some(needs), .. } = small.srs else { panic!("16 MiB keeps a 2^17 SRS resident: {small:?}") };
     assert_eq!(kept, 0, "nothing made resident where the plan streams the points");
     assert!(needs > 16 << 20, "{needs} B");
     let (large, kept) = plan_and_keep(needs);
@@ -586,6 +586,63 @@ fn witness_only_circuits_stream_their_matrices_where_they_do_not_fit() {
     assert_eq!(got[0].to_bytes(), cpu[0].to_bytes(), "streamed within {hi} B");
     drop(lease);
     println!("witness-only circuit proved with its matrices streamed within {hi} B: CPU bytes");
+}
+
+/// A card with room for a witness-only circuit's matrices and A's points
+/// beside the working set its partitions run in with the points from host
+/// memory, but not for the whole SRS (a 32 GiB PoRep on a 48 GB card):
+/// the plan report says A's points are resident, `keep_resident` makes
+/// them so with the bytes it said, and the fallback, its A MSM reading
+/// them and every other query streaming, gives the CPU prover's bytes.
+#[test]
+fn a_points_resident_where_the_srs_is_not() {
+    let _device = vram::alone();
+    if cuzk_sys::test_device("a_points_resident_where_the_srs_is_not").is_none() {
+        return;
+    }
+    use cuzk_core::engine::interlock::DeviceLocks;
+    use cuzk_core::engine::plan_report::SrsAt;
+    let WitnessOnlyCase { r, s, srs, cpu, pce, witness_only } = witness_only_case();
+    // A fresh backend per budget: each keeps what its budget placed.
+    let placed = |budget: u64| {
+        let backend = GpuBackend::new().unwrap().with_fixed_randomness(r, s);
+        let device = [DeviceLocks::new(0, "test".into(), budget)];
+        let lease = backend.abc_on_device(&pce, &srs, &device);
+        let plan = backend.device_plans(&srs, Some(&pce), true, &device).remove(0).gpu.expect("a GPU plan");
+        (backend, device, lease, plan.srs)
+    };
+    // The least budget that keeps more than the matrices: A's points, or
+    // (where no budget keeps A alone) the whole SRS.
+    let (mut lo, mut hi) = (1u64 << 20, 4u64 << 30);
+    while hi - lo > 1 << 16 {
+        let mid = lo + (hi - lo) / 2;
+        if matches!(placed(mid).3, SrsAt::Host { a_vram: None, .. }) {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    let (backend, device, lease, at) = placed(hi);
+    let SrsAt::Host { a_vram: Some(a_bytes), .. } = at else { panic!("no budget keeps A's points without the SRS: {at:?} at {hi} B") };
+    assert!(lease.is_some(), "A's points planned without the matrices resident");
+    let input = ProveInput {
+        srs: &srs,
+        assignments: &witness_only,
+        vram: &device[0].vram,
+        pce: Some(&pce),
+        host_memory: None,
+        h_copies_counted: true,
+        stop: cuzk_core::groth16::StopCheck::NEVER,
+    };
+    let before = device[0].vram.usage().used_bytes;
+    backend.keep_resident(0, &input).unwrap();
+    assert_eq!(device[0].vram.usage().used_bytes - before, a_bytes, "A's points kept with the bytes the plan said");
+    assert!(backend.keeps_query_points(0, &srs), "keep_resident kept no query points");
+    let granted = device[0].vram.free();
+    let got = backend.epilogue(0, backend.compute_fallback(0, granted, &input).unwrap()).unwrap();
+    assert_eq!(got[0].to_bytes(), cpu[0].to_bytes(), "A's points resident within {hi} B");
+    drop(lease);
+    println!("A's points ({a_bytes} B) resident without the SRS within {hi} B, fallback granted {granted} B: CPU bytes");
 }
 
 /// `job`'s circuit's parameters (random, from `params_seed`) written in

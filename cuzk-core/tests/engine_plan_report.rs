@@ -139,7 +139,8 @@ impl ProverBackend for TwoCards {
             (Some(_), false) => MatricesAt::Host,
             (None, _) => MatricesAt::None,
         };
-        let srs = if self.srs_in_vram { SrsAt::Vram { bytes: 2 << 30 } } else { SrsAt::Host { resident_needs: Some(61 << 30) } };
+        let srs =
+            if self.srs_in_vram { SrsAt::Vram { bytes: 2 << 30 } } else { SrsAt::Host { resident_needs: Some(61 << 30), a_vram: None } };
         let gpu = GpuPlan { srs, matrices, working_set: 5 << 30, h_term_on_device: true };
         devices.iter().map(|d| DevicePlan { ordinal: d.ordinal, vram_budget: d.vram.usage().total_bytes, gpu: Some(gpu) }).collect()
     }

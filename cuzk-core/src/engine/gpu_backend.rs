@@ -54,7 +54,7 @@ use super::srs_handle::SrsHandle;
 use crate::cs::ProvingAssignment;
 use crate::groth16::gpu_prover::plan::{self, HInputs, HTerm, Request, Sizes};
 use crate::groth16::gpu_prover::{h_log_n, msm_sizes, GpuProveError, GpuProver, Matrices, Plan, StagedH, StagedWitness};
-use crate::groth16::gpu_srs::{pin_host_points, DeviceSrs, SrsPoints};
+use crate::groth16::gpu_srs::{pin_host_points, DeviceQuery, DeviceSrs, SrsPoints};
 use crate::groth16::{assemble, MsmResults, Proof};
 use crate::pce::gpu::{GpuPce, StreamedPce};
 use crate::pce::Pce;
@@ -69,6 +69,7 @@ use std::sync::{Arc, Mutex};
 mod card_model;
 mod device_plan;
 mod resident;
+mod resident_query;
 use resident::Resident;
 
 /// VRAM left out of the budget for the CUDA context, CUB and the driver.
@@ -82,6 +83,8 @@ struct GpuDevice {
     info: DeviceInfo,
     prover: GpuProver,
     resident: Mutex<Vec<Resident<SrsHandle, DeviceSrs>>>,
+    /// Query points resident where their SRS is not (`resident_query`).
+    queries: Mutex<Vec<Resident<SrsHandle, DeviceQuery>>>,
     pces: Mutex<Vec<Resident<Pce, GpuPce>>>,
     streamed: Mutex<Vec<Resident<Pce, StreamedPce>>>,
     /// The circuits (and why) whose a, b, c this device has had computed
@@ -183,6 +186,7 @@ impl GpuBackend {
                 info,
                 prover,
                 resident: Mutex::default(),
+                queries: Mutex::default(),
                 pces: Mutex::default(),
                 streamed: Mutex::default(),
                 host_abc_said: Mutex::default(),
@@ -201,6 +205,12 @@ impl GpuBackend {
     /// memory (they do not fit it resident).
     pub fn streams_matrices(&self, device: u32, pce: &Arc<Pce>) -> bool {
         self.device(device).is_ok_and(|dev| Self::find_streamed(dev, pce).is_some())
+    }
+
+    /// Whether `device` keeps query points of `srs` resident without the
+    /// SRS (`resident_query`).
+    pub fn keeps_query_points(&self, device: u32, srs: &Arc<SrsHandle>) -> bool {
+        self.device(device).is_ok_and(|dev| Self::find_query(dev, srs).is_some())
     }
 
     /// Never keep an SRS in VRAM (points stream from host memory).
@@ -432,13 +442,18 @@ impl GpuBackend {
             None
         };
         // The points from the device where they are resident, else from
-        // host memory (read again first where they were released).
+        // host memory (read again first where they were released) but for
+        // a query resident on its own.
         let host;
-        let points = match &srs {
-            Some(d) => SrsPoints::Device(d),
-            None => {
+        let query = if srs.is_none() { Self::find_query(dev, input.srs) } else { None };
+        let points = match (&srs, &query) {
+            (Some(d), _) => SrsPoints::Device(d),
+            (None, q) => {
                 host = input.srs.host_points()?;
-                SrsPoints::Host(&host)
+                match q {
+                    Some(q) => SrsPoints::HostBut(&host, q),
+                    None => SrsPoints::Host(&host),
+                }
             }
         };
         let matrices = input.pce.map(|p| Matrices { host: p, device: pce.as_deref(), streamed: streamed.as_deref() });
@@ -477,16 +492,27 @@ impl ProverBackend for GpuBackend {
     }
 
     /// The SRS resident where the planner keeps it so
-    /// ([`GpuBackend::make_resident`]); a device that runs out of memory
-    /// uploading it proves with the points from host memory.
+    /// ([`GpuBackend::make_resident`]), else A's points where it keeps
+    /// those ([`GpuBackend::make_query_resident`]); a device that runs out
+    /// of memory uploading them proves with the points from host memory.
     fn keep_resident(&self, device: u32, input: &ProveInput<'_>) -> Result<(), ProverError> {
         let dev = self.device(device)?;
-        match self.make_resident(dev, input) {
+        let made = match self.make_resident(dev, input) {
             Err(ProverError::OutOfMemory(why)) => {
                 log::warn!("gpu={device} device SRS not uploaded ({why}): its points stream from host memory");
+                None
+            }
+            made => made?,
+        };
+        if made.is_some() {
+            return Ok(());
+        }
+        match self.make_query_resident(dev, input) {
+            Err(ProverError::OutOfMemory(why)) => {
+                log::warn!("gpu={device} device query points not uploaded ({why}): they stream from host memory");
                 Ok(())
             }
-            made => made.map(drop),
+            made => made,
         }
     }
 

@@ -159,9 +159,11 @@ pub enum SrsAt {
     /// Resident in VRAM (`bytes` of it); the host points beside it as
     /// [`SrsHost`] says.
     Vram { bytes: u64 },
-    /// Streamed from host memory by every MSM. `resident_needs`: the VRAM
-    /// budget that would keep it resident (None: residency is off).
-    Host { resident_needs: Option<u64> },
+    /// Streamed from host memory by every MSM, but for A's MSM where
+    /// `a_vram` (its points' bytes) says they are resident on their own.
+    /// `resident_needs`: the VRAM budget that would keep it resident (None:
+    /// residency is off).
+    Host { resident_needs: Option<u64>, a_vram: Option<u64> },
 }
 
 /// What becomes of an SRS's host points beside the devices' copies (the
@@ -248,7 +250,7 @@ impl GpuPlan {
     fn kept_bytes(&self) -> u64 {
         let srs = match self.srs {
             SrsAt::Vram { bytes } => bytes,
-            SrsAt::Host { .. } => 0,
+            SrsAt::Host { a_vram, .. } => a_vram.unwrap_or(0),
         };
         let matrices = match self.matrices {
             MatricesAt::Vram { bytes } => bytes,
@@ -361,10 +363,13 @@ impl CircuitReport {
                         SrsAt::Vram { bytes } => {
                             let _ = write!(line, " srs=vram srs_vram={}", format_size(bytes));
                         }
-                        SrsAt::Host { resident_needs: Some(n) } => {
+                        SrsAt::Host { resident_needs: Some(n), a_vram } => {
                             let _ = write!(line, " srs=host srs_resident_needs_vram_budget={}", format_size(n));
+                            if let Some(a) = a_vram {
+                                let _ = write!(line, " srs_a=vram srs_a_vram={}", format_size(a));
+                            }
                         }
-                        SrsAt::Host { resident_needs: None } => line.push_str(" srs=host srs_resident=off"),
+                        SrsAt::Host { resident_needs: None, .. } => line.push_str(" srs=host srs_resident=off"),
                     }
                     match g.matrices {
                         MatricesAt::Vram { bytes } => {
@@ -537,7 +542,7 @@ mod tests {
             ordinal: 1,
             vram_budget: 15 * GIB,
             gpu: Some(GpuPlan {
-                srs: SrsAt::Host { resident_needs: Some(61 * GIB) },
+                srs: SrsAt::Host { resident_needs: Some(61 * GIB), a_vram: None },
                 matrices: MatricesAt::Streamed,
                 working_set: 20 * GIB,
                 h_term_on_device: true,
@@ -547,6 +552,22 @@ mod tests {
         assert_eq!(
             line(&lines, "plan device gpu=1"),
             "plan device gpu=1 circuit_id=porep-32g srs=host srs_resident_needs_vram_budget=61GiB matrices=streamed working_set=20GiB vram_budget=15GiB working_sets_fit=0 partitions_in_flight=1 msms=chunked_within_free h_term=device"
+        );
+        // A 48 GB card: the matrices and A's points resident, the rest of
+        // the points from the host.
+        r.devices[0] = DevicePlan {
+            ordinal: 2,
+            vram_budget: 43 * GIB,
+            gpu: Some(GpuPlan {
+                srs: SrsAt::Host { resident_needs: Some(72 * GIB), a_vram: Some(12 * GIB) },
+                matrices: MatricesAt::Vram { bytes: 7 * GIB },
+                working_set: 20 * GIB,
+                h_term_on_device: true,
+            }),
+        };
+        assert_eq!(
+            line(&r.lines(), "plan device gpu=2"),
+            "plan device gpu=2 circuit_id=porep-32g srs=host srs_resident_needs_vram_budget=72GiB srs_a=vram srs_a_vram=12GiB matrices=vram matrices_vram=7GiB working_set=20GiB vram_budget=43GiB working_sets_fit=1 partitions_in_flight=1 h_term=device"
         );
         // An H200: two working sets beside the SRS and the matrices, one per
         // prover worker.

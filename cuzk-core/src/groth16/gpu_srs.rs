@@ -165,26 +165,63 @@ pub enum Points {
     BG1,
 }
 
+/// The points of one G1 query in device memory, where the rest of the
+/// proving key stays in host memory: on a card with room for a query's
+/// points beside the circuit's matrices and its working set, but not for
+/// the whole SRS, the query whose MSM runs alone after the H MSM (A: its
+/// upload, 12.5 GB at 2^27, is what that MSM waits for) reads them at
+/// device bandwidth.
+pub struct DeviceQuery {
+    pub device: i32,
+    pub which: Points,
+    points: DeviceBuffer<G1AffineRepr>,
+}
+
+impl DeviceQuery {
+    /// Device bytes of `which`'s points in a key of `params`'s shape.
+    pub fn bytes(params: &dyn KeyShape, which: Points) -> u64 {
+        let c = params.counts();
+        let n = match which {
+            Points::H => c.h,
+            Points::L => c.l,
+            Points::A => c.a,
+            Points::BG1 => c.b_g1,
+        };
+        (n * std::mem::size_of::<G1AffineRepr>()) as u64
+    }
+
+    /// Allocates and uploads `which`'s points (returns when the copy is
+    /// done).
+    pub fn upload(device: i32, params: &Parameters, which: Points) -> Result<Self, cuzk_sys::Error> {
+        let stream = Stream::new(device)?;
+        Ok(DeviceQuery { device, which, points: upload(device, &stream, repr(host_g1(params, which)))? })
+    }
+}
+
+fn host_g1(p: &Parameters, which: Points) -> &[blstrs::G1Affine] {
+    match which {
+        Points::H => &p.h,
+        Points::L => &p.l,
+        Points::A => &p.a,
+        Points::BG1 => &p.b_g1,
+    }
+}
+
 /// Where the MSMs read the proving key's points from.
 #[derive(Clone, Copy)]
 pub enum SrsPoints<'a> {
     Host(&'a Parameters),
     Device(&'a DeviceSrs),
+    /// Host memory but for one query resident on the device.
+    HostBut(&'a Parameters, &'a DeviceQuery),
 }
 
 impl<'a> SrsPoints<'a> {
     /// `range` of one G1 point vector.
     pub fn g1(&self, which: Points, range: std::ops::Range<usize>) -> Input<'a, G1AffineRepr> {
         match *self {
-            SrsPoints::Host(p) => {
-                let v = match which {
-                    Points::H => &p.h,
-                    Points::L => &p.l,
-                    Points::A => &p.a,
-                    Points::BG1 => &p.b_g1,
-                };
-                Input::Host(repr(&v[range]))
-            }
+            SrsPoints::HostBut(_, q) if q.which == which => Input::Device { buf: &q.points, offset: range.start, len: range.len() },
+            SrsPoints::Host(p) | SrsPoints::HostBut(p, _) => Input::Host(repr(&host_g1(p, which)[range])),
             SrsPoints::Device(d) => {
                 let buf = match which {
                     Points::H => &d.h,
@@ -200,11 +237,13 @@ impl<'a> SrsPoints<'a> {
     /// `range` of the B_G2 points.
     pub fn g2(&self, range: std::ops::Range<usize>) -> Input<'a, G2AffineRepr> {
         match *self {
-            SrsPoints::Host(p) => Input::Host(repr(&p.b_g2[range])),
+            SrsPoints::Host(p) | SrsPoints::HostBut(p, _) => Input::Host(repr(&p.b_g2[range])),
             SrsPoints::Device(d) => Input::Device { buf: &d.b_g2, offset: range.start, len: range.len() },
         }
     }
 
+    /// Whether every point is on the device (the plan's
+    /// [`PointsAt::Device`](super::gpu_prover::plan::PointsAt)).
     pub fn on_device(&self) -> bool {
         matches!(self, SrsPoints::Device(_))
     }

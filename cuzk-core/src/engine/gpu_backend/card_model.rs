@@ -47,6 +47,8 @@ const fn gib_100(hundredths: u64) -> u64 {
 
 /// The SRS on the device (`DeviceSrs::bytes`).
 const SRS: u64 = gib_100(4412);
+/// A's points alone (`DeviceQuery::bytes`): 130.3 M of 96 bytes.
+const A_POINTS: u64 = gib_100(1165);
 /// The circuit's matrices on the device (`GpuPce::device_bytes`).
 const MATRICES: u64 = gib_100(680);
 /// z, one Fr per variable (`Pce::z_bytes`): what the H100's 26.3 GiB
@@ -170,12 +172,16 @@ struct Call {
     path: Path,
     req: Request,
     plan: Plan,
+    /// A's points resident where the SRS is not (`make_query_resident`).
+    a_resident: bool,
 }
 
 /// A card of one VRAM budget, with the copies it keeps for the circuit.
 struct Card {
     vram: Arc<VramBudget>,
     srs: Option<VramReservation>,
+    /// A's points, where the SRS is not resident.
+    a: Option<VramReservation>,
     matrices: MatricesAt,
     witness_only: bool,
 }
@@ -212,7 +218,10 @@ impl Card {
         };
         let srs = plan::srs_resident(budget, kept, SRS, H_BUFFERS + z + RESIDENT_MIN_MSM)
             .then(|| vram.try_reserve(SRS).expect("the SRS fits beside the matrices"));
-        Card { vram, srs, matrices, witness_only }
+        // `make_query_resident`: A's points beside the matrices, the SRS not.
+        let a = (srs.is_none() && witness_only && plan::query_resident(budget, kept, A_POINTS, MATRICES_BESIDE))
+            .then(|| vram.try_reserve(A_POINTS).expect("A's points fit beside the matrices"));
+        Card { vram, srs, a, matrices, witness_only }
     }
 
     fn pce_resident(&self) -> bool {
@@ -261,12 +270,15 @@ impl Card {
                 let first = if self.witness_only && self.pce_resident() { HInputs::SpmvOnDevice } else { HInputs::Uploaded };
                 let req = Request { first_staged: Some(first), granted: need, spare: plan::borrowable(self.vram.free(), need), ..base };
                 let (plan, borrowed) = Plan::choose_and_borrow(&req, |bytes| self.vram.try_reserve(bytes));
-                (Call { path: Path::Prestaged, req, plan }, [Some(r), borrowed].into_iter().flatten().collect())
+                (
+                    Call { path: Path::Prestaged, req, plan, a_resident: self.a.is_some() },
+                    [Some(r), borrowed].into_iter().flatten().collect(),
+                )
             }
             Staged::Ahead(held, a) => {
                 let grant = fallback_grant(&self.vram, need, held.bytes(), Some(a));
                 let req = Request { first_staged: Some(HInputs::SpmvOnDevice), granted: grant.bytes() + held.bytes(), ..base };
-                (Call { path: Path::StagedAhead, req, plan: Plan::choose(&req) }, vec![held, grant])
+                (Call { path: Path::StagedAhead, req, plan: Plan::choose(&req), a_resident: self.a.is_some() }, vec![held, grant])
             }
             Staged::Nothing(ahead) => {
                 let grant = fallback_grant(&self.vram, need, 0, ahead);
@@ -274,7 +286,7 @@ impl Card {
                 let streamed = self.witness_only && matches!(self.matrices, MatricesAt::Streamed);
                 let sizes = Sizes { streamed_bytes: if streamed { STREAMED_PEAK } else { 0 }, ..sizes };
                 let req = Request { pce_streamed: streamed, granted: grant.bytes(), sizes, ..base };
-                (Call { path: Path::Fallback, req, plan: Plan::choose(&req) }, vec![grant])
+                (Call { path: Path::Fallback, req, plan: Plan::choose(&req), a_resident: self.a.is_some() }, vec![grant])
             }
         }
     }
@@ -328,7 +340,12 @@ fn seconds(call: &Call) -> Option<f64> {
     rate(call.path, &call.req, &as_run(&call.plan))
 }
 
-/// [`seconds`] of `plan` as given.
+/// [`seconds`] of `plan` as given. A's points resident without the SRS
+/// (`Call::a_resident`) are not rated: A's MSM after the H MSM would take
+/// ~0.05 s instead of ~0.245 s (the 80 GB card's, and the 32 GiB limit's
+/// with its points uploaded), but no partition has run so, and the rating
+/// would then put those cards (~1.54 s) ahead of the first that keeps the
+/// SRS (1.68 s on the fallback path at ~68 GiB, not measured either).
 fn rate(path: Path, req: &Request, plan: &Plan) -> Option<f64> {
     if plan.h == HTerm::Cpu || plan.circuits != 1 {
         return None;
@@ -388,7 +405,7 @@ mod tests {
         let last = &calls[WARM_UP..];
         let mut seen: Vec<String> = Vec::new();
         for c in last {
-            let line = format!("{:?}: {}", c.path, as_run(&c.plan));
+            let line = format!("{:?}: {}{}", c.path, as_run(&c.plan), if c.a_resident { " a=device" } else { "" });
             if !seen.contains(&line) {
                 seen.push(line);
             }
@@ -458,8 +475,9 @@ mod tests {
             // The matrices resident, the SRS not beside them.
             (32, Pce, matrices_resident.clone(), 1.740),
             (40, Pce, matrices_resident.clone(), 1.740),
-            (48, Pce, matrices_resident.clone(), 1.740),
-            (64, Pce, matrices_resident, 1.740),
+            // A's points resident beside them too (not rated).
+            (48, Pce, format!("{matrices_resident} a=device"), 1.740),
+            (64, Pce, format!("{matrices_resident} a=device"), 1.740),
             (
                 80,
                 Pce,

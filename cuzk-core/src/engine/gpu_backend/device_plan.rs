@@ -1,6 +1,7 @@
 //! What a device plans for a circuit's partitions, for the plan report
 //! ([`crate::engine::plan_report`]): the rules `keep_resident` keeps an SRS
-//! resident by (`keeps_srs_resident`) and `h_term_on_device` decides by
+//! resident by (`keeps_srs_resident`, else A's points by
+//! `keeps_query_resident`) and `h_term_on_device` decides by
 //! (`h_term_fits`), and the working set a prover worker reserves, applied
 //! to the device's VRAM budget and the copies it keeps now. Nothing is uploaded,
 //! reserved or counted as used.
@@ -55,7 +56,9 @@ impl GpuBackend {
             let needs = Self::min_resident_working_set(dev, srs, constraints, resident_z)
                 .ok()
                 .map(|w| srs_bytes.saturating_add(matrices_bytes).saturating_add(w));
-            SrsAt::Host { resident_needs: needs.filter(|_| self.keep_srs_resident) }
+            // As `make_query_resident` decides it: for witness-only partitions.
+            let a_vram = self.query_resident_bytes(dev, srs, pce.filter(|_| witness_only), total);
+            SrsAt::Host { resident_needs: needs.filter(|_| self.keep_srs_resident), a_vram }
         };
         let h_term_on_device = Self::h_term_fits(dev, srs, total, resident);
         let working_set = Self::working_set(dev, srs, constraints, z, resident);

@@ -9,7 +9,8 @@
 //! them beside a working set; else, where it holds the streamed SpMV's
 //! peak, the circuit kept ready to stream them from host memory), each
 //! kept while its host object lives, counted in the budget, and evicted
-//! least recently used, idle, when an SRS needs the room.
+//! least recently used, idle, when an SRS needs the room (as are the query
+//! points of `resident_query`).
 
 use super::{GpuBackend, GpuDevice};
 use crate::engine::backend::{PceAtLoad, ProveInput, ProverError, ResidentLoad};
@@ -34,7 +35,7 @@ pub(super) struct Resident<H, D> {
 }
 
 impl<H, D> Resident<H, D> {
-    fn new(host: &Arc<H>, device: Arc<D>, vram: VramReservation) -> Self {
+    pub(super) fn new(host: &Arc<H>, device: Arc<D>, vram: VramReservation) -> Self {
         Resident { host: Arc::downgrade(host), device, last_used: Instant::now(), vram }
     }
 
@@ -42,11 +43,16 @@ impl<H, D> Resident<H, D> {
     fn copies(&self, host: *const H) -> bool {
         std::ptr::eq(self.host.as_ptr(), host)
     }
+
+    /// Whether this is the copy of `host`, which lives.
+    pub(super) fn is_copy_of(&self, host: &H) -> bool {
+        self.host.strong_count() > 0 && self.copies(host)
+    }
 }
 
 /// The device copy of `host` in `list`, if there is one (copies whose
 /// host object is gone are freed first).
-fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<D>> {
+pub(super) fn find_copy<H, D>(list: &mut Vec<Resident<H, D>>, host: &Arc<H>) -> Option<Arc<D>> {
     list.retain(|r| r.host.strong_count() > 0);
     let r = list.iter_mut().find(|r| r.copies(Arc::as_ptr(host)))?;
     r.last_used = Instant::now();
@@ -153,9 +159,9 @@ impl GpuBackend {
 
     /// `bytes` of `vram` reserved for a copy of an SRS on `dev`, evicting
     /// idle copies of other SRSs (in `resident`, `dev.resident` locked)
-    /// least recently used first, then idle matrices other than
-    /// `keep_pce`'s; None where that would not make the room (other calls
-    /// hold the rest for now): then none is evicted.
+    /// least recently used first, then idle query points, then idle
+    /// matrices other than `keep_pce`'s; None where that would not make
+    /// the room (other calls hold the rest for now): then none is evicted.
     fn room_for_srs(
         dev: &GpuDevice,
         resident: &mut Vec<Resident<SrsHandle, DeviceSrs>>,
@@ -169,6 +175,8 @@ impl GpuBackend {
         while vram.free() < bytes {
             if let Some(freed) = evict_idle(resident, std::ptr::null()) {
                 log::info!("device SRS evicted gpu={} bytes={freed}", dev.info.ordinal);
+            } else if let Some(freed) = evict_idle(&mut dev.queries.lock().unwrap(), std::ptr::null()) {
+                log::info!("device query points evicted gpu={} bytes={freed}", dev.info.ordinal);
             } else if let Some(freed) = evict_idle(&mut dev.pces.lock().unwrap(), keep_pce) {
                 log::info!("device pce evicted gpu={} bytes={freed}", dev.info.ordinal);
             } else {
@@ -187,7 +195,9 @@ impl GpuBackend {
         bytes: u64,
         keep_pce: *const Pce,
     ) -> bool {
-        let evictable = idle_bytes(resident, std::ptr::null()) + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
+        let evictable = idle_bytes(resident, std::ptr::null())
+            + idle_bytes(&dev.queries.lock().unwrap(), std::ptr::null())
+            + idle_bytes(&dev.pces.lock().unwrap(), keep_pce);
         vram.free().saturating_add(evictable) >= bytes
     }
 

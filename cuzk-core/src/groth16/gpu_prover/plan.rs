@@ -468,6 +468,20 @@ pub fn matrices_resident(budget: u64, matrices: u64, resident_srs: Option<(u64, 
     }
 }
 
+/// Whether a card whose VRAM budget is `budget`, keeping a circuit's
+/// matrices (`matrices` bytes; 0 where they are not resident) but not its
+/// SRS, keeps the points of the query that runs after the H MSM (A,
+/// `query_bytes`) resident too: where they fit beside the matrices and the
+/// working set as it runs with the points from host memory
+/// (`working_from_host`: the H buffers, z, MSMs within one H buffer). A's
+/// MSM then reads VRAM instead of waiting for its points' upload (12.5 GB
+/// at 2^27, ~0.25 s of PCIe against ~0.05 s resident); L and B run beside
+/// the H MSM, bound by its arithmetic, and keep streaming. Without the
+/// matrices resident (a 16 GiB card) there is no such room.
+pub fn query_resident(budget: u64, matrices: u64, query_bytes: u64, working_from_host: u64) -> bool {
+    matrices > 0 && matrices.saturating_add(working_from_host).saturating_add(query_bytes) <= budget
+}
+
 /// Whether a circuit's matrices, not resident, stream from host memory to
 /// a card whose VRAM budget is `budget` ([`HInputs::SpmvStreamed`]): where
 /// the H term has room there (`sizes`, points where they are) and the

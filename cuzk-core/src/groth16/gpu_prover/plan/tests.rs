@@ -303,6 +303,24 @@ fn the_srs_is_resident_from_80_gb_up() {
     assert!(!srs_resident(60 * GIB, pce, srs, min_working));
 }
 
+/// A's points (11.65 GiB at 2^27) resident on the cards that keep a
+/// 32 GiB PoRep's matrices but not its SRS, from ~40 GiB of budget: a
+/// 48 GB card, not a 40 GB one nor one under 32 GiB; never without
+/// the matrices, nor where the SRS is resident (the rule is not asked).
+#[test]
+fn a_resident_beside_the_matrices_from_40_gib() {
+    let (srs, pce, a) = (44 * GIB, 7 * GIB, 11_650 * GIB / 1000);
+    let working_from_host = 20 * GIB;
+    let min_working = 12 * GIB + 4 * GIB + RESIDENT_MSM_2_27;
+    for (budget, kept) in [(15, false), (23, false), (31, false), (37, false), (39, true), (46, true), (63, true)] {
+        let budget = budget * GIB;
+        let matrices = if matrices_resident(budget, pce, None, working_from_host) { pce } else { 0 };
+        assert!(!srs_resident(budget, matrices, srs, min_working), "{budget}");
+        assert_eq!(query_resident(budget, matrices, a, working_from_host), kept, "{budget}");
+    }
+    assert!(!query_resident(100 * GIB, 0, a, working_from_host), "the matrices streamed");
+}
+
 /// Cards between a 16 GiB one and one that keeps the SRS resident: the
 /// plan of the 16 GiB card (the MSMs in chunks of one H buffer, L and
 /// B beside the H MSM in the third), never the whole H MSM beside them.
