@@ -29,12 +29,17 @@ impl GpuBackend {
 
     /// Whether `dev`, its VRAM budget `total`, keeps the query points of
     /// `srs` resident for partitions of `pce`'s circuit synthesized
-    /// witness-only, where their matrices are resident on it and the SRS
-    /// is not ([`plan::query_resident`]).
+    /// witness-only, where their matrices are resident on it and the rule
+    /// does not keep the whole SRS there ([`plan::query_resident`]; where
+    /// it does but has no room yet, the SRS's upload waits for the room,
+    /// not A's).
     pub(super) fn keeps_query_resident(dev: &GpuDevice, srs: &dyn KeyShape, pce: &Pce, total: u64) -> bool {
         let Some(matrices) = Self::resident_pce_bytes(dev, pce) else { return false };
-        let working = Self::chunked_working_set_from_host(pce.num_constraints(), pce.z_bytes());
-        plan::query_resident(total, matrices, DeviceQuery::bytes(srs, QUERY), working)
+        let (n, z) = (pce.num_constraints(), pce.z_bytes());
+        if Self::keeps_srs_resident(dev, srs, n, total, matrices, z).unwrap_or(true) {
+            return false;
+        }
+        plan::query_resident(total, matrices, DeviceQuery::bytes(srs, QUERY), Self::chunked_working_set_from_host(n, z))
     }
 
     /// Bytes of the query points [`Self::make_query_resident`] keeps for
