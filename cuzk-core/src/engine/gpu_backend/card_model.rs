@@ -74,9 +74,9 @@ const MATRICES_BESIDE: u64 = H_BUFFERS + Z + THIRD_BUFFER;
 const QUERY_WORKSPACE: u64 = gib_100(1660);
 /// An MSM in chunks of 2^20 points (`min_msm_bytes`); an estimate.
 const MIN_MSM: u64 = GIB / 2;
-/// An MSM in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`] points, the
+/// An MSM in chunks of [`plan::RESIDENT_MIN_CHUNK_POINTS`] points (2^23), the
 /// points resident; an estimate.
-const RESIDENT_MIN_MSM: u64 = GIB;
+const RESIDENT_MIN_MSM: u64 = 2 * GIB;
 /// The streamed SpMV's peak: two H buffers, z and the staging area.
 const STREAMED_PEAK: u64 = 8 * GIB + Z + GIB / 2;
 /// What a card takes beyond the budget's headroom: the driver, the CUDA
@@ -133,6 +133,12 @@ const BESIDE_FROM_HOST: f64 = 0.25;
 const BESIDE_WHOLE_FROM_HOST: f64 = -0.23;
 /// The points of every MSM across PCIe: ~47 GB at ~55 GB/s.
 const POINTS_OVER_PCIE: f64 = 0.85;
+/// A's share of them: 12.5 GB.
+const A_OVER_PCIE: f64 = 0.226;
+/// A's points resident, the rest from host memory: A's MSM after the H
+/// MSM reads VRAM instead of waiting for its points' upload (0.245-0.253 s
+/// uploaded, ~0.05 s resident).
+const A_RESIDENT_SAVES: f64 = 0.195;
 
 /// What a partition carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,7 +222,7 @@ impl Card {
             MatricesAt::Vram { .. } => (MATRICES, Z),
             _ => (0, 0),
         };
-        let srs = plan::srs_resident(budget, kept, SRS, H_BUFFERS + z + RESIDENT_MIN_MSM)
+        let srs = plan::srs_resident(budget, kept, SRS, H_BUFFERS + 2 * z + RESIDENT_MIN_MSM)
             .then(|| vram.try_reserve(SRS).expect("the SRS fits beside the matrices"));
         // `make_query_resident`: A's points beside the matrices, the SRS not.
         let a = (srs.is_none() && witness_only && plan::query_resident(budget, kept, A_POINTS, MATRICES_BESIDE))
@@ -337,16 +343,12 @@ fn as_run(plan: &Plan) -> Plan {
 /// a plan it does not rate (the H term on the CPU, several circuits,
 /// chunks given exactly).
 fn seconds(call: &Call) -> Option<f64> {
-    rate(call.path, &call.req, &as_run(&call.plan))
+    rate(call.path, &call.req, &as_run(&call.plan), call.a_resident)
 }
 
-/// [`seconds`] of `plan` as given. A's points resident without the SRS
-/// (`Call::a_resident`) are not rated: A's MSM after the H MSM would take
-/// ~0.05 s instead of ~0.245 s (the 80 GB card's, and the 32 GiB limit's
-/// with its points uploaded), but no partition has run so, and the rating
-/// would then put those cards (~1.54 s) ahead of the first that keeps the
-/// SRS (1.68 s on the fallback path at ~68 GiB, not measured either).
-fn rate(path: Path, req: &Request, plan: &Plan) -> Option<f64> {
+/// [`seconds`] of `plan` as given, A's points resident (`a_resident`,
+/// the points from host memory) or not.
+fn rate(path: Path, req: &Request, plan: &Plan, a_resident: bool) -> Option<f64> {
     if plan.h == HTerm::Cpu || plan.circuits != 1 {
         return None;
     }
@@ -382,6 +384,7 @@ fn rate(path: Path, req: &Request, plan: &Plan) -> Option<f64> {
     };
     let msms = match plan.points {
         PointsAt::Device => MSMS_RESIDENT + chunks - beside,
+        PointsAt::Host if a_resident => (MSMS_FROM_HOST - A_RESIDENT_SAVES + chunks - beside).max(POINTS_OVER_PCIE - A_OVER_PCIE),
         PointsAt::Host => (MSMS_FROM_HOST + chunks - beside).max(POINTS_OVER_PCIE),
     };
     Some(inputs + H_TERM + msms)
@@ -475,9 +478,9 @@ mod tests {
             // The matrices resident, the SRS not beside them.
             (32, Pce, matrices_resident.clone(), 1.740),
             (40, Pce, matrices_resident.clone(), 1.740),
-            // A's points resident beside them too (not rated).
-            (48, Pce, format!("{matrices_resident} a=device"), 1.740),
-            (64, Pce, format!("{matrices_resident} a=device"), 1.740),
+            // A's points resident beside them too: A's MSM reads VRAM.
+            (48, Pce, format!("{matrices_resident} a=device"), 1.545),
+            (64, Pce, format!("{matrices_resident} a=device"), 1.545),
             (
                 80,
                 Pce,
@@ -556,7 +559,7 @@ mod tests {
     #[test]
     fn the_srs_decided_before_it_is_read_is_where_the_card_keeps_it() {
         let matrices =
-            plan::FirstMatrices { bytes: MATRICES, working_from_host: MATRICES_BESIDE, min_working: H_BUFFERS + Z + RESIDENT_MIN_MSM };
+            plan::FirstMatrices { bytes: MATRICES, working_from_host: MATRICES_BESIDE, min_working: H_BUFFERS + 2 * Z + RESIDENT_MIN_MSM };
         let first = |budget: u64, circuit: Circuit| {
             plan::srs_resident_from_first(budget, SRS, H_BUFFERS + RESIDENT_MIN_MSM, (circuit == Circuit::Pce).then_some(&matrices))
         };
@@ -584,7 +587,7 @@ mod tests {
             let call = Card::new(budget(gib), Circuit::Classic).stream(WARM_UP + 1).pop().unwrap();
             assert_eq!(call.plan.points, PointsAt::Host, "{gib} GB");
             assert!(plan::chunks_within_third_buffer(&call.plan));
-            let as_chosen = rate(call.path, &call.req, &call.plan).unwrap();
+            let as_chosen = rate(call.path, &call.req, &call.plan, false).unwrap();
             assert!(as_chosen > limit_s + 0.2, "{gib} GB: {as_chosen:.3} s against {limit_s:.3} s");
             assert_eq!(seconds(&call), Some(limit_s), "{gib} GB");
         }
@@ -648,7 +651,7 @@ mod tests {
     /// staged ahead, nor that than the fallback.
     #[test]
     fn the_rating_orders_plans_as_measured() {
-        let rated = |path: Path, req: &Request, plan: Plan| rate(path, req, &plan).unwrap();
+        let rated = |path: Path, req: &Request, plan: Plan| rate(path, req, &plan, false).unwrap();
         // L beside an H MSM larger than one buffer, points from host memory.
         let exception = |p: &Plan| p.points == PointsAt::Host && p.queries != Queries::AfterH && chunk_bytes(p.chunks) > THIRD_BUFFER;
         let larger = [1, 2, 4, 6, 10, 20].map(|g| Chunks::Within(g * GIB)).into_iter().chain([Chunks::Whole]);
@@ -681,9 +684,12 @@ mod tests {
             if let Some(faster) = faster {
                 assert!(rated(faster, &req, plan) <= s, "{plan}: {faster:?} against {path:?}");
             }
-            // The points' own upload is the floor of every MSM from host memory.
+            // The points' own upload is the floor of every MSM from host
+            // memory; A's points resident never make it slower.
             if plan.points == PointsAt::Host {
                 assert!(s >= H_TERM + POINTS_OVER_PCIE, "{plan}: {s} s");
+                let a_resident = rate(path, &req, &plan, true).unwrap();
+                assert!(a_resident <= s && a_resident >= H_TERM + POINTS_OVER_PCIE - A_OVER_PCIE, "{plan}: {a_resident} s with A resident");
             }
         }
     }

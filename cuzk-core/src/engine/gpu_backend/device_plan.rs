@@ -53,7 +53,7 @@ impl GpuBackend {
         let srs_at = if resident {
             SrsAt::Vram { bytes: srs_bytes }
         } else {
-            let needs = Self::min_resident_working_set(dev, srs, constraints, resident_z)
+            let needs = Self::srs_working_set(dev, srs, constraints, resident_z)
                 .ok()
                 .map(|w| srs_bytes.saturating_add(matrices_bytes).saturating_add(w));
             // As `make_query_resident` decides it: for witness-only partitions.

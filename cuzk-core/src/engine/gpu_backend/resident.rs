@@ -276,7 +276,7 @@ impl GpuBackend {
             bytes: on_device.map_or_else(|| GpuPce::device_bytes_of(&sizes), Ok)?,
             // Resident already: placed whatever the working set.
             working_from_host: if on_device.is_some() { 0 } else { Self::chunked_working_set_from_host(n, z) },
-            min_working: Self::min_resident_working_set(dev, shape, n, z)?,
+            min_working: Self::srs_working_set(dev, shape, n, z)?,
         };
         let working = Self::min_resident_working_set(dev, shape, n, 0)?;
         Ok(plan::srs_resident_from_first(total, srs_bytes, working, Some(&matrices)))
@@ -295,8 +295,20 @@ impl GpuBackend {
         matrices: u64,
         z: u64,
     ) -> Result<bool, ProverError> {
-        let working = Self::min_resident_working_set(dev, srs, constraints, z)?;
+        let working = Self::srs_working_set(dev, srs, constraints, z)?;
         Ok(plan::srs_resident(total, matrices, DeviceSrs::bytes(srs), working))
+    }
+
+    /// What a resident SRS is kept beside ([`plan::srs_resident`]'s
+    /// `min_working`): the smallest working set worth it
+    /// ([`Self::min_resident_working_set`]) and, where the partitions carry
+    /// their witness only (`z` bytes of it), the next one's witness staged
+    /// ahead beside it. Without that room every partition would stage its
+    /// witness inside the compute lock and chunk its MSMs small, slower
+    /// than keeping A's points alone resident beside the matrices
+    /// ([`plan::query_resident`]), which such a card has room for.
+    pub(super) fn srs_working_set(dev: &GpuDevice, shape: &dyn KeyShape, constraints: usize, z: u64) -> Result<u64, ProverError> {
+        Ok(Self::min_resident_working_set(dev, shape, constraints, z)?.saturating_add(z))
     }
 
     /// The smallest working set worth keeping an SRS resident for
@@ -334,7 +346,7 @@ impl GpuBackend {
         let (n, z) = (pce.num_constraints(), pce.z_bytes());
         // Each branch of the rule needs one of the two working sets.
         let (resident_srs, from_host) = if points_on_device {
-            (Some((DeviceSrs::bytes(srs), Self::min_resident_working_set(dev, srs, n, z).ok()?)), 0)
+            (Some((DeviceSrs::bytes(srs), Self::srs_working_set(dev, srs, n, z).ok()?)), 0)
         } else {
             (None, Self::chunked_working_set_from_host(n, z))
         };

@@ -493,29 +493,35 @@ pub fn matrices_streamed(budget: u64, sizes: &Sizes) -> bool {
 
 /// The smallest MSM chunk for which keeping the SRS resident pays: a
 /// card that holds the SRS beside the H buffers, z and MSM workspaces of
-/// chunks this large keeps it there ([`srs_resident`]).
-pub const RESIDENT_MIN_CHUNK_POINTS: u64 = 1 << 22;
+/// chunks this large keeps it there ([`srs_resident`]). Each chunk is one
+/// more pass over the buckets (~5 ms at 2^27); a card on the edge that
+/// chunks smaller is slower than one keeping A's points alone resident
+/// ([`query_resident`]).
+pub const RESIDENT_MIN_CHUNK_POINTS: u64 = 1 << 23;
 
 /// Whether a circuit's SRS (`srs_bytes` on the device) is kept resident on
 /// a card whose VRAM budget is `budget`, `kept` bytes of it held by device
 /// copies that stay beside it (the circuit's resident matrices): where
 /// they leave room for `min_working`, one working set with the points on
 /// the device and its MSMs in chunks of [`RESIDENT_MIN_CHUNK_POINTS`] (the
-/// H buffers, z, such an MSM's workspace).
+/// H buffers, z, such an MSM's workspace) and, where the partitions carry
+/// their witness only, the next one's witness staged ahead beside it.
 ///
 /// Decided before a worker sizes and reserves its working set, from the
 /// card's budget, not from what is free at the moment (another partition's
 /// reservation is transient). Resident points spare every MSM the upload
 /// of its points: at 2^27 ~47 GB per partition across PCIe, ~0.85 s at
 /// 55 GB/s, the floor of a partition whose points stream. Against that,
-/// the MSMs' chunks are smaller (one more pass over the buckets each:
-/// milliseconds at 2^22 points and up), and where the SRS leaves room for
-/// one working set only, the next partition stages inside the compute
-/// lock (its witness upload and SpMV: ~0.1-0.2 s, a fraction of what
-/// streaming the points costs). So on an 80 GB card a 2^27 circuit's SRS
-/// (44 GiB) is resident beside its matrices (7 GiB) and a working set
-/// with MSMs chunked within ~10 GiB; on a 141 GB card beside two whole
-/// ones.
+/// the MSMs' chunks are smaller (one more pass over the buckets each), and
+/// where the SRS leaves no room to stage the next witness ahead, the next
+/// partition stages inside the compute lock (its witness upload and SpMV:
+/// ~0.14 s). With the matrices resident, a card without that room keeps
+/// A's points instead ([`query_resident`]): the points of L and B stream
+/// under the H MSM's arithmetic, and A's, the MSM after it, read VRAM. So
+/// on an 80 GB card a 2^27 circuit's SRS (44 GiB) is resident beside its
+/// matrices (7 GiB), a working set with MSMs chunked within ~6 GiB and
+/// the next witness; on a 141 GB card beside two whole working sets; on a
+/// 48-64 GB card A's points are.
 pub fn srs_resident(budget: u64, kept: u64, srs_bytes: u64, min_working: u64) -> bool {
     srs_bytes.saturating_add(kept).saturating_add(min_working) <= budget
 }
